@@ -1,0 +1,907 @@
+"""Read trace bytes into normalised frames: the one place that knows both trace formats.
+
+This module turns the lines of a stream-json capture (`claude -p ... --output-format stream-json
+--verbose`) or of a session transcript (`~/.claude/projects/<project>/<session>.jsonl` plus its subagent
+files) into a `Trace`: four Polars frames whose columns `schema.py` fixes, plus the few facts that are not
+rows (the `system/init` surface, the stream-json `result` totals, skipped-line diagnostics).
+
+Rules it owns (see ../shared/FORMATS.md and the CASES it cites):
+
+* Lines are split on ``b"\\n"`` only, read in binary and streamed (CASES B18, B20); each line is decoded
+  with orjson at most once, and a line that no figure needs (progress, file-history snapshots, queue
+  operations, ...) is recognised by its bytes and never decoded. A line that is not a JSON object is
+  skipped and counted; it never drops the trace.
+* A model call is an `assistant` line whose `message.usage` is an object and whose model is not
+  `<synthetic>` nor flagged `isApiErrorMessage` (B07, B27). Lines with the same `message.id` and the same
+  input-side usage are one call (B01, B03); the same id with different input-side usage is several calls
+  and raises the "message ids not unique" warning (B04). The kept line is the one with the highest
+  `output_tokens`, the last on a tie; tool uses are collected from every line and deduplicated by
+  `tool_use.id`. A call written both on the main thread and in a sidechain is a main-thread call (B05).
+* Threads: stream-json lines with a `parent_tool_use_id` and transcript lines with `isSidechain` belong to
+  a subagent; lines of a subagent file belong to that subagent, of an `agent-acompact-*` file to the
+  compaction summariser.
+* stream-json files are split into runs at each `system/init`; non-JSON lines written after a run's
+  `result` (a loop script's separator, say) are counted in the run that follows them.
+
+It never prints and never exits: problems are raised as `errors.ContextTraceError` or reported in the
+returned `Trace`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+import polars as pl
+
+from .errors import EmptyTraceError, TraceFormatError, TraceReadError
+from .schema import (
+    CALL_SCHEMA,
+    EVENT_SCHEMA,
+    FORMAT_STREAM_JSON,
+    FORMAT_TRANSCRIPT,
+    THREAD_COMPACTION,
+    THREAD_MAIN,
+    THREAD_SUBAGENT,
+    TOOL_RESULT_SCHEMA,
+    TOOL_USE_SCHEMA,
+)
+
+#: How many bad lines per file are named one by one before the rest are only counted.
+MAX_LINE_NOTES = 3
+
+#: Above this size a line is decoded only if its bytes show it can hold a figure (CASES B20).
+OVERSIZED_LINE_BYTES = 8 * 1024 * 1024
+
+#: Line types that hold no figure. A line is skipped undecoded when its bytes name one of these types and
+#: none of `_NEEDED_MARKERS`; JSON escapes every quote inside a string, so `"type":"progress"` in the raw
+#: bytes is always a real key/value pair, never text.
+_SKIP_TYPE_MARKERS = (
+    b'"type":"progress"',
+    b'"type":"file-history-snapshot"',
+    b'"type":"queue-operation"',
+    b'"type":"attachment"',
+    b'"type":"last-prompt"',
+    b'"type":"stream_event"',
+)
+_NEEDED_MARKERS = (b'"usage"', b'"tool_result"', b'"tool_use"', b'"subtype"', b'"sessionId"', b'"session_id"')
+_OVERSIZED_NEEDED = (b'"usage"', b'"tool_use"', b'"tool_result"', b'"subtype"')
+
+#: Texts of a tool result that mean a person or a rule refused the call (CASES B22).
+DENIAL_PREFIXES = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action",
+    "User rejected",
+    "Permission to use ",
+    "Claude requested permissions to ",
+)
+_DENIAL_RE = re.compile(r"denied this tool|Permission .{0,80} denied", re.IGNORECASE)
+_PERSISTED_SIZE_RE = re.compile(r"Output too large \(([\d.]+)\s*(B|KB|MB|GB)\)")
+_SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+_COMMAND_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+)
+_INTERRUPT_PREFIX = "[Request interrupted"
+_THREAD_RANK = {THREAD_MAIN: 0, THREAD_SUBAGENT: 1, THREAD_COMPACTION: 2}
+
+
+@dataclass(frozen=True)
+class LineNote:
+    """A skipped line: where it is and why it was skipped."""
+
+    path: str
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of a trace: the main file or one of its subagent files.
+
+    `thread_kind` is the kind of thread its sidechain lines belong to; `agent_id` names the subagent
+    (from the file name `agent-<id>.jsonl`); `meta` is the `agent-<id>.meta.json` beside it, if any.
+    """
+
+    path: str
+    thread_kind: str = THREAD_MAIN
+    agent_id: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass
+class Trace:
+    """One trace, read: its frames and the facts that are not rows.
+
+    Frames follow `schema.CALL_SCHEMA`, `TOOL_USE_SCHEMA`, `TOOL_RESULT_SCHEMA` and `EVENT_SCHEMA`.
+    `result` is the last stream-json `result` line (a dict with `subtype`, `is_error`,
+    `total_cost_usd`, `usage`, `modelUsage`, `duration_ms`, `duration_api_ms`, `num_turns`) or None;
+    `surface` comes from `system/init` (None for transcripts, which record no init).
+    """
+
+    name: str
+    path: str
+    format: str
+    session_id: str | None
+    calls: pl.DataFrame
+    tool_uses: pl.DataFrame
+    tool_results: pl.DataFrame
+    events: pl.DataFrame
+    skipped_lines: int = 0
+    oversized_lines: int = 0
+    truncated_last_line: bool = False
+    line_notes: list[LineNote] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    surface: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    result_count: int = 0
+    cli_version: str | None = None
+    cwd: str | None = None
+    files: list[str] = field(default_factory=list)
+    agents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    synthetic_errors: int = 0
+    inherited_calls: int = 0
+
+
+def _int(value: Any) -> int:
+    """Return `value` if it is an int (not a bool), else 0: usage fields are read defensively (B27)."""
+    return value if type(value) is int else 0
+
+
+def _text_size(text: str) -> int:
+    return len(text)
+
+
+def result_size(content: Any) -> tuple[int, int, int, int]:
+    """Measure a tool_result's content: (text chars, image blocks, image bytes, unknown blocks).
+
+    Parameters
+    ----------
+    content
+        `tool_result.content`: a string, a list of blocks (`text`, `image`, others), or missing.
+
+    Returns
+    -------
+    tuple of int
+        Characters of text (a string's length, or the sum of its `text` blocks' lengths; Python code
+        points, exact), the number of image blocks, their decoded size in bytes (from the base64 length,
+        exact to the byte), and the number of blocks of any other type (skipped).
+
+    Examples
+    --------
+    >>> result_size([{"type": "text", "text": "Screenshot"}, {"type": "image", "source": {"data": "QUJD"}}])
+    (10, 1, 3, 0)
+    """
+    if content is None:
+        return 0, 0, 0, 0
+    if isinstance(content, str):
+        return len(content), 0, 0, 0
+    if not isinstance(content, list):
+        return 0, 0, 0, 1
+    chars = images = image_bytes = unknown = 0
+    for block in content:
+        if not isinstance(block, dict):
+            unknown += 1
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                chars += len(text)
+        elif kind == "image":
+            images += 1
+            source = block.get("source")
+            data = source.get("data") if isinstance(source, dict) else None
+            if isinstance(data, str):
+                image_bytes += len(data) * 3 // 4 - (2 if data.endswith("==") else 1 if data.endswith("=") else 0)
+        else:
+            unknown += 1
+    return chars, images, image_bytes, unknown
+
+
+def _first_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                return str(block["text"])
+    return ""
+
+
+def _persisted_bytes(text: str) -> int | None:
+    match = _PERSISTED_SIZE_RE.search(text[:400])
+    if match is None:
+        return None
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+
+
+def _is_denial(text: str) -> bool:
+    head = text[:300]
+    return head.startswith(DENIAL_PREFIXES) or _DENIAL_RE.search(head) is not None
+
+
+class _Builder:
+    """Accumulates one trace's rows as Python lists, then builds the frames once."""
+
+    def __init__(self, name: str, path: str) -> None:
+        self.name = name
+        self.path = path
+        self.calls: dict[str, list[Any]] = {k: [] for k in _CALL_LINE_COLUMNS}
+        self.uses: dict[str, list[Any]] = {k: [] for k in _USE_LINE_COLUMNS}
+        self.results: dict[str, list[Any]] = {k: [] for k in TOOL_RESULT_SCHEMA}
+        self.events: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
+        self.skipped = 0
+        self.oversized = 0
+        self.truncated_last = False
+        self.notes: list[LineNote] = []
+        self.notes_per_file: dict[str, int] = {}
+        self.records = 0
+        self.seen_stream = False
+        self.seen_transcript = False
+        self.session_id: str | None = None
+        self.surface: dict[str, Any] | None = None
+        self.has_init = False
+        self.result: dict[str, Any] | None = None
+        self.result_count = 0
+        self.denied_ids: set[str] = set()
+        self.cli_version: str | None = None
+        self.cwd: str | None = None
+        self.files: list[str] = []
+        self.agents: dict[str, dict[str, Any]] = {}
+        self.synthetic = 0
+        self.seq = 0
+        self.warnings: list[str] = []
+
+    # -- diagnostics -------------------------------------------------------------------------------
+    def skip(self, path: str, line: int, reason: str) -> None:
+        self.skipped += 1
+        shown = self.notes_per_file.get(path, 0)
+        self.notes_per_file[path] = shown + 1
+        if shown < MAX_LINE_NOTES:
+            self.notes.append(LineNote(path, line, reason))
+
+    # -- records -----------------------------------------------------------------------------------
+    def add(self, rec: dict[str, Any], line: int, src: SourceFile, prev_ts: str | None) -> None:
+        """Route one decoded record to its rows."""
+        self.records += 1
+        self.seq += 1
+        kind = rec.get("type")
+        if "session_id" in rec or "parent_tool_use_id" in rec:
+            self.seen_stream = True
+            if self.session_id is None and isinstance(rec.get("session_id"), str):
+                self.session_id = rec["session_id"]
+        elif "sessionId" in rec:
+            self.seen_transcript = True
+            if self.session_id is None and src.thread_kind == THREAD_MAIN and isinstance(rec.get("sessionId"), str):
+                self.session_id = rec["sessionId"]
+        if kind == "assistant":
+            self._assistant(rec, line, src, prev_ts)
+        elif kind == "user":
+            self._user(rec, line, src)
+        elif kind == "system":
+            self._system(rec, line, src)
+        elif kind == "result":
+            self.seen_stream = True
+            self._result(rec)
+        elif kind in _TRANSCRIPT_ONLY_TYPES:
+            self.seen_transcript = True
+        if self.cli_version is None and src.thread_kind == THREAD_MAIN:
+            version = rec.get("version")
+            if isinstance(version, str):
+                self.cli_version = version
+        if self.cwd is None and isinstance(rec.get("cwd"), str):
+            self.cwd = rec["cwd"]
+
+    def _thread(self, rec: dict[str, Any], src: SourceFile) -> tuple[str, str]:
+        if src.thread_kind != THREAD_MAIN:
+            return src.agent_id or src.thread_kind, src.thread_kind
+        parent = rec.get("parent_tool_use_id")
+        if isinstance(parent, str) and parent:
+            return parent, THREAD_SUBAGENT
+        if rec.get("isSidechain") is True:
+            agent = rec.get("agentId")
+            return (agent if isinstance(agent, str) and agent else "sidechain"), THREAD_SUBAGENT
+        return THREAD_MAIN, THREAD_MAIN
+
+    def _assistant(self, rec: dict[str, Any], line: int, src: SourceFile, prev_ts: str | None) -> None:
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            return
+        thread, thread_kind = self._thread(rec, src)
+        model = msg.get("model")
+        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        if model == "<synthetic>" or rec.get("isApiErrorMessage") is True:
+            self.synthetic += 1
+            self._event(line, thread, thread_kind, "synthetic", ts=ts)
+            return
+        usage = msg.get("usage")
+        if not isinstance(usage, dict):
+            return
+        mid = msg.get("id") if isinstance(msg.get("id"), str) and msg.get("id") else None
+        inp = _int(usage.get("input_tokens"))
+        cw = _int(usage.get("cache_creation_input_tokens"))
+        cr = _int(usage.get("cache_read_input_tokens"))
+        key = f"{mid}|{inp}|{cw}|{cr}" if mid is not None else f"#{self.seq}"
+        split = usage.get("cache_creation")
+        if isinstance(split, dict):
+            c5, c1, known = _int(split.get("ephemeral_5m_input_tokens")), _int(split.get("ephemeral_1h_input_tokens")), True
+        else:
+            c5, c1, known = cw, 0, False
+        server = usage.get("server_tool_use")
+        web = _int(server.get("web_search_requests")) if isinstance(server, dict) else 0
+        req = rec.get("requestId")
+        speed = usage.get("speed")
+        stop = msg.get("stop_reason")
+        c = self.calls
+        c["seq"].append(self.seq)
+        c["line"].append(line)
+        c["file"].append(src.path)
+        c["key"].append(key)
+        c["message_id"].append(mid)
+        c["request_id"].append(req if isinstance(req, str) and req else None)
+        c["thread"].append(thread)
+        c["thread_kind"].append(thread_kind)
+        c["model"].append(model if isinstance(model, str) else None)
+        c["input_tokens"].append(inp)
+        c["cache_write_tokens"].append(cw)
+        c["cache_read_tokens"].append(cr)
+        c["output_tokens"].append(_int(usage.get("output_tokens")))
+        c["cache_write_5m_tokens"].append(c5)
+        c["cache_write_1h_tokens"].append(c1)
+        c["cache_split_known"].append(known)
+        c["web_search_requests"].append(web)
+        c["stop_reason"].append(stop if isinstance(stop, str) else None)
+        c["speed"].append(speed if isinstance(speed, str) else None)
+        c["ts"].append(ts)
+        c["prev_ts"].append(prev_ts)
+        content = msg.get("content")
+        if isinstance(content, list):
+            u = self.uses
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    tid = block.get("id")
+                    name = block.get("name")
+                    u["seq"].append(self.seq)
+                    u["line"].append(line)
+                    u["tool_use_id"].append(tid if isinstance(tid, str) and tid else None)
+                    u["key"].append(key)
+                    u["message_id"].append(mid)
+                    u["name"].append(name if isinstance(name, str) else "?")
+                    u["input_json"].append(orjson.dumps(block.get("input"), option=orjson.OPT_SORT_KEYS).decode())
+                    u["ts"].append(ts)
+
+    def _user(self, rec: dict[str, Any], line: int, src: SourceFile) -> None:
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            return
+        thread, thread_kind = self._thread(rec, src)
+        content = msg.get("content")
+        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        has_result = False
+        if isinstance(content, list):
+            denial_kind = rec.get("toolDenialKind")
+            r = self.results
+            for block in content:
+                if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+                    continue
+                has_result = True
+                inner = block.get("content")
+                chars, images, image_bytes, unknown = result_size(inner)
+                is_error = block.get("is_error") is True
+                text = _first_text(inner)
+                persisted = text.startswith("<persisted-output>")
+                tid = block.get("tool_use_id")
+                r["seq"].append(self.seq)
+                r["line"].append(line)
+                r["tool_use_id"].append(tid if isinstance(tid, str) and tid else None)
+                r["thread"].append(thread)
+                r["thread_kind"].append(thread_kind)
+                r["is_error"].append(is_error)
+                r["denied"].append(bool(denial_kind) or (is_error and _is_denial(text)))
+                r["result_chars"].append(chars)
+                r["result_images"].append(images)
+                r["result_image_bytes"].append(image_bytes)
+                r["unknown_blocks"].append(unknown)
+                r["persisted"].append(persisted)
+                r["persisted_bytes"].append(_persisted_bytes(text) if persisted else None)
+                r["ts_ms"].append(ts)
+        if has_result:
+            return
+        text = _first_text(content)
+        if rec.get("isCompactSummary") is True:
+            kind = "compact_summary"
+        elif rec.get("isMeta") is True:
+            kind = "meta"
+        elif thread_kind != THREAD_MAIN:
+            kind = "subagent_prompt"
+        elif text.startswith(_INTERRUPT_PREFIX):
+            kind = "interrupt"
+        elif text.lstrip().startswith(_COMMAND_PREFIXES):
+            kind = "command"
+        else:
+            kind = "prompt"
+        chars = len(content) if isinstance(content, str) else result_size(content)[0]
+        self._event(line, thread, thread_kind, kind, ts=ts, text_chars=chars)
+
+    def _system(self, rec: dict[str, Any], line: int, src: SourceFile) -> None:
+        subtype = rec.get("subtype")
+        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        thread, thread_kind = self._thread(rec, src)
+        if subtype == "compact_boundary":
+            meta = rec.get("compact_metadata")
+            if not isinstance(meta, dict):
+                meta = rec.get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
+            trigger = meta.get("trigger")
+            pre = meta.get("pre_tokens", meta.get("preTokens"))
+            post = meta.get("post_tokens", meta.get("postTokens"))
+            duration = meta.get("duration_ms", meta.get("durationMs"))
+            self._event(
+                line,
+                thread,
+                thread_kind,
+                "compact_boundary",
+                ts=ts,
+                trigger=trigger if isinstance(trigger, str) else None,
+                pre_tokens=pre if type(pre) is int else None,
+                post_tokens=post if type(post) is int else None,
+                duration_ms=duration if type(duration) is int else None,
+            )
+        elif subtype == "init":
+            self.seen_stream = True
+            self.has_init = True
+            if src.thread_kind == THREAD_MAIN and self.surface is None:
+                self.surface = _surface(rec)
+                version = rec.get("claude_code_version")
+                if isinstance(version, str):
+                    self.cli_version = version
+        elif subtype == "turn_duration":
+            duration = rec.get("durationMs")
+            self._event(line, thread, thread_kind, "turn_duration", ts=ts, duration_ms=duration if type(duration) is int else None)
+        elif subtype == "api_error":
+            self._event(line, thread, thread_kind, "api_error", ts=ts)
+
+    def _result(self, rec: dict[str, Any]) -> None:
+        self.result_count += 1
+        self.result = {
+            k: rec.get(k)
+            for k in ("subtype", "is_error", "total_cost_usd", "usage", "modelUsage", "duration_ms", "duration_api_ms", "num_turns")
+        }
+        denials = rec.get("permission_denials")
+        if isinstance(denials, list):
+            for d in denials:
+                if isinstance(d, dict) and isinstance(d.get("tool_use_id"), str):
+                    self.denied_ids.add(d["tool_use_id"])
+
+    def _event(self, line: int, thread: str, thread_kind: str, kind: str, **values: Any) -> None:
+        e = self.events
+        e["seq"].append(self.seq)
+        e["line"].append(line)
+        e["thread"].append(thread)
+        e["thread_kind"].append(thread_kind)
+        e["kind"].append(kind)
+        for col in ("trigger", "pre_tokens", "post_tokens", "duration_ms", "text_chars"):
+            e[col].append(values.get(col))
+        e["ts_ms"].append(values.get("ts"))
+
+    # -- frames ------------------------------------------------------------------------------------
+    def build(self, fmt: str) -> Trace:
+        calls, warnings = _call_frame(self.calls)
+        warnings = self.warnings + warnings
+        uses = _use_frame(self.uses, calls)
+        results = _ts_to_ms(pl.DataFrame(self.results, schema={**TOOL_RESULT_SCHEMA, "ts_ms": pl.String}))
+        results = results.unique("tool_use_id", keep="first", maintain_order=True) if results.height else results
+        if self.denied_ids and results.height:
+            results = results.with_columns(
+                denied=pl.col("denied") | (pl.col("is_error") & pl.col("tool_use_id").is_in(list(self.denied_ids)))
+            )
+        events = _ts_to_ms(pl.DataFrame(self.events, schema={**EVENT_SCHEMA, "ts_ms": pl.String}))
+        return Trace(
+            name=self.name,
+            path=self.path,
+            format=fmt,
+            session_id=self.session_id,
+            calls=calls,
+            tool_uses=uses,
+            tool_results=results,
+            events=events,
+            skipped_lines=self.skipped,
+            oversized_lines=self.oversized,
+            truncated_last_line=self.truncated_last,
+            line_notes=self.notes,
+            warnings=warnings,
+            surface=self.surface,
+            result=self.result,
+            result_count=self.result_count,
+            cli_version=self.cli_version,
+            cwd=self.cwd,
+            files=self.files,
+            agents=self.agents,
+            synthetic_errors=self.synthetic,
+        )
+
+
+_TRANSCRIPT_ONLY_TYPES = frozenset(
+    {"summary", "file-history-snapshot", "progress", "queue-operation", "attachment", "last-prompt", "permission-mode"}
+)
+_CALL_LINE_COLUMNS = (
+    "seq", "line", "file", "key", "message_id", "request_id", "thread", "thread_kind", "model", "input_tokens",
+    "cache_write_tokens", "cache_read_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
+    "cache_split_known", "web_search_requests", "stop_reason", "speed", "ts", "prev_ts",
+)  # fmt: skip
+_USE_LINE_COLUMNS = ("seq", "line", "tool_use_id", "key", "message_id", "name", "input_json", "ts")
+_CALL_LINE_SCHEMA = {
+    **{k: v for k, v in CALL_SCHEMA.items() if k in _CALL_LINE_COLUMNS},
+    "key": pl.String,
+    "ts": pl.String,
+    "prev_ts": pl.String,
+}
+_USE_LINE_SCHEMA = {
+    "seq": pl.Int64,
+    "line": pl.Int64,
+    "tool_use_id": pl.String,
+    "key": pl.String,
+    "message_id": pl.String,
+    "name": pl.String,
+    "input_json": pl.String,
+    "ts": pl.String,
+}
+_USAGE_FROM_KEPT_LINE = (
+    "request_id", "model", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_split_known",
+    "web_search_requests", "stop_reason", "speed",
+)  # fmt: skip
+
+
+def _to_ms(col: str) -> pl.Expr:
+    return pl.col(col).str.to_datetime(time_unit="ms", time_zone="UTC", strict=False).dt.epoch("ms")
+
+
+def _ts_to_ms(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(ts_ms=_to_ms("ts_ms"))
+
+
+def _call_frame(cols: dict[str, list[Any]]) -> tuple[pl.DataFrame, list[str]]:
+    """Collapse assistant lines into one row per call (the identity rule in the module docstring)."""
+    lines = pl.DataFrame(cols, schema=_CALL_LINE_SCHEMA)
+    if lines.height == 0:
+        return pl.DataFrame(schema=CALL_SCHEMA), []
+    lines = lines.with_columns(
+        rank=pl.col("thread_kind").replace_strict(_THREAD_RANK, return_dtype=pl.Int8),
+        ts_ms=_to_ms("ts"),
+        prev_ts_ms=_to_ms("prev_ts"),
+    )
+    warnings: list[str] = []
+    ids = lines.filter(pl.col("message_id").is_not_null()).group_by("message_id").agg(pl.col("key").n_unique().alias("n"))
+    clashing = ids.filter(pl.col("n") > 1).height
+    if clashing:
+        warnings.append(
+            f"message ids not unique: {clashing} message id(s) carry different input-side usage; "
+            "counted as separate calls"
+        )
+    kept_order = ["output_tokens", "seq"]
+    calls = (
+        lines.group_by("key", maintain_order=True)
+        .agg(
+            pl.col("seq").first(),
+            pl.col("line").first(),
+            pl.col("file").first(),
+            pl.col("message_id").first(),
+            pl.col("thread").sort_by("rank", "seq").first(),
+            pl.col("thread_kind").sort_by("rank", "seq").first(),
+            pl.col("input_tokens").first(),
+            pl.col("cache_write_tokens").first(),
+            pl.col("cache_read_tokens").first(),
+            *[pl.col(c).sort_by(kept_order).last() for c in _USAGE_FROM_KEPT_LINE],
+            pl.col("ts_ms").first(),
+            pl.col("ts_ms").last().alias("end_ts_ms"),
+            pl.col("prev_ts_ms").first(),
+            pl.len().cast(pl.Int64).alias("n_lines"),
+        )
+        .with_columns(prompt_tokens=pl.col("input_tokens") + pl.col("cache_write_tokens") + pl.col("cache_read_tokens"))
+        .sort("seq")
+        .select(list(CALL_SCHEMA))
+    )
+    return calls.cast(CALL_SCHEMA), warnings  # type: ignore[arg-type]
+
+
+def _use_frame(cols: dict[str, list[Any]], calls: pl.DataFrame) -> pl.DataFrame:
+    uses = pl.DataFrame(cols, schema=_USE_LINE_SCHEMA)
+    if uses.height == 0:
+        return pl.DataFrame(schema=TOOL_USE_SCHEMA)
+    with_id = uses.filter(pl.col("tool_use_id").is_not_null()).unique("tool_use_id", keep="first", maintain_order=True)
+    uses = pl.concat([with_id, uses.filter(pl.col("tool_use_id").is_null())]).sort("seq")
+    # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
+    # keeps its tool uses on the main thread (CASES B05).
+    call_threads = _call_keys(calls)
+    return (
+        uses.join(call_threads, on="key", how="left", maintain_order="left")
+        .with_columns(ts_ms=_to_ms("ts"))
+        .select(list(TOOL_USE_SCHEMA))
+        .cast(TOOL_USE_SCHEMA)  # type: ignore[arg-type]
+    )
+
+
+def _call_keys(calls: pl.DataFrame) -> pl.DataFrame:
+    # `calls` has lost the key column; rebuild key → thread from the call rows.
+    return calls.select(
+        key=pl.when(pl.col("message_id").is_not_null())
+        .then(
+            pl.concat_str(
+                [pl.col("message_id"), pl.col("input_tokens"), pl.col("cache_write_tokens"), pl.col("cache_read_tokens")],
+                separator="|",
+            )
+        )
+        .otherwise(pl.lit("#") + pl.col("seq").cast(pl.String)),
+        thread=pl.col("thread"),
+        thread_kind=pl.col("thread_kind"),
+    )
+
+
+def _surface(rec: dict[str, Any]) -> dict[str, Any]:
+    """What start-up offered, from a stream-json `system/init` line."""
+
+    def count(key: str) -> int | None:
+        value = rec.get(key)
+        return len(value) if isinstance(value, list) else None
+
+    def names(key: str) -> list[str] | None:
+        value = rec.get(key)
+        if not isinstance(value, list):
+            return None
+        out = []
+        for item in value:
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                out.append(item["name"])
+            elif isinstance(item, str):
+                out.append(item)
+        return out
+
+    return {
+        "tools": count("tools"),
+        "skills": count("skills"),
+        "agents": count("agents"),
+        "slash_commands": count("slash_commands"),
+        "mcp_servers": names("mcp_servers"),
+        "plugins": names("plugins"),
+        "model": rec.get("model") if isinstance(rec.get("model"), str) else None,
+        "permission_mode": rec.get("permissionMode") if isinstance(rec.get("permissionMode"), str) else None,
+        "api_key_source": rec.get("apiKeySource") if isinstance(rec.get("apiKeySource"), str) else None,
+    }
+
+
+# -- lines -----------------------------------------------------------------------------------------
+
+
+def _open(path: str) -> IO[bytes]:
+    if path == "-":
+        return sys.stdin.buffer
+    if os.path.isdir(path):
+        raise TraceReadError(path, "is a directory where a file was expected")
+    try:
+        return open(path, "rb", buffering=1024 * 1024)  # noqa: SIM115 - closed by the caller
+    except FileNotFoundError:
+        raise TraceReadError(path, "no such file") from None
+    except OSError as exc:
+        raise TraceReadError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _lines(fh: IO[bytes], path: str) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield (1-based line number, line without its end, whether it ended with a newline).
+
+    Splits on b"\\n" only (never on U+2028 or other Unicode breaks, CASES B18); strips one trailing
+    b"\\r" (CRLF files) and a UTF-8 byte-order mark at the start of the file.
+    """
+    number = 0
+    try:
+        for raw in fh:
+            number += 1
+            complete = raw.endswith(b"\n")
+            line = raw[:-1] if complete else raw
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if number == 1:
+                if b"\x00" in line[:4096]:
+                    raise TraceReadError(path, "binary file (NUL bytes), not a JSONL trace")
+                if line.startswith(b"\xef\xbb\xbf"):
+                    line = line[3:]
+            yield number, line, complete
+    except OSError as exc:
+        raise TraceReadError(path, f"read failed at line {number + 1}: {exc.strerror or exc}") from None
+
+
+def _needed(line: bytes, builder: _Builder) -> bool:
+    """Tell from the raw bytes whether a line can hold a figure; count what is skipped unread."""
+    if len(line) > OVERSIZED_LINE_BYTES and not any(m in line for m in _OVERSIZED_NEEDED):
+        builder.oversized += 1
+        return False
+    if any(m in line for m in _SKIP_TYPE_MARKERS) and not any(m in line for m in _NEEDED_MARKERS[:4]):
+        builder.seen_transcript = builder.seen_transcript or b'"sessionId"' in line
+        builder.records += 1
+        return False
+    return True
+
+
+def _format_of(builder: _Builder, path: str) -> str:
+    if builder.seen_stream:
+        return FORMAT_STREAM_JSON
+    if builder.seen_transcript or builder.calls["seq"] or builder.events["seq"] or builder.results["seq"]:
+        return FORMAT_TRANSCRIPT
+    if builder.records == 0 and builder.skipped == 0:
+        raise EmptyTraceError(path, "empty file: no JSON record")
+    raise TraceFormatError(path, "no record of either format (stream-json or session transcript)")
+
+
+def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: bool) -> None:
+    """Decode one file into the last builder of `builders`, starting a new one at each run when asked.
+
+    With `split_runs` (the file a trace is named by), a `system/init` line after a run's init or calls
+    starts a new run; non-JSON lines after a `result` line are counted in the run that follows them.
+    """
+    cur = builders[-1]
+    cur.files.append(src.path)
+    after_result = False
+    pending_bad: list[tuple[int, str]] = []
+    prev_ts: str | None = None
+    loads = orjson.loads
+    for number, line, complete in _lines(fh, src.path):
+        if not line.strip() or not _needed(line, cur):
+            continue
+        try:
+            rec = loads(line)
+        except orjson.JSONDecodeError:
+            if not complete:
+                cur.truncated_last = True
+                cur.skipped += 1
+            elif after_result:
+                pending_bad.append((number, "not JSON"))
+            else:
+                cur.skip(src.path, number, "not JSON")
+            continue
+        if not isinstance(rec, dict):
+            cur.skip(src.path, number, f"not a JSON object ({type(rec).__name__})")
+            continue
+        kind = rec.get("type")
+        if split_runs and kind == "system" and rec.get("subtype") == "init" and (cur.has_init or cur.calls["seq"]):
+            cur = _Builder(src.path, src.path)
+            cur.files.append(src.path)
+            builders.append(cur)
+            prev_ts = None
+        for n, reason in pending_bad:
+            cur.skip(src.path, n, reason)
+        pending_bad.clear()
+        after_result = kind == "result"
+        cur.add(rec, number, src, prev_ts)
+        if kind in ("user", "assistant", "system"):
+            ts = rec.get("timestamp")
+            if isinstance(ts, str):
+                prev_ts = ts
+    for n, reason in pending_bad:
+        cur.skip(src.path, n, reason)
+
+
+def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | None = None) -> list[Trace]:
+    """Read one trace file (either format) and, for a session transcript, its subagent files.
+
+    A stream-json file gives one trace per run: a run goes from one `system/init` line to the next, and
+    a file with more than one run names its traces `path#1`, `path#2`, ... in file order. A session
+    transcript gives one trace: main-thread rows from the session file's non-sidechain lines, subagent
+    rows from its inline sidechain lines and from `subagents`, read after the main file.
+
+    Parameters
+    ----------
+    main
+        Path of the file, or ``"-"`` for standard input.
+    subagents
+        The session's subagent files (`<session>/subagents/agent-*.jsonl`, flat `agent-*.jsonl` with
+        its `sessionId`, `agent-acompact-*` summariser files), as `sources.find_traces` finds them.
+        Ignored when `main` turns out to be stream-json.
+    fh
+        An already open binary file to read instead of opening `main`.
+
+    Returns
+    -------
+    list of Trace
+        One per run, in file order; never empty.
+
+    Raises
+    ------
+    TraceReadError
+        The file is missing, a directory, unreadable or binary.
+    EmptyTraceError
+        The file holds no JSON record at all.
+    TraceFormatError
+        No line is a record of either format.
+    """
+    handle = _open(main) if fh is None else fh
+    builders = [_Builder(main, main)]
+    try:
+        _feed(builders, SourceFile(main), handle, split_runs=True)
+    finally:
+        if fh is None and handle is not sys.stdin.buffer:
+            handle.close()
+    runs = [b for b in builders if b.records or b.skipped] or builders[:1]
+    formats = [_format_of(b, main) for b in runs]
+    if len(runs) > 1:
+        for i, b in enumerate(runs, 1):
+            b.name = f"{main}#{i}"
+    elif formats[0] == FORMAT_TRANSCRIPT:
+        builder = runs[0]
+        for sub in subagents:
+            try:
+                with _open(sub.path) as sub_fh:
+                    _feed([builder], sub, sub_fh, split_runs=False)
+            except TraceReadError as exc:
+                builder.warnings.append(f"{sub.path}: {exc.reason}")
+                continue
+            if sub.agent_id is not None:
+                builder.agents[sub.agent_id] = {"file": sub.path, "kind": sub.thread_kind, **(sub.meta or {})}
+    return [b.build(f) for b, f in zip(runs, formats, strict=True)]
+
+
+def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
+    """Give each call copied into several session files to one session only (CASES B06).
+
+    `--resume`, `--continue` and forks start a new file whose first lines are copies of earlier calls
+    (same `message.id` and usage). A call found in more than one transcript trace of a run belongs to
+    the trace whose last timestamp is earliest (the session it was first written in; argument order
+    breaks ties); the other traces drop it, with its tool uses and their results, and count it in
+    `inherited_calls`.
+
+    Parameters
+    ----------
+    traces
+        Traces of one run, in argument order.
+
+    Returns
+    -------
+    list of Trace
+        The same traces (new objects where something was dropped), in the same order.
+    """
+    keyed = [
+        (i, t) for i, t in enumerate(traces) if t.format == FORMAT_TRANSCRIPT and t.calls.height and len(traces) > 1
+    ]
+    if len(keyed) < 2:
+        return traces
+    frames = []
+    for i, t in keyed:
+        last = t.calls["end_ts_ms"].max()
+        frames.append(
+            _call_keys(t.calls)
+            .select("key")
+            .filter(~pl.col("key").str.starts_with("#"))
+            .unique()
+            .with_columns(trace=pl.lit(i), last_ts=pl.lit(last if last is not None else 2**62, dtype=pl.Int64))
+        )
+    allkeys = pl.concat(frames)
+    owners = allkeys.sort(["last_ts", "trace"]).group_by("key", maintain_order=True).first()
+    lost = allkeys.join(owners.select("key", owner="trace"), on="key").filter(pl.col("trace") != pl.col("owner"))
+    if lost.height == 0:
+        return traces
+    out = list(traces)
+    for i, keys in lost.group_by("trace"):
+        idx = int(i[0])  # type: ignore[call-overload]
+        t = traces[idx]
+        drop = set(keys["key"].to_list())
+        call_keys = _call_keys(t.calls)["key"]
+        keep_calls = ~call_keys.is_in(list(drop))
+        dropped_ids = t.calls.filter(~keep_calls)["message_id"].to_list()
+        uses_drop = t.tool_uses.filter(pl.col("message_id").is_in(dropped_ids))["tool_use_id"].drop_nulls().to_list()
+        out[idx] = Trace(
+            **{
+                **t.__dict__,
+                "calls": t.calls.filter(keep_calls),
+                "tool_uses": t.tool_uses.filter(~pl.col("message_id").is_in(dropped_ids)),
+                "tool_results": t.tool_results.filter(~pl.col("tool_use_id").is_in(uses_drop)),
+                "inherited_calls": len(drop),
+            }
+        )
+    return out

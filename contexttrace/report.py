@@ -1,0 +1,193 @@
+"""Per-trace reports and the result of a run over many traces.
+
+`build_report` turns one read `Trace` into a `TraceReport` (plain values, no frames), using only the
+pure functions of `metrics.py`. `RunResult` holds the reports of a run and the traces that could not be
+read, like pipx's `OperationResult`: partial success is first-class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import metrics
+from .reader import LineNote, Trace
+
+
+@dataclass(frozen=True)
+class TraceReport:
+    """The figures of one trace (spec 004), ready to render.
+
+    Token figures are tokens, sizes are characters or bytes as their names say, `fill` is a fraction
+    (None without a window). Everything here is exact except where a key's docstring in
+    `metrics.tool_figures` says ≈ (`persisted_bytes`).
+    """
+
+    trace: str
+    path: str
+    format: str
+    session_id: str | None
+    calls: int
+    first: int
+    peak: int
+    fill: float | None
+    window: int | None
+    growth: int
+    compact: int
+    tools: int
+    failed: int
+    denied: int
+    repeat: int
+    result_chars: int
+    result_images: int
+    result_image_bytes: int
+    orphan_results: int
+    persisted_results: int
+    persisted_bytes: int
+    largest_results: list[dict[str, Any]]
+    subagent_calls: int
+    compaction_calls: int
+    compaction_events: list[dict[str, Any]]
+    surface: dict[str, Any] | None
+    skipped_lines: int
+    oversized_lines: int
+    truncated_last_line: bool
+    models: list[str]
+    cli_version: str | None
+    prompt_tokens: list[int]
+    spikes: list[int]
+    peak_without_spikes: int
+    synthetic_errors: int
+    inherited_calls: int
+    warnings: list[str] = field(default_factory=list)
+    line_notes: list[LineNote] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
+        """Return the JSON object of this trace: raw numbers, stable keys (`--calls` adds `prompt_tokens`)."""
+        out = {
+            "trace": self.trace,
+            "path": self.path,
+            "format": self.format,
+            "session_id": self.session_id,
+            "cli_version": self.cli_version,
+            "models": self.models,
+            "calls": self.calls,
+            "first": self.first,
+            "peak": self.peak,
+            "fill": self.fill,
+            "window": self.window,
+            "growth": self.growth,
+            "compact": self.compact,
+            "tools": self.tools,
+            "failed": self.failed,
+            "denied": self.denied,
+            "repeat": self.repeat,
+            "result_chars": self.result_chars,
+            "result_images": self.result_images,
+            "result_image_bytes": self.result_image_bytes,
+            "orphan_results": self.orphan_results,
+            "persisted_results": self.persisted_results,
+            "persisted_bytes": self.persisted_bytes,
+            "largest_results": self.largest_results,
+            "subagent_calls": self.subagent_calls,
+            "compaction_calls": self.compaction_calls,
+            "compaction_events": self.compaction_events,
+            "surface": self.surface,
+            "skipped_lines": self.skipped_lines,
+            "oversized_lines": self.oversized_lines,
+            "truncated_last_line": self.truncated_last_line,
+            "spikes": self.spikes,
+            "peak_without_spikes": self.peak_without_spikes,
+            "synthetic_errors": self.synthetic_errors,
+            "inherited_calls": self.inherited_calls,
+            "warnings": self.warnings,
+        }
+        if with_calls:
+            out["prompt_tokens"] = self.prompt_tokens
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True)
+class TraceFailure:
+    """A trace that could not be read: its path and the one-line reason."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class RunResult:
+    """What a run produced: reports in argument order, and the failures."""
+
+    reports: list[TraceReport] = field(default_factory=list)
+    failures: list[TraceFailure] = field(default_factory=list)
+    left_out: int = 0  # files a directory scan found with no model call
+
+    @property
+    def ok(self) -> bool:
+        """True when every trace was read."""
+        return not self.failures
+
+
+def build_report(trace: Trace, window: int | None = None) -> TraceReport:
+    """Compute every `context trace` figure of one trace.
+
+    Parameters
+    ----------
+    trace
+        A trace from `reader.read_trace`.
+    window
+        The context window in tokens (`--window`), or None: then `fill` is None.
+
+    Returns
+    -------
+    TraceReport
+        See the class; sources are named in each `metrics` function.
+    """
+    series = metrics.prompt_series(trace.calls)
+    ctx = metrics.context_figures(series, window)
+    tools = metrics.tool_figures(trace)
+    counts = metrics.thread_call_counts(trace.calls)
+    events = metrics.compaction_events(trace.events, trace.calls)
+    return TraceReport(
+        trace=trace.name,
+        path=trace.path,
+        format=trace.format,
+        session_id=trace.session_id,
+        calls=counts["calls"],
+        first=ctx["first"],
+        peak=ctx["peak"],
+        fill=ctx["fill"],
+        window=window,
+        growth=ctx["growth"],
+        compact=len(events),
+        tools=tools["tools"],
+        failed=tools["failed"],
+        denied=tools["denied"],
+        repeat=tools["repeat"],
+        result_chars=tools["result_chars"],
+        result_images=tools["result_images"],
+        result_image_bytes=tools["result_image_bytes"],
+        orphan_results=tools["orphan_results"],
+        persisted_results=tools["persisted_results"],
+        persisted_bytes=tools["persisted_bytes"],
+        largest_results=metrics.largest_results(trace.tool_uses, trace.tool_results),
+        subagent_calls=counts["subagent_calls"],
+        compaction_calls=counts["compaction_calls"],
+        compaction_events=events,
+        surface=trace.surface,
+        skipped_lines=trace.skipped_lines,
+        oversized_lines=trace.oversized_lines,
+        truncated_last_line=trace.truncated_last_line,
+        models=metrics.models_used(trace.calls),
+        cli_version=trace.cli_version,
+        prompt_tokens=series,
+        spikes=ctx["spikes"],
+        peak_without_spikes=ctx["peak_without_spikes"],
+        synthetic_errors=trace.synthetic_errors,
+        inherited_calls=trace.inherited_calls,
+        warnings=list(trace.warnings),
+        line_notes=list(trace.line_notes),
+    )

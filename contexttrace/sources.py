@@ -1,0 +1,166 @@
+"""Find traces on disk: which files are traces, and which subagent files belong to each.
+
+A path argument is a file (one trace, or one per stream-json run), ``-`` (standard input) or a
+directory, searched recursively for session files. Subagent files are never traces of their own; they
+are attached to their session:
+
+* `<session>/subagents/agent-*.jsonl` (CLI 2.1.x; `workflows/<id>/agent-*.jsonl` below it too), with the
+  `agent-<id>.meta.json` beside each; `agent-acompact-*` files are the compaction summariser's;
+* flat `agent-*.jsonl` beside the session file whose lines carry the session's `sessionId` (2.0.x);
+* inline `isSidechain` lines inside the session file (1.0.x) need no attaching.
+
+With no path, the session roots are searched: `$CLAUDE_CONFIG_DIR/projects` for each comma-separated
+entry of `CLAUDE_CONFIG_DIR` when it is set, else `~/.config/claude/projects` and `~/.claude/projects`
+(CASES B28). This module reads at most the first lines of flat agent files; it never prints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from .reader import SourceFile
+from .schema import THREAD_COMPACTION, THREAD_SUBAGENT
+
+
+@dataclass(frozen=True)
+class TraceSource:
+    """A file to read as a trace, with the subagent files attached to it.
+
+    `explicit` is True when the user named the file itself (a file with no model call is then still
+    reported, as a zero row); False when a directory scan found it (such a file is left out).
+    """
+
+    path: str
+    subagents: tuple[SourceFile, ...] = field(default=())
+    explicit: bool = True
+
+
+def default_roots() -> list[Path]:
+    """Return the directories that hold session transcripts when no path is given.
+
+    Returns
+    -------
+    list of Path
+        `$CLAUDE_CONFIG_DIR/projects` for each comma-separated entry when the variable is set (and only
+        those), else whichever of `~/.config/claude/projects` and `~/.claude/projects` exist.
+    """
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    if configured:
+        return [Path(p.strip()).expanduser() / "projects" for p in configured.split(",") if p.strip()]
+    home = Path.home()
+    return [p for p in (home / ".config" / "claude" / "projects", home / ".claude" / "projects") if p.is_dir()]
+
+
+def _is_agent_file(path: Path) -> bool:
+    return path.name.startswith("agent-") and path.suffix == ".jsonl"
+
+
+def _agent_source(path: Path) -> SourceFile:
+    agent_id = path.stem.removeprefix("agent-")
+    kind = THREAD_COMPACTION if agent_id.startswith("acompact") else THREAD_SUBAGENT
+    meta_path = path.with_name(path.stem + ".meta.json")
+    meta = None
+    if meta_path.is_file():
+        try:
+            loaded = orjson.loads(meta_path.read_bytes())
+            meta = loaded if isinstance(loaded, dict) else None
+        except (OSError, orjson.JSONDecodeError):
+            meta = None
+    return SourceFile(str(path), thread_kind=kind, agent_id=agent_id, meta=meta)
+
+
+def _session_id_of(path: Path, max_lines: int = 20) -> str | None:
+    """The first `sessionId` in a file's first lines (a flat agent file names its parent session)."""
+    try:
+        with path.open("rb") as fh:
+            for _, raw in zip(range(max_lines), fh, strict=False):
+                if b'"sessionId"' not in raw:
+                    continue
+                try:
+                    rec = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(rec, dict) and isinstance(rec.get("sessionId"), str):
+                    return str(rec["sessionId"])
+    except OSError:
+        return None
+    return None
+
+
+def _subagents_of(session: Path, flat_by_session: dict[str, list[Path]] | None = None) -> tuple[SourceFile, ...]:
+    """The subagent files of one session file, in a stable order (nested first, then flat)."""
+    found: list[Path] = []
+    nested = session.parent / session.stem / "subagents"
+    if nested.is_dir():
+        found.extend(sorted(p for p in nested.rglob("agent-*.jsonl") if p.is_file()))
+    if flat_by_session is None:
+        flat_by_session = _flat_agents(session.parent)
+    found.extend(flat_by_session.get(session.stem, []))
+    return tuple(_agent_source(p) for p in found)
+
+
+def _flat_agents(directory: Path) -> dict[str, list[Path]]:
+    by_session: dict[str, list[Path]] = {}
+    try:
+        candidates = sorted(p for p in directory.glob("agent-*.jsonl") if p.is_file())
+    except OSError:
+        return by_session
+    for path in candidates:
+        sid = _session_id_of(path)
+        if sid is not None:
+            by_session.setdefault(sid, []).append(path)
+    return by_session
+
+
+def find_traces(paths: list[str]) -> list[TraceSource]:
+    """Expand path arguments into the traces to read, in argument order.
+
+    Parameters
+    ----------
+    paths
+        Files, directories or ``"-"``; empty means the default session roots (`default_roots`).
+
+    Returns
+    -------
+    list of TraceSource
+        One per file argument (even a missing one: reading it reports the error), and one per session
+        file found under each directory, sorted by path within the directory. Subagent files are
+        attached, never listed.
+    """
+    if not paths:
+        paths = [str(p) for p in default_roots()]
+    out: list[TraceSource] = []
+    for arg in paths:
+        if arg == "-":
+            out.append(TraceSource("-"))
+            continue
+        p = Path(arg)
+        if p.is_dir():
+            out.extend(_scan(p))
+        elif p.is_file() and p.suffix == ".jsonl" and not _is_agent_file(p):
+            out.append(TraceSource(arg, _subagents_of(p)))
+        else:
+            out.append(TraceSource(arg))
+    return out
+
+
+def _scan(root: Path) -> list[TraceSource]:
+    sessions: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        if "subagents" in Path(dirpath).parts[len(root.parts) :]:
+            continue
+        for name in sorted(filenames):
+            if name.endswith(".jsonl") and not name.startswith("agent-"):
+                sessions.append(Path(dirpath) / name)
+    flat_cache: dict[Path, dict[str, list[Path]]] = {}
+    out = []
+    for session in sessions:
+        if session.parent not in flat_cache:
+            flat_cache[session.parent] = _flat_agents(session.parent)
+        out.append(TraceSource(str(session), _subagents_of(session, flat_cache[session.parent]), explicit=False))
+    return out
