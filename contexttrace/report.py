@@ -121,7 +121,7 @@ class TraceFailure:
 class RunResult:
     """What a run produced: reports in argument order, and the failures."""
 
-    reports: list[TraceReport] = field(default_factory=list)
+    reports: list[Any] = field(default_factory=list)  # TraceReport for `context trace`; other commands' own
     failures: list[TraceFailure] = field(default_factory=list)
     left_out: int = 0  # files a directory scan found with no model call
 

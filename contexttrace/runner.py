@@ -11,7 +11,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
 
 from .errors import ContextTraceError
 from .reader import Trace, drop_inherited_calls, read_trace
@@ -73,20 +74,20 @@ def read_sources(sources: list[TraceSource], progress: Progress | None = None, w
     ctx = multiprocessing.get_context("spawn")  # fork is unsafe with Polars' thread pool
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = {pool.submit(_read, sources[i]): i for i in order}
-        for done, future in enumerate(_as_completed(futures), 1):
+        for done, future in enumerate(as_completed(futures), 1):
             slots[futures[future]] = future.result()
             if progress:
                 progress(done, total)
     return [s for s in slots if s is not None]
 
 
-def _as_completed(futures):  # type: ignore[no-untyped-def]
-    from concurrent.futures import as_completed
-
-    return as_completed(futures)
-
-
-def analyze(paths: list[str], window: int | None = None, progress: Progress | None = None, workers: int | None = None) -> RunResult:
+def analyze(
+    paths: list[str],
+    window: int | None = None,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    build: Callable[[Trace, int | None], Any] = build_report,
+) -> RunResult:
     """Read the traces named by `paths` and report each.
 
     Parameters
@@ -97,6 +98,9 @@ def analyze(paths: list[str], window: int | None = None, progress: Progress | No
         Context window in tokens for `fill`, or None.
     progress, workers
         As `read_sources`.
+    build
+        Turns one trace and the window into the report object kept in `RunResult.reports`
+        (`report.build_report` for `context trace`; other commands pass their own).
 
     Returns
     -------
@@ -121,5 +125,5 @@ def analyze(paths: list[str], window: int | None = None, progress: Progress | No
                 continue
             traces.append(trace)
     for trace in drop_inherited_calls(traces):
-        result.reports.append(build_report(trace, window))
+        result.reports.append(build(trace, window))
     return result
