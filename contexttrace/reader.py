@@ -29,6 +29,7 @@ returned `Trace`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -156,8 +157,16 @@ def _int(value: Any) -> int:
     return value if type(value) is int else 0
 
 
-def _text_size(text: str) -> int:
-    return len(text)
+_NOT_JSON = object()
+
+
+def _loads_lenient(line: bytes) -> Any:
+    """Decode a line orjson refused: the stdlib accepts escaped lone surrogates (CASES B19), which Claude
+    Code writes for non-UTF-8 bytes and for emoji cut in half. Returns `_NOT_JSON` when it is not JSON."""
+    try:
+        return json.loads(line)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError are both ValueErrors
+        return _NOT_JSON
 
 
 def result_size(content: Any) -> tuple[int, int, int, int]:
@@ -758,6 +767,8 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
         try:
             rec = loads(line)
         except orjson.JSONDecodeError:
+            rec = _loads_lenient(line)
+        if rec is _NOT_JSON:
             if not complete:
                 cur.truncated_last = True
                 cur.skipped += 1

@@ -1,0 +1,86 @@
+"""Shared fixtures: paths of the bundled samples and helpers to write small traces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+CASES = Path(__file__).resolve().parent / "data" / "cases"
+BAD = Path(__file__).resolve().parent / "data" / "bad"
+
+settings.register_profile("ci", derandomize=True, max_examples=200, deadline=None)
+settings.load_profile("ci")
+
+
+def jsonl(*records: dict | str | bytes) -> bytes:
+    """Join records into JSONL bytes: dicts are dumped, str/bytes lines are written as they are."""
+    out = []
+    for rec in records:
+        if isinstance(rec, dict):
+            out.append(orjson.dumps(rec))
+        elif isinstance(rec, str):
+            out.append(rec.encode())
+        else:
+            out.append(rec)
+    return b"\n".join(out) + b"\n"
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """Write JSONL records to a file under tmp_path and return its path as str."""
+
+    def _write(name: str, *records: dict | str | bytes, raw: bytes | None = None) -> str:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(raw if raw is not None else jsonl(*records))
+        return str(path)
+
+    return _write
+
+
+def assistant(mid, inp, cw, cr, out=10, *, tools=(), sidechain=None, parent=None, model="claude-sonnet-4-5", **extra):
+    """An assistant line (transcript style unless `parent` is given, then stream-json style)."""
+    content = [{"type": "tool_use", "id": tid, "name": name, "input": inp_} for tid, name, inp_ in tools]
+    rec = {
+        "type": "assistant",
+        "message": {
+            "id": mid,
+            "model": model,
+            "content": content,
+            "usage": {
+                "input_tokens": inp,
+                "cache_creation_input_tokens": cw,
+                "cache_read_input_tokens": cr,
+                "output_tokens": out,
+            },
+        },
+    }
+    if parent is not None:
+        rec["parent_tool_use_id"] = parent or None
+        rec["session_id"] = "s"
+    else:
+        rec["sessionId"] = "s"
+        if sidechain is not None:
+            rec["isSidechain"] = sidechain
+    rec.update(extra)
+    return rec
+
+
+def result(tid, content="ok", *, is_error=None, stream=False, **extra):
+    """A user line carrying one tool_result."""
+    block = {"type": "tool_result", "tool_use_id": tid, "content": content}
+    if is_error is not None:
+        block["is_error"] = is_error
+    rec = {"type": "user", "message": {"role": "user", "content": [block]}}
+    if stream:
+        rec["parent_tool_use_id"] = None
+        rec["session_id"] = "s"
+    else:
+        rec["sessionId"] = "s"
+    rec.update(extra)
+    return rec
