@@ -710,6 +710,7 @@ def _lines(fh: IO[bytes], path: str) -> Iterator[tuple[int, bytes, bool]]:
     b"\\r" (CRLF files) and a UTF-8 byte-order mark at the start of the file.
     """
     number = 0
+    head = 0  # bytes of the file's start checked for NUL bytes so far
     try:
         for raw in fh:
             number += 1
@@ -717,11 +718,12 @@ def _lines(fh: IO[bytes], path: str) -> Iterator[tuple[int, bytes, bool]]:
             line = raw[:-1] if complete else raw
             if line.endswith(b"\r"):
                 line = line[:-1]
-            if number == 1:
-                if b"\x00" in line[:4096]:
+            if head < 4096:  # JSON text never holds a raw NUL byte: the file is binary
+                if b"\x00" in line[: 4096 - head]:
                     raise TraceReadError(path, "binary file (NUL bytes), not a JSONL trace")
-                if line.startswith(b"\xef\xbb\xbf"):
+                if head == 0 and line.startswith(b"\xef\xbb\xbf"):
                     line = line[3:]
+                head += len(raw)
             yield number, line, complete
     except OSError as exc:
         raise TraceReadError(path, f"read failed at line {number + 1}: {exc.strerror or exc}") from None
