@@ -14,7 +14,7 @@ prints or formats numbers. The definitions are spec 004's, with the open points 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import polars as pl
 
@@ -287,3 +287,86 @@ def thread_call_counts(calls: pl.DataFrame) -> dict[str, int]:
 def models_used(calls: pl.DataFrame) -> list[str]:
     """Return the distinct model ids of the trace's calls, in order of first use (synthetic never included)."""
     return [m for m in calls.sort("seq")["model"].drop_nulls().unique(maintain_order=True).to_list()]
+
+
+#: Claude Code's default context window; a larger one is an opt-in that transcripts do not record.
+DEFAULT_WINDOW_TOKENS = 200_000
+
+#: The window assumed when a main-thread prompt exceeds the default (spec 000's "auto-detected from
+#: session peak"; CASES B26: a context above 200,000 implies the 1M window).
+LARGE_WINDOW_TOKENS = 1_000_000
+
+
+class WindowChoice(NamedTuple):
+    """The context window a trace is measured against, and where it came from.
+
+    `source` is one of ``"option"`` (``--window``), ``"modelUsage"`` (the stream-json `result` line's
+    `modelUsage[model].contextWindow`), ``"default"`` (200,000) or ``"peak"`` (1,000,000 because the
+    main-thread peak exceeds 200,000).
+    """
+
+    tokens: int
+    source: str
+
+
+def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
+    """Decide the effective context window of a trace (issue 3), with its source.
+
+    Parameters
+    ----------
+    trace
+        A trace from `reader.read_trace`.
+    window
+        `--window` in tokens, or None. When given it wins, even below the trace's peak.
+
+    Returns
+    -------
+    WindowChoice
+        In order of preference: `window`; the `contextWindow` of the main thread's last model in the
+        stream-json `result` line's `modelUsage` (or, if that model is not listed, the largest
+        `contextWindow` listed); else 200,000, raised to 1,000,000 when the main thread's peak prompt
+        exceeds 200,000. Exact as far as the trace states it; the default is an assumption (a model-name
+        table is never consulted: Opus 4.6 appears at 1M in some tables, yet the b-spotter-compaction
+        sample auto-compacted at 170,251 tokens, which only a 200,000 window explains).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from types import SimpleNamespace
+    >>> calls = pl.DataFrame({"seq": [1], "thread_kind": ["main"], "prompt_tokens": [310_000], "model": ["m"]})
+    >>> window_choice(SimpleNamespace(calls=calls, result=None))
+    WindowChoice(tokens=1000000, source='peak')
+    >>> window_choice(SimpleNamespace(calls=calls, result=None), 400_000)
+    WindowChoice(tokens=400000, source='option')
+    """
+    if window is not None:
+        return WindowChoice(window, "option")
+    main = main_calls(trace.calls)
+    usage = (trace.result or {}).get("modelUsage")
+    if isinstance(usage, dict):
+        sizes = {
+            m: v["contextWindow"]
+            for m, v in usage.items()
+            if isinstance(v, dict) and type(v.get("contextWindow")) is int and v["contextWindow"] > 0
+        }
+        models = main["model"].drop_nulls().to_list()
+        if models and models[-1] in sizes:
+            return WindowChoice(sizes[models[-1]], "modelUsage")
+        if sizes:
+            return WindowChoice(max(sizes.values()), "modelUsage")
+    peak = int(main["prompt_tokens"].max() or 0) if main.height else 0
+    if peak > DEFAULT_WINDOW_TOKENS:
+        return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
+    return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")
+
+
+def effective_window(trace: Trace, window: int | None = None) -> int:
+    """Return the effective context window of a trace in tokens (see `window_choice` for the rule).
+
+    Returns
+    -------
+    int
+        Tokens, > 0: `--window`, else `modelUsage[*].contextWindow`, else 200,000 (1,000,000 when the
+        main-thread peak exceeds 200,000).
+    """
+    return window_choice(trace, window).tokens
