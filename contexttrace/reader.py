@@ -900,8 +900,8 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
     if lost.height == 0:
         return traces
     out = list(traces)
-    for i, keys in lost.group_by("trace"):
-        idx = int(i[0])  # type: ignore[call-overload]
+    for group, keys in lost.group_by("trace"):
+        idx = int(group[0])  # type: ignore[arg-type]
         t = traces[idx]
         drop = set(keys["key"].to_list())
         call_keys = _call_keys(t.calls)["key"]
