@@ -1,0 +1,590 @@
+"""Context Health (spec 000): five weighted signals → a 0–100 score → a grade A–F, and its timeline.
+
+This module owns the health grade and the per-trace "session rows" both health and weather read: the
+main thread's calls, tool calls and compactions, each with its reading-order position (`seq`) and the
+moment it happened. It is pure: frames in, plain values out; it never reads files, prints or formats.
+
+Decisions of issue 3 (see docs/health-weather.md):
+
+* a record's `inputTokens` is the call's whole prompt (`prompt_tokens`: input + cache write + cache read);
+* records are the main thread's deduplicated calls; tool calls are main-thread tool uses, each with its
+  result's `is_error`, except that a refusal (`denied`) is not an error; `filePath` is a Read's `file_path`;
+* the fill signal and `fillPercent` use the same effective window (`metrics.window_choice`), not the
+  spec's hard-coded 200,000;
+* the composite is computed exactly in integer hundredths, so a band edge is never missed by float noise.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import orjson
+import polars as pl
+
+from .schema import FORMAT_STREAM_JSON, THREAD_MAIN
+
+if TYPE_CHECKING:
+    from .reader import Trace
+
+# --- spec 000's thresholds, as data ------------------------------------------------------------------
+# A band table is ((edge, sub-score), ...) read top to bottom with the comparison named beside it; the
+# first edge the value passes gives the sub-score, else the table's floor.
+
+#: Context Fill: fill fraction `< edge` → sub-score; else 20 (F).
+FILL_BANDS: tuple[tuple[float, int], ...] = ((0.50, 100), (0.65, 80), (0.80, 60), (0.90, 40))
+FILL_FLOOR = 20
+
+#: Compactions: exact count → sub-score; 4 or more → 15 (F).
+COMPACTION_SCORES: dict[int, int] = {0: 100, 1: 75, 2: 55, 3: 35}
+COMPACTION_FLOOR = 15
+
+#: Re-reads: ratio `<= edge` → sub-score; else 20 (F).
+REREAD_BANDS: tuple[tuple[float, int], ...] = ((0.05, 100), (0.10, 80), (0.20, 60), (0.35, 40))
+REREAD_FLOOR = 20
+
+#: Error acceleration: second-half ÷ first-half error rate `<= edge` → sub-score; else 15 (F).
+ERROR_ACCELERATION_BANDS: tuple[tuple[float, int], ...] = ((1.0, 100), (2.0, 75), (3.0, 55), (5.0, 35))
+ERROR_ACCELERATION_FLOOR = 15
+#: Sub-score when the first half had no error and the second half had some ("went from clean to errors").
+ERRORS_FROM_CLEAN_SCORE = 40
+
+#: Tool efficiency: second-half ÷ first-half productive ratio `>= edge` → sub-score; else 15 (F).
+EFFICIENCY_BANDS: tuple[tuple[float, int], ...] = ((0.9, 100), (0.7, 75), (0.4, 55), (0.15, 35))
+EFFICIENCY_FLOOR = 15
+#: Sub-score when the first half wrote nothing ("could be research phase").
+NO_WRITES_SCORE = 80
+#: Tools that produce something (spec 000's `isProductive`).
+PRODUCTIVE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
+
+#: Fewer tool calls than this: error acceleration and tool efficiency are 100 ("too few calls to judge").
+MIN_TOOL_CALLS = 4
+
+#: Composite score `>= edge` → grade; else F.
+GRADE_BANDS: tuple[tuple[float, str], ...] = ((85, "A"), (70, "B"), (55, "C"), (40, "D"))
+GRADE_FLOOR = "F"
+
+#: The five signals in spec order: (name as the spec writes it, weight in whole percent).
+SIGNALS: tuple[tuple[str, int], ...] = (
+    ("Context Fill", 40),
+    ("Compactions", 25),
+    ("Re-reads", 15),
+    ("Error Rate", 10),
+    ("Tool Efficiency", 10),
+)
+
+#: The timeline: the score at each 5 % of the session, 0 % … 100 % (21 points).
+TIMELINE_STEPS = 20
+
+AXIS_TIME = "time"
+AXIS_CALLS = "calls"
+
+
+def _band(value: float, bands: Sequence[tuple[float, Any]], floor: Any, passes: Callable[[float, float], bool]) -> Any:
+    for edge, result in bands:
+        if passes(value, edge):
+            return result
+    return floor
+
+
+def fill_score(fill_frac: float | None) -> int:
+    """Score the Context Fill signal (weight 40 %).
+
+    Parameters
+    ----------
+    fill_frac
+        The latest main-thread call's prompt tokens ÷ the effective window (0–1+), or None when the trace
+        has no call (spec: "no data = healthy").
+
+    Returns
+    -------
+    int
+        100 below 0.50, 80 below 0.65, 60 below 0.80, 40 below 0.90, else 20 (edges exclusive, as the
+        spec's ``<``). Exact.
+
+    Examples
+    --------
+    >>> fill_score(0.4999), fill_score(0.5), fill_score(0.9), fill_score(None)
+    (100, 80, 20, 100)
+    """
+    if fill_frac is None:
+        return 100
+    return int(_band(fill_frac, FILL_BANDS, FILL_FLOOR, operator.lt))
+
+
+def compaction_score(count: int) -> int:
+    """Score the Compactions signal (weight 25 %): 0 → 100, 1 → 75, 2 → 55, 3 → 35, 4+ → 15.
+
+    Examples
+    --------
+    >>> [compaction_score(n) for n in range(6)]
+    [100, 75, 55, 35, 15, 15]
+    """
+    return COMPACTION_SCORES.get(count, COMPACTION_FLOOR)
+
+
+def reread_score(ratio: float | None) -> int:
+    """Score the Re-reads signal (weight 15 %).
+
+    Parameters
+    ----------
+    ratio
+        Re-reads ÷ Read calls (0–1), or None when there was no Read call with a `file_path` (→ 100).
+
+    Returns
+    -------
+    int
+        100 up to 0.05, 80 up to 0.10, 60 up to 0.20, 40 up to 0.35, else 20 (edges inclusive, ``<=``).
+
+    Examples
+    --------
+    >>> reread_score(0.05), reread_score(0.0501), reread_score(0.35), reread_score(0.36)
+    (100, 80, 40, 20)
+    """
+    if ratio is None:
+        return 100
+    return int(_band(ratio, REREAD_BANDS, REREAD_FLOOR, operator.le))
+
+
+def error_acceleration_score(rates: tuple[float, float] | None) -> int:
+    """Score the Error Rate (acceleration) signal (weight 10 %).
+
+    Parameters
+    ----------
+    rates
+        (first-half, second-half) tool error rates, each 0–1, from `half_rates`; None when there are fewer
+        than 4 tool calls (→ 100, "too few calls to judge").
+
+    Returns
+    -------
+    int
+        100 when both halves are clean; 40 when only the second half has errors; else by the ratio
+        second ÷ first: 100 up to 1.0, 75 up to 2.0, 55 up to 3.0, 35 up to 5.0, else 15 (``<=``).
+
+    Examples
+    --------
+    >>> error_acceleration_score((0.1, 0.2)), error_acceleration_score((0.0, 0.1)), error_acceleration_score(None)
+    (75, 40, 100)
+    """
+    if rates is None:
+        return 100
+    first, second = rates
+    if first == 0 and second == 0:
+        return 100
+    if first == 0:
+        return ERRORS_FROM_CLEAN_SCORE
+    return int(_band(second / first, ERROR_ACCELERATION_BANDS, ERROR_ACCELERATION_FLOOR, operator.le))
+
+
+def tool_efficiency_score(ratios: tuple[float, float] | None) -> int:
+    """Score the Tool Efficiency signal (weight 10 %).
+
+    Parameters
+    ----------
+    ratios
+        (first-half, second-half) shares of productive calls (Write, Edit, MultiEdit), each 0–1, from
+        `half_rates`; None when there are fewer than 4 tool calls (→ 100).
+
+    Returns
+    -------
+    int
+        80 when the first half has no productive call; else by the change second ÷ first: 100 from 0.9,
+        75 from 0.7, 55 from 0.4, 35 from 0.15, else 15 (``>=``).
+
+    Examples
+    --------
+    >>> tool_efficiency_score((0.5, 0.45)), tool_efficiency_score((0.0, 0.5)), tool_efficiency_score((0.5, 0.0))
+    (100, 80, 15)
+    """
+    if ratios is None:
+        return 100
+    first, second = ratios
+    if first == 0:
+        return NO_WRITES_SCORE
+    return int(_band(second / first, EFFICIENCY_BANDS, EFFICIENCY_FLOOR, operator.ge))
+
+
+def grade(score: float) -> str:
+    """Return the letter of a 0–100 score: A from 85, B from 70, C from 55, D from 40, else F (``>=``).
+
+    Examples
+    --------
+    >>> grade(85), grade(84.75), grade(40), grade(39.5)
+    ('A', 'B', 'D', 'F')
+    """
+    return str(_band(score, GRADE_BANDS, GRADE_FLOOR, operator.ge))
+
+
+# --- the trace as the spec's HealthInput ---------------------------------------------------------------
+
+
+class ToolCall(NamedTuple):
+    """One main-thread tool call as the health and weather signals see it."""
+
+    seq: int  # reading-order position of the tool_use block
+    name: str
+    file_path: str | None  # Read calls: input.file_path
+    is_error: bool  # its result has is_error true and is not a refusal
+    denied: bool  # its result is a refusal (a person's or a rule's)
+    result_seq: int | None  # position of its result (None: no result in the trace)
+    call_index: int  # 0-based index of the main call that asked for it
+
+
+class MainCall(NamedTuple):
+    """One main-thread model call as the health and weather signals see it."""
+
+    seq: int
+    prompt_tokens: int
+    cache_read_tokens: int
+    stop_reason: str | None
+    model: str | None
+    latency_ms: int | None  # from the line before the call to its last line (transcripts only)
+
+
+class Compaction(NamedTuple):
+    """One main-thread compaction boundary."""
+
+    seq: int
+    trigger: str | None
+    pre_tokens: int | None
+
+
+@dataclass(frozen=True)
+class SessionRows:
+    """The main thread of one trace, reduced to what health and weather read.
+
+    `times` maps every `seq` of these rows to its moment in Unix epoch ms (timestamps forward-filled in
+    reading order, so a line without one takes the last one before it); it is empty for stream-json,
+    whose lines carry no timestamp, and then `axis` is ``"calls"``.
+    """
+
+    calls: list[MainCall]
+    tools: list[ToolCall]
+    compactions: list[Compaction]
+    times: dict[int, float]
+    axis: str
+
+    def cut(self, seq: int) -> SessionRows:
+        """Return the rows read before position `seq` (calls, tools and compactions with a smaller seq).
+
+        A tool call keeps its `is_error`/`denied` only if its result is also before `seq`.
+        """
+        tools = [
+            t if t.result_seq is not None and t.result_seq < seq else t._replace(is_error=False, denied=False)
+            for t in self.tools
+            if t.seq < seq
+        ]
+        return SessionRows(
+            calls=[c for c in self.calls if c.seq < seq],
+            tools=tools,
+            compactions=[c for c in self.compactions if c.seq < seq],
+            times=self.times,
+            axis=self.axis,
+        )
+
+    def cut_at_time(self, moment: float) -> SessionRows:
+        """Return the rows whose moment is at or before `moment` (Unix epoch ms); see `cut`."""
+
+        def seen(seq: int | None) -> bool:
+            return seq is not None and self.times.get(seq, float("inf")) <= moment
+
+        return SessionRows(
+            calls=[c for c in self.calls if seen(c.seq)],
+            tools=[
+                t if seen(t.result_seq) else t._replace(is_error=False, denied=False) for t in self.tools if seen(t.seq)
+            ],
+            compactions=[c for c in self.compactions if seen(c.seq)],
+            times=self.times,
+            axis=self.axis,
+        )
+
+
+def _file_path(name: str, input_json: str | None) -> str | None:
+    if name != "Read" or not input_json:
+        return None
+    try:
+        value = orjson.loads(input_json)
+    except orjson.JSONDecodeError:
+        return None
+    path = value.get("file_path") if isinstance(value, dict) else None
+    return path if isinstance(path, str) and path else None
+
+
+def session_rows(trace: Trace) -> SessionRows:
+    """Reduce a trace to its main thread's calls, tool calls and compactions, in reading order.
+
+    Parameters
+    ----------
+    trace
+        A trace from `reader.read_trace` (frames per `schema.py`).
+
+    Returns
+    -------
+    SessionRows
+        `calls`: one per main-thread call (`prompt_tokens` = input + cache write + cache read, exact;
+        `latency_ms` = `end_ts_ms − prev_ts_ms`, None in stream-json or without a line before it).
+        `tools`: one per main-thread tool use, by `seq`, with its result's `is_error` (false when the
+        result is a refusal, `denied`) and the index of the call before it. `compactions`: the main
+        thread's `system/compact_boundary` lines. All exact.
+    """
+    calls_df = trace.calls.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
+    uses = trace.tool_uses.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
+    results = trace.tool_results.filter(pl.col("thread_kind") == THREAD_MAIN)
+    bounds = trace.events.filter((pl.col("kind") == "compact_boundary") & (pl.col("thread_kind") == THREAD_MAIN)).sort(
+        "seq"
+    )
+    calls = [
+        MainCall(
+            seq=r["seq"],
+            prompt_tokens=r["prompt_tokens"],
+            cache_read_tokens=r["cache_read_tokens"],
+            stop_reason=r["stop_reason"],
+            model=r["model"],
+            latency_ms=r["end_ts_ms"] - r["prev_ts_ms"]
+            if r["end_ts_ms"] is not None and r["prev_ts_ms"] is not None
+            else None,
+        )
+        for r in calls_df.iter_rows(named=True)
+    ]
+    by_id = {r["tool_use_id"]: r for r in results.iter_rows(named=True) if r["tool_use_id"] is not None}
+    call_seqs = [c.seq for c in calls]
+    tools = []
+    ci = -1
+    for r in uses.iter_rows(named=True):
+        while ci + 1 < len(call_seqs) and call_seqs[ci + 1] <= r["seq"]:
+            ci += 1
+        res = by_id.get(r["tool_use_id"])
+        denied = bool(res and res["is_error"] and res["denied"])
+        tools.append(
+            ToolCall(
+                seq=r["seq"],
+                name=r["name"],
+                file_path=_file_path(r["name"], r["input_json"]),
+                is_error=bool(res and res["is_error"] and not res["denied"]),
+                denied=denied,
+                result_seq=res["seq"] if res else None,
+                call_index=max(ci, 0),
+            )
+        )
+    compactions = [Compaction(r["seq"], r["trigger"], r["pre_tokens"]) for r in bounds.iter_rows(named=True)]
+    times = _moments(trace) if trace.format != FORMAT_STREAM_JSON else {}
+    return SessionRows(calls, tools, compactions, times, AXIS_TIME if times else AXIS_CALLS)
+
+
+def _moments(trace: Trace) -> dict[int, float]:
+    """Map each main-thread row's seq to a moment: its timestamp, else the last one before it, else the first."""
+    frames = [trace.calls, trace.tool_uses, trace.tool_results, trace.events]
+    rows = pl.concat([f.filter(pl.col("thread_kind") == THREAD_MAIN).select("seq", "ts_ms") for f in frames]).sort(
+        "seq"
+    )
+    filled = rows.with_columns(pl.col("ts_ms").forward_fill().backward_fill())
+    if filled["ts_ms"].null_count() == filled.height:
+        return {}
+    return {int(s): float(t) for s, t in filled.iter_rows()}
+
+
+# --- the grade ---------------------------------------------------------------------------------------
+
+
+def half_rates(tools: Sequence[ToolCall], hit: Callable[[ToolCall], bool]) -> tuple[float, float] | None:
+    """Split tool calls at `floor(n / 2)` and return the share of `hit` in each half (spec 000).
+
+    Returns
+    -------
+    tuple of float, or None
+        (first half, second half), each 0–1; None with fewer than 4 calls.
+
+    Examples
+    --------
+    >>> t = [ToolCall(i, "Edit" if i < 2 else "Read", None, False, False, None, 0) for i in range(5)]
+    >>> half_rates(t, lambda c: c.name == "Edit")
+    (1.0, 0.0)
+    """
+    if len(tools) < MIN_TOOL_CALLS:
+        return None
+    mid = len(tools) // 2
+    first, second = tools[:mid], tools[mid:]
+    return sum(map(hit, first)) / len(first), sum(map(hit, second)) / len(second)
+
+
+def reread_ratio(tools: Sequence[ToolCall]) -> float | None:
+    """Return re-reads ÷ Read calls with a `file_path` (a re-read targets a path read before), or None."""
+    seen: set[str] = set()
+    reads = rereads = 0
+    for t in tools:
+        if t.name != "Read" or t.file_path is None:
+            continue
+        reads += 1
+        if t.file_path in seen:
+            rereads += 1
+        seen.add(t.file_path)
+    return rereads / reads if reads else None
+
+
+def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
+    """Grade the health of a session from its rows (spec 000's `computeHealthGrade`).
+
+    Parameters
+    ----------
+    rows
+        From `session_rows` (or a `cut` of them).
+    window
+        The effective context window in tokens (`metrics.window_choice`), > 0.
+
+    Returns
+    -------
+    dict
+        `grade` (A–F, from the composite), `score` (the composite rounded half up, 0–100), `fillPercent`
+        (latest prompt ÷ window × 100, or None without a call), `compactionCount`, `rereadRatio` (0–1 or
+        None without Read calls), `errorAcceleration` (second-half ÷ first-half error rate, None when not
+        defined), `toolEfficiency` (second-half ÷ first-half productive ratio, None when not defined) and
+        `signals`: one dict per signal in spec order, `name`, `value` (sub-score), `weight` (fraction),
+        `grade`, `measure` (the figure scored) and `why` (a sentence). All exact: the composite is summed
+        in integer hundredths.
+
+    Examples
+    --------
+    >>> rows = SessionRows([MainCall(1, 120_000, 0, None, None, None)], [], [], {}, AXIS_CALLS)
+    >>> h = health_grade(rows, 200_000)
+    >>> h["grade"], h["score"], h["fillPercent"]
+    ('A', 92, 60.0)
+    """
+    latest = rows.calls[-1].prompt_tokens if rows.calls else None
+    fill = latest / window if latest is not None else None
+    count = len(rows.compactions)
+    ratio = reread_ratio(rows.tools)
+    errors = half_rates(rows.tools, lambda t: t.is_error)
+    writes = half_rates(rows.tools, lambda t: t.name in PRODUCTIVE_TOOLS)
+    accel = errors[1] / errors[0] if errors and errors[0] else None
+    change = writes[1] / writes[0] if writes and writes[0] else None
+    values = [
+        (fill_score(fill), fill, _fill_why(latest, window)),
+        (compaction_score(count), count, f"{count} compaction(s)"),
+        (reread_score(ratio), ratio, _reread_why(rows.tools, ratio)),
+        (error_acceleration_score(errors), accel, _halves_why(errors, "tool error rate", len(rows.tools))),
+        (tool_efficiency_score(writes), change, _halves_why(writes, "share of Write/Edit/MultiEdit", len(rows.tools))),
+    ]
+    hundredths = sum(value * weight for (value, _, _), (_, weight) in zip(values, SIGNALS, strict=True))
+    composite = hundredths / 100
+    return {
+        "grade": grade(composite),
+        "score": (hundredths + 50) // 100,  # Math.round: half up
+        "fillPercent": fill * 100 if fill is not None else None,
+        "compactionCount": count,
+        "rereadRatio": ratio,
+        "errorAcceleration": accel,
+        "toolEfficiency": change,
+        "signals": [
+            {
+                "name": name,
+                "value": value,
+                "weight": weight / 100,
+                "grade": grade(value),
+                "measure": measure,
+                "why": why,
+            }
+            for (value, measure, why), (name, weight) in zip(values, SIGNALS, strict=True)
+        ],
+    }
+
+
+def _fill_why(latest: int | None, window: int) -> str:
+    if latest is None:
+        return "no model call yet"
+    return f"last call's prompt {latest:,} of a {window:,}-token window"
+
+
+def _reread_why(tools: Sequence[ToolCall], ratio: float | None) -> str:
+    reads = sum(1 for t in tools if t.name == "Read" and t.file_path is not None)
+    if ratio is None:
+        return "no Read call"
+    return f"{round(ratio * reads)} of {reads} Read calls re-read a file"
+
+
+def _halves_why(rates: tuple[float, float] | None, what: str, n: int) -> str:
+    if rates is None:
+        return f"{n} tool call(s): fewer than {MIN_TOOL_CALLS}, too few to judge"
+    return f"{what}: {rates[0]:.0%} in the first half, {rates[1]:.0%} in the second"
+
+
+def health_timeline(rows: SessionRows, window: int) -> list[dict[str, Any]]:
+    """Grade the session at each 5 % of it, from the rows up to that moment (21 points).
+
+    Parameters
+    ----------
+    rows
+        From `session_rows`.
+    window
+        Effective window in tokens.
+
+    Returns
+    -------
+    list of dict
+        21 dicts, `percent` 0, 5, … 100, with `score`, `grade` and the position: on the ``"time"`` axis
+        `ts_ms` (the moment start + (end − start) × percent, Unix epoch ms, rows at or before it
+        counted); on the ``"calls"`` axis (stream-json: no timestamps) `calls` (main calls counted:
+        call `floor(percent × (n − 1))` and everything read before the next call); and `compactions`, the
+        compactions counted so far. The last point always equals the whole-trace grade.
+    """
+    points = []
+    moments = sorted(rows.times.values()) if rows.axis == AXIS_TIME else []
+    n = len(rows.calls)
+    for k in range(TIMELINE_STEPS + 1):
+        percent = k * 100 // TIMELINE_STEPS
+        if moments:
+            start, end = moments[0], moments[-1]
+            moment = end if k == TIMELINE_STEPS else start + (end - start) * k / TIMELINE_STEPS
+            part = rows.cut_at_time(moment)
+            where: dict[str, Any] = {"ts_ms": round(moment)}
+        else:
+            last = k * (n - 1) // TIMELINE_STEPS if n else -1
+            part = rows.cut(rows.calls[last + 1].seq) if 0 <= last < n - 1 else rows
+            where = {"calls": last + 1}
+        h = health_grade(part, window)
+        points.append(
+            {"percent": percent, "score": h["score"], "grade": h["grade"], "compactions": h["compactionCount"], **where}
+        )
+    return points
+
+
+def health_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
+    """Compute the `health` object of a trace's JSON (spec 000 with issue 3's decisions).
+
+    Parameters
+    ----------
+    trace
+        A trace from `reader.read_trace`.
+    window
+        `--window` in tokens, or None (then `metrics.window_choice` decides).
+
+    Returns
+    -------
+    dict
+        `health_grade`'s keys, plus `window` (tokens) and `windowSource` (``"option"``, ``"modelUsage"``,
+        ``"default"``, ``"peak"``), `timeline` (`health_timeline`), `timelineAxis` (``"time"`` or
+        ``"calls"``) and `compactions`: for each compaction, its `trigger`, `pre_tokens` and the first
+        timeline `percent` that counts it.
+    """
+    from .metrics import window_choice
+
+    choice = window_choice(trace, window)
+    rows = session_rows(trace)
+    out = health_grade(rows, choice.tokens)
+    timeline = health_timeline(rows, choice.tokens)
+    out.update(
+        window=choice.tokens,
+        windowSource=choice.source,
+        timeline=timeline,
+        timelineAxis=rows.axis,
+        compactions=[
+            {"trigger": c.trigger, "pre_tokens": c.pre_tokens, "percent": _first_percent(timeline, i + 1)}
+            for i, c in enumerate(rows.compactions)
+        ],
+    )
+    return out
+
+
+def _first_percent(timeline: list[dict[str, Any]], count: int) -> int:
+    return next((p["percent"] for p in timeline if p["compactions"] >= count), 100)
