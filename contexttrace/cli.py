@@ -13,8 +13,9 @@ import typer
 
 from . import __version__
 from .errors import ExitCode
-from .render import OutputFormat, render_diagnostics, render_json, render_table
+from .render import OutputFormat, render_diagnostics, render_json, render_table, render_usage_table
 from .runner import analyze
+from .usage import build_usage
 
 app = typer.Typer(
     help="Show what an AI coding agent held in its context window, from recorded Claude Code traces.",
@@ -99,6 +100,37 @@ def trace_command(
         typer.echo(render_json(run, with_calls=calls))
     else:
         text = render_table(run, with_window=window is not None, with_calls=calls)
+        if text:
+            typer.echo(text)
+        elif not run.failures:
+            typer.echo("no traces found", err=True)
+    if not run.ok:
+        raise typer.Exit(ExitCode.TRACE_ERROR)
+
+
+@context_app.command("usage")
+def usage_command(
+    paths: PathsArg = None,
+    window: WindowOpt = None,
+    breakdown: Annotated[
+        bool,
+        typer.Option("--breakdown", help="Also print per-model, per-thread and per-agent rows and the turn readings."),
+    ] = False,
+    json: JsonOpt = False,
+) -> None:
+    """Per trace: calls, turns, fresh input, cache write, cache read, output, cache hit ratio, cost USD, subagents."""
+    fmt = OutputFormat.JSON if json else OutputFormat.TABLE
+    progress = _StderrProgress()
+    try:
+        run = analyze(paths or [], window=window, progress=progress, build=build_usage)
+    finally:
+        progress.close()
+    for line in render_diagnostics(run):
+        typer.echo(line, err=True)
+    if fmt is OutputFormat.JSON:
+        typer.echo(render_json(run))
+    else:
+        text = render_usage_table(run, breakdown=breakdown)
         if text:
             typer.echo(text)
         elif not run.failures:

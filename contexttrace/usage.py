@@ -1,0 +1,672 @@
+"""Usage, cost, turns and agents of one trace: the accounting readings of spec 001 (issue 4).
+
+Pure functions over the frames of a `reader.Trace` (`calls`, `tool_uses`, `tool_results`, `events`) and
+the price table of `pricing.py`; `build_usage` gathers them into a `UsageReport`. Nothing here reads
+files (but the packaged price table), prints or formats numbers.
+
+Rules this module owns (docs/usage.md states each with its source and exact/≈):
+
+* Every API response counts once: the call rows of `reader` are already deduplicated (CASES B01).
+* Tokens are summed per thread kind, thread and model; a cache write whose 5m/1h split is absent counts
+  as 5-minute and is reported as assumed (`cache_write_assumed_5m_tokens`).
+* Cost is priced per call (`pricing.call_cost_usd`); a call on a model the table lacks is unpriced, its
+  model listed in `unpriced_models`, and every total it belongs to is a lower bound.
+* The stream-json `result` line is reported beside our figures (`reported_*`), never added (B16).
+* A turn is a prompt the person wrote (`events.kind == "prompt"` on the main thread); a stream-json run
+  with no such line is one turn (the `-p` prompt is not written to the stream).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import polars as pl
+
+from . import metrics
+from .pricing import PriceTable, call_cost_usd, load_prices, normalize_model, price_of
+from .schema import FORMAT_STREAM_JSON, THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
+
+if TYPE_CHECKING:
+    from .reader import LineNote, Trace
+
+#: Claude Code keeps this many tokens of the window free for the model's output (spec 001).
+OUTPUT_RESERVE_TOKENS = 20_000
+#: Autocompact fires this many tokens below the effective window (spec 001).
+AUTOCOMPACT_BUFFER_TOKENS = 13_000
+#: Width of the "warn" band below the autocompact threshold (spec 001: Claude Code's "Context low").
+WARN_BAND_TOKENS = 20_000
+#: The window less this many tokens is "blocked" (spec 001).
+BLOCKING_BUFFER_TOKENS = 3_000
+#: Weight of the newest sample in the context-velocity moving average (spec 001: α = 1/5).
+VELOCITY_ALPHA = 0.2
+#: Characters per token for the ≈ size of text that came back into the session (spec 001: chars / 4).
+CHARS_PER_TOKEN = 4
+#: Tool names that start a subagent (renamed Task → Agent in 2.1.x, FORMATS G14).
+AGENT_TOOLS = frozenset({"Task", "Agent"})
+
+_TOKEN_COLS = ("input_tokens", "cache_write_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
+               "cache_read_tokens", "output_tokens")  # fmt: skip
+
+
+def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
+    """Price every call.
+
+    Parameters
+    ----------
+    calls
+        Call frame (`schema.CALL_SCHEMA`), deduplicated by `reader`.
+    table
+        The price table (`pricing.load_prices()`).
+
+    Returns
+    -------
+    polars.DataFrame
+        The same rows and columns, in the same order, plus `price_model` (str: the normalised model id),
+        `fast` (bool: `usage.speed == "fast"`), `long_context` (bool: prompt > the table's threshold and
+        the model has a long-context tier), `cache_write_assumed_5m_tokens` (i64: the whole cache write when
+        `cache_split_known` is false, else 0), `priced_as` (str: normalised model, with " (fast)" for fast
+        calls) and `cost_usd` (f64, USD, ≈ list price; null when the model, or its fast price, is not in
+        the table).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from contexttrace.pricing import load_prices
+    >>> calls = pl.DataFrame({"model": ["claude-haiku-4-5-20251001", "mystery-1"], "input_tokens": [1_000_000, 5],
+    ...     "cache_write_tokens": [0, 0], "cache_write_5m_tokens": [0, 0], "cache_write_1h_tokens": [0, 0],
+    ...     "cache_split_known": [True, True], "cache_read_tokens": [0, 0], "output_tokens": [0, 0],
+    ...     "prompt_tokens": [1_000_000, 5], "speed": [None, None], "web_search_requests": [0, 0]})
+    >>> priced_calls(calls, load_prices())["cost_usd"].to_list()
+    [1.0, None]
+    """
+    price_model: list[str | None] = []
+    fast_col: list[bool] = []
+    long_col: list[bool] = []
+    assumed: list[int] = []
+    label: list[str | None] = []
+    cost: list[float | None] = []
+    cols = ("model", "input_tokens", "cache_write_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
+            "cache_split_known", "cache_read_tokens", "output_tokens", "prompt_tokens", "speed",
+            "web_search_requests")  # fmt: skip
+    for model, inp, cw, c5, c1, known, cr, out, prompt, speed, web in calls.select(cols).iter_rows():
+        key = normalize_model(model) if model is not None else None
+        price = price_of(model, table)
+        fast = speed == "fast"
+        long = (
+            prompt > table.long_context_threshold_tokens
+            and price is not None
+            and price.long_context_input_multiplier is not None
+        )
+        c5_eff = c5 if known else cw  # absent split: the whole write counts as 5-minute (assumed)
+        c1_eff = c1 if known else 0
+        price_model.append(key)
+        fast_col.append(fast)
+        long_col.append(long)
+        assumed.append(0 if known else cw)
+        label.append(None if key is None else key + (" (fast)" if fast else ""))
+        cost.append(
+            None
+            if price is None
+            else call_cost_usd(
+                price, inp, c5_eff, c1_eff, cr, out, fast, long, web or 0, table.web_search_usd_per_request
+            )
+        )
+    return calls.with_columns(
+        price_model=pl.Series(price_model, dtype=pl.String),
+        fast=pl.Series(fast_col, dtype=pl.Boolean),
+        long_context=pl.Series(long_col, dtype=pl.Boolean),
+        cache_write_assumed_5m_tokens=pl.Series(assumed, dtype=pl.Int64),
+        priced_as=pl.Series(label, dtype=pl.String),
+        cost_usd=pl.Series(cost, dtype=pl.Float64),
+    )
+
+
+def cache_hit_ratio(cache_read: int, cache_write: int, fresh_input: int) -> float | None:
+    """Return cache read / (cache read + cache write + fresh input), a fraction 0–1; None when all are 0.
+
+    Examples
+    --------
+    >>> cache_hit_ratio(90, 5, 5)
+    0.9
+    """
+    total = cache_read + cache_write + fresh_input
+    return cache_read / total if total else None
+
+
+def token_totals(priced: pl.DataFrame) -> dict[str, Any]:
+    """Sum the usage and cost of some priced calls (`priced_calls`, any subset).
+
+    Returns
+    -------
+    dict
+        `calls` (count), `input_tokens` (fresh input), `cache_write_tokens`, `cache_write_5m_tokens`,
+        `cache_write_1h_tokens` (the split, 5m including the assumed part), `cache_write_assumed_5m_tokens`,
+        `cache_read_tokens`, `output_tokens` (tokens, exact sums over distinct responses), `web_search_requests`,
+        `cache_hit_ratio` (fraction or None), `cost_usd` (USD ≈, the priced calls only),
+        `cost_is_lower_bound` (some call is unpriced), `unpriced_calls`, `unpriced_models` (ids as written,
+        sorted), `long_context_calls`, `fast_calls`, `output_lower_bound_calls` (calls written with no
+        `stop_reason`: their output_tokens may be a streaming placeholder, FORMATS G2).
+    """
+    cols = (*_TOKEN_COLS, "cache_write_assumed_5m_tokens", "web_search_requests")
+    sums = {c: int(priced[c].sum() or 0) for c in cols}
+    sums["cache_write_5m_tokens"] += sums["cache_write_assumed_5m_tokens"]
+    unpriced = priced.filter(pl.col("cost_usd").is_null())
+    return {
+        "calls": priced.height,
+        **sums,
+        "cache_hit_ratio": cache_hit_ratio(sums["cache_read_tokens"], sums["cache_write_tokens"], sums["input_tokens"]),
+        "cost_usd": float(priced["cost_usd"].sum() or 0.0),
+        "cost_is_lower_bound": unpriced.height > 0,
+        "unpriced_calls": unpriced.height,
+        "unpriced_models": sorted({m if m is not None else "?" for m in unpriced["model"].to_list()}),
+        "long_context_calls": int(priced["long_context"].sum() or 0),
+        "fast_calls": int(priced["fast"].sum() or 0),
+        "output_lower_bound_calls": int(priced["stop_reason"].is_null().sum()),
+    }
+
+
+def by_model(priced: pl.DataFrame) -> list[dict[str, Any]]:
+    """Totals per priced model (normalised id, " (fast)" apart), in order of first use.
+
+    Returns
+    -------
+    list of dict
+        `model` (the label, e.g. ``"claude-opus-4-6 (fast)"``; the id as written when unnormalisable),
+        `models_written` (ids as the trace wrote them) and the keys of `token_totals`.
+    """
+    p = priced.sort("seq").with_columns(model_label=pl.coalesce("priced_as", "model").fill_null("?"))
+    rows = []
+    for (label,), part in p.group_by(["model_label"], maintain_order=True):
+        written = part["model"].drop_nulls().unique(maintain_order=True).to_list()
+        rows.append({"model": label, "models_written": written, **token_totals(part)})
+    return rows
+
+
+def by_thread(priced: pl.DataFrame) -> list[dict[str, Any]]:
+    """Totals per thread (main, each subagent, the compaction summariser), in order of first call.
+
+    Returns
+    -------
+    list of dict
+        `thread`, `thread_kind`, `models` (ids as written) and the keys of `token_totals`.
+    """
+    rows = []
+    for (thread, kind), part in priced.sort("seq").group_by(["thread", "thread_kind"], maintain_order=True):
+        models = part["model"].drop_nulls().unique(maintain_order=True).to_list()
+        rows.append({"thread": thread, "thread_kind": kind, "models": models, **token_totals(part)})
+    return rows
+
+
+def turn_table(trace: Trace) -> list[dict[str, Any]]:
+    """Split the main thread into turns: one per prompt the person wrote.
+
+    A turn starts at a main-thread `prompt` event (a typed prompt: not a tool result, an `isMeta`
+    injection, the compaction summary, an interrupt or slash-command text; `reader` classifies each user
+    line) and runs to the next one. A stream-json run with no prompt line is one turn. Main-thread calls
+    before the first prompt belong to no turn (see `calls_before_first_turn` in `turn_figures`).
+
+    Returns
+    -------
+    list of dict
+        One per turn, in order: `turn` (0-based), `line` (of the prompt; None for a stream-json run),
+        `calls` (main-thread calls in it), `context_tokens` (prompt tokens of its last call, None if it
+        made none), `compacted` (a main-thread compaction boundary lies between the previous turn's last
+        call and this turn's last call), `duration_ms` and `duration_source` (``"turn_duration"``: the
+        last `system/turn_duration` line in the turn, exact; ``"result"``: the stream-json `result` line's
+        `duration_ms`, exact; ``"timestamps"``: prompt timestamp to the last call's last line, ≈ as it
+        omits the final tool work; None when nothing says).
+    """
+    ev = trace.events.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
+    prompts = ev.filter(pl.col("kind") == "prompt")
+    main = metrics.main_calls(trace.calls)
+    starts: list[tuple[int, int | None, int | None]] = [
+        (s, ln, ts) for s, ln, ts in prompts.select("seq", "line", "ts_ms").iter_rows()
+    ]
+    if not starts and trace.format == FORMAT_STREAM_JSON and main.height:
+        starts = [(int(main["seq"].min()), None, None)]  # type: ignore[arg-type]
+    durations = ev.filter((pl.col("kind") == "turn_duration") & pl.col("duration_ms").is_not_null())
+    bounds = ev.filter(pl.col("kind") == "compact_boundary")["seq"].to_list()
+    call_rows = main.select("seq", "prompt_tokens", "end_ts_ms").rows()
+    turns: list[dict[str, Any]] = []
+    prev_last_seq: int | None = None
+    for i, (seq, line, ts) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else None
+        inside = [r for r in call_rows if r[0] >= seq and (end is None or r[0] < end)]
+        dur_rows = durations.filter((pl.col("seq") >= seq) & (pl.col("seq") < end if end is not None else pl.lit(True)))
+        duration: int | None = None
+        source: str | None = None
+        if dur_rows.height:
+            duration, source = int(dur_rows["duration_ms"][-1]), "turn_duration"
+        elif line is None and trace.result and type(trace.result.get("duration_ms")) is int:
+            duration, source = trace.result["duration_ms"], "result"
+        elif inside and ts is not None and inside[-1][2] is not None:
+            duration, source = int(inside[-1][2] - ts), "timestamps"
+        last_seq = inside[-1][0] if inside else None
+        compacted = last_seq is not None and any(
+            (prev_last_seq is None or b > prev_last_seq) and b < last_seq for b in bounds
+        )
+        turns.append(
+            {
+                "turn": i,
+                "line": line,
+                "calls": len(inside),
+                "context_tokens": int(inside[-1][1]) if inside else None,
+                "compacted": compacted,
+                "duration_ms": duration,
+                "duration_source": source,
+            }
+        )
+        if last_seq is not None:
+            prev_last_seq = last_seq
+    return turns
+
+
+def context_velocity(turns: list[dict[str, Any]]) -> float | None:
+    """Return the exponential moving average (α = 1/5) of the change in context size per turn.
+
+    Parameters
+    ----------
+    turns
+        From `turn_table`.
+
+    Returns
+    -------
+    float or None
+        Tokens per turn (exact arithmetic on exact sizes). Samples are the context size at the end of a
+        turn that made a call minus that of the previous such turn; a turn that compacted gives no
+        sample. None until a second turn has made a call (no sample is not zero growth). The first sample
+        seeds the average.
+
+    Examples
+    --------
+    >>> t = [{"context_tokens": 100, "compacted": False}, {"context_tokens": 200, "compacted": False},
+    ...      {"context_tokens": 50, "compacted": True}, {"context_tokens": 350, "compacted": False}]
+    >>> context_velocity(t)
+    140.0
+    """
+    ema: float | None = None
+    prev: int | None = None
+    for t in turns:
+        size = t["context_tokens"]
+        if size is None:
+            continue
+        if prev is not None and not t["compacted"]:
+            delta = size - prev
+            ema = float(delta) if ema is None else ema + VELOCITY_ALPHA * (delta - ema)
+        prev = size
+    return ema
+
+
+def context_band(context_tokens: int, threshold_tokens: int, window_tokens: int) -> str:
+    """Classify a context size as spec 001's band: ``"ok"``, ``"warn"`` or ``"blocked"``.
+
+    ok below threshold − 20,000; warn from there up to the threshold; blocked at the threshold or at
+    window − 3,000. Exact given the threshold.
+
+    Examples
+    --------
+    >>> [context_band(n, 167_000, 200_000) for n in (146_999, 147_000, 167_000)]
+    ['ok', 'warn', 'blocked']
+    """
+    if context_tokens >= threshold_tokens or context_tokens >= window_tokens - BLOCKING_BUFFER_TOKENS:
+        return "blocked"
+    if context_tokens >= threshold_tokens - WARN_BAND_TOKENS:
+        return "warn"
+    return "ok"
+
+
+def turn_figures(trace: Trace, turns: list[dict[str, Any]], window_tokens: int) -> dict[str, Any]:
+    """Compute the per-session turn readings of spec 001.
+
+    Parameters
+    ----------
+    trace
+        The trace (`calls`, `events`).
+    turns
+        From `turn_table`.
+    window_tokens
+        The effective context window (`metrics.window_choice`).
+
+    Returns
+    -------
+    dict
+        `turns` (count, exact), `calls_before_first_turn`, `median_calls_per_turn` (over turns with ≥ 1
+        call; None if none), `context_tokens` (prompt of the last main call), `context_velocity_tokens`
+        (`context_velocity`), `autocompact_threshold_tokens` and `autocompact_threshold_source`
+        (``"observed"``: `pre_tokens` of the last auto compaction boundary; else ``"window"``: effective
+        window − 20,000 output reserve − 13,000, ≈), `turns_until_autocompact` ((threshold − context) /
+        velocity, ≈; None without a positive velocity), `context_band` (`context_band`), and
+        `fixed_prefix_tokens` (cache read + cache write of the first main call, lowered to the context
+        right after any compaction that lands below it; ≈: it also holds the opening message).
+    """
+    main = metrics.main_calls(trace.calls)
+    first_turn_seq = None
+    prompts = trace.events.filter((pl.col("thread_kind") == THREAD_MAIN) & (pl.col("kind") == "prompt"))
+    if prompts.height:
+        first_turn_seq = int(prompts["seq"].min())  # type: ignore[arg-type]
+    before = main.filter(pl.col("seq") < first_turn_seq).height if first_turn_seq is not None and turns else 0
+    per_turn = [t["calls"] for t in turns if t["calls"] > 0]
+    context = int(main["prompt_tokens"][-1]) if main.height else 0
+    velocity = context_velocity(turns)
+    autos = trace.events.filter(
+        (pl.col("thread_kind") == THREAD_MAIN)
+        & (pl.col("kind") == "compact_boundary")
+        & (pl.col("trigger") == "auto")
+        & pl.col("pre_tokens").is_not_null()
+    ).sort("seq")
+    if autos.height:
+        threshold, source = int(autos["pre_tokens"][-1]), "observed"
+    else:
+        threshold, source = window_tokens - OUTPUT_RESERVE_TOKENS - AUTOCOMPACT_BUFFER_TOKENS, "window"
+    prefix = None
+    if main.height:
+        prefix = int(main["cache_read_tokens"][0] + main["cache_write_tokens"][0])
+        for ev in metrics.compaction_events(trace.events, trace.calls):
+            after = ev["context_after"]
+            if after is not None and after < prefix:
+                prefix = after
+    return {
+        "turns": len(turns),
+        "calls_before_first_turn": before,
+        "median_calls_per_turn": float(statistics.median(per_turn)) if per_turn else None,
+        "context_tokens": context,
+        "context_velocity_tokens": velocity,
+        "autocompact_threshold_tokens": threshold,
+        "autocompact_threshold_source": source,
+        "turns_until_autocompact": (threshold - context) / velocity if velocity and velocity > 0 else None,
+        "context_band": context_band(context, threshold, window_tokens) if main.height else None,
+        "fixed_prefix_tokens": prefix,
+    }
+
+
+def _agent_calls(trace: Trace) -> pl.DataFrame:
+    return trace.tool_uses.filter(pl.col("name").is_in(list(AGENT_TOOLS))).sort("seq")
+
+
+def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Match each subagent thread to the Task/Agent calls that started it.
+
+    stream-json names the thread by the call's id (exact). Transcripts do not keep the link in the frames,
+    so a thread's `subagent_prompt` lines are matched to an unused Task/Agent call whose `input.prompt`
+    has the same length in characters, the earliest first (a length match, not a text match).
+    """
+    uses = []
+    for tid, payload, seq, ts in _agent_calls(trace).select("tool_use_id", "input_json", "seq", "ts_ms").iter_rows():
+        decoded = orjson.loads(payload)
+        inp = decoded if isinstance(decoded, dict) else {}
+        prompt = inp.get("prompt")
+        uses.append({"tool_use_id": tid, "input": inp, "prompt_chars": len(prompt) if isinstance(prompt, str) else None,
+                     "seq": seq, "ts_ms": ts})  # fmt: skip
+    by_id = {u["tool_use_id"]: u for u in uses if u["tool_use_id"]}
+    used: set[str] = set()
+    links: dict[str, list[dict[str, Any]]] = {t: [] for t in threads}
+    for t in threads:
+        if t in by_id:
+            links[t].append({**by_id[t], "linked_by": "tool_use_id"})
+            used.add(t)
+    starts = trace.events.filter(pl.col("kind") == "subagent_prompt").sort("seq")
+    for thread, chars in starts.select("thread", "text_chars").iter_rows():
+        if thread not in links or any(link["linked_by"] == "tool_use_id" for link in links[thread]):
+            continue
+        match = next((u for u in uses if u["tool_use_id"] not in used and u["prompt_chars"] == chars), None)
+        if match is not None:
+            used.add(match["tool_use_id"])
+            links[thread].append({**match, "linked_by": "prompt_length"})
+    return links
+
+
+def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
+    """One row per subagent thread (Task/Agent subagents, warmups, inline sidechains).
+
+    Returns
+    -------
+    list of dict
+        In order of the thread's first call: `thread`, `agent_type` and `description` (the `.meta.json`
+        beside the agent file, else the Task/Agent call's `input.subagent_type` / `input.description`;
+        None when neither is known, e.g. warmups), `tasks` (Task/Agent calls linked to it),
+        `linked_by` (``"tool_use_id"`` exact, ``"prompt_length"`` ≈, or None), the keys of `token_totals`
+        (its own calls), `duration_ms` (last tool_result − first tool_use of its Task calls, else first
+        to last line of its own calls; None without timestamps) and `duration_source`, `returned_chars`
+        (chars of its Task results, exact), `returned_tokens` (chars ÷ 4, ≈) and `return_ratio`
+        (returned ÷ the agent's output tokens, ≈; None without a link or output).
+    """
+    sub = priced.filter(pl.col("thread_kind") == THREAD_SUBAGENT).sort("seq")
+    threads = sub["thread"].unique(maintain_order=True).to_list()
+    links = _link_agents(trace, threads)
+    results = trace.tool_results.select("tool_use_id", "result_chars", "ts_ms")
+    rows = []
+    for thread in threads:
+        part = sub.filter(pl.col("thread") == thread)
+        meta = trace.agents.get(thread, {})
+        tasks = links.get(thread, [])
+        first_input = tasks[0]["input"] if tasks else {}
+        agent_type = meta.get("agentType") or first_input.get("subagent_type")
+        description = meta.get("description") or first_input.get("description")
+        if description and len(tasks) > 1 and not meta.get("description"):
+            description += f" (+{len(tasks) - 1} more)"  # inline sidechains: several Task calls, one thread
+        ids = [t["tool_use_id"] for t in tasks]
+        res = results.filter(pl.col("tool_use_id").is_in(ids))
+        returned = int(res["result_chars"].sum() or 0) if tasks else None
+        duration, source = None, None
+        use_ts = [t["ts_ms"] for t in tasks if t["ts_ms"] is not None]
+        res_ts = res["ts_ms"].drop_nulls().to_list()
+        if use_ts and res_ts and len(res_ts) == len(tasks):
+            duration, source = int(max(res_ts) - min(use_ts)), "task_call"
+        elif part["ts_ms"].drop_nulls().len():
+            duration, source = int(part["end_ts_ms"].max() - part["ts_ms"].min()), "agent_lines"  # type: ignore[operator]
+        totals = token_totals(part)
+        returned_tokens = returned / CHARS_PER_TOKEN if returned is not None else None
+        rows.append(
+            {
+                "thread": thread,
+                "agent_type": agent_type,
+                "description": description,
+                "tasks": len(tasks),
+                "linked_by": tasks[0]["linked_by"] if tasks else None,
+                **totals,
+                "duration_ms": duration,
+                "duration_source": source,
+                "returned_chars": returned,
+                "returned_tokens": returned_tokens,
+                "return_ratio": returned_tokens / totals["output_tokens"]
+                if returned_tokens is not None and totals["output_tokens"]
+                else None,
+            }
+        )
+    return rows
+
+
+def reported_totals(result: dict[str, Any] | None, ours_usd: float, table: PriceTable) -> dict[str, Any] | None:
+    """Claude Code's own totals from a stream-json `result` line, beside ours (CASES B16).
+
+    Parameters
+    ----------
+    result
+        `Trace.result` (the run's last `result` line) or None.
+    ours_usd
+        Our priced cost of the run, USD.
+    table
+        The price table, to price the result's own `modelUsage` tokens.
+
+    Returns
+    -------
+    dict or None
+        None without a result line. Else `reported_cost_usd` (`total_cost_usd`, Claude Code's estimate),
+        `cost_difference_usd` (ours − reported), `reported_usage` (`usage`: input, cache write, cache
+        read, output; main model only in 2.0.x, FORMATS G9), `reported_model_usage` (`modelUsage` as
+        written) and `reported_tokens_priced_usd` (the `modelUsage` tokens priced with our table, cache
+        writes as 5-minute: checks the table against Claude Code's; None if a model is unpriced). Never
+        added to our totals.
+    """
+    if not result:
+        return None
+    reported = result.get("total_cost_usd")
+    reported = float(reported) if isinstance(reported, int | float) and not isinstance(reported, bool) else None
+    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    model_usage = result.get("modelUsage") if isinstance(result.get("modelUsage"), dict) else None
+    priced: float | None = None
+    if model_usage:
+        priced = 0.0
+        for model, mu in model_usage.items():
+            price = price_of(model, table)
+            if price is None or not isinstance(mu, dict):
+                priced = None
+                break
+            cost = call_cost_usd(
+                price,
+                int(mu.get("inputTokens") or 0),
+                int(mu.get("cacheCreationInputTokens") or 0),
+                0,
+                int(mu.get("cacheReadInputTokens") or 0),
+                int(mu.get("outputTokens") or 0),
+                web_search_requests=int(mu.get("webSearchRequests") or 0),
+                web_search_usd=table.web_search_usd_per_request,
+            )
+            priced += cost or 0.0
+
+    def _tok(key: str) -> int | None:
+        v = usage.get(key) if usage else None
+        return v if type(v) is int else None
+
+    return {
+        "reported_cost_usd": reported,
+        "cost_difference_usd": ours_usd - reported if reported is not None else None,
+        "reported_usage": {
+            "input_tokens": _tok("input_tokens"),
+            "cache_write_tokens": _tok("cache_creation_input_tokens"),
+            "cache_read_tokens": _tok("cache_read_input_tokens"),
+            "output_tokens": _tok("output_tokens"),
+        },
+        "reported_model_usage": model_usage,
+        "reported_tokens_priced_usd": priced,
+        "reported_duration_ms": result.get("duration_ms") if type(result.get("duration_ms")) is int else None,
+        "reported_num_turns": result.get("num_turns") if type(result.get("num_turns")) is int else None,
+    }
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """The `context usage` readings of one trace, ready to render (plain values, no frames).
+
+    `total` covers every thread (what the trace cost), `main` the main thread, `subagents` the subagent
+    and compaction-summariser threads; each is a `token_totals` dict. Token figures are exact sums over
+    distinct API responses; USD figures are ≈ (list prices from the table dated `price_table_date`).
+    """
+
+    trace: str
+    path: str
+    format: str
+    session_id: str | None
+    window: int
+    window_source: str
+    price_table_date: str
+    total: dict[str, Any]
+    main: dict[str, Any]
+    subagents: dict[str, Any]
+    models: list[dict[str, Any]]
+    threads: list[dict[str, Any]]
+    turns: list[dict[str, Any]]
+    turn_figures: dict[str, Any]
+    agents: list[dict[str, Any]]
+    agents_cost_share: float | None
+    agents_return_ratio: float | None
+    reported: dict[str, Any] | None
+    skipped_lines: int = 0
+    oversized_lines: int = 0
+    truncated_last_line: bool = False
+    warnings: list[str] = field(default_factory=list)
+    line_notes: list[LineNote] = field(default_factory=list)
+    fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
+
+    def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
+        """Return the JSON object of this trace: every reading, raw numbers (`with_calls` is ignored)."""
+        return {
+            "trace": self.trace,
+            "path": self.path,
+            "format": self.format,
+            "session_id": self.session_id,
+            "window": self.window,
+            "window_source": self.window_source,
+            "price_table_date": self.price_table_date,
+            "total": self.total,
+            "main": self.main,
+            "subagents": self.subagents,
+            "cost_usd": self.total["cost_usd"],
+            "cost_is_lower_bound": self.total["cost_is_lower_bound"],
+            "unpriced_models": self.total["unpriced_models"],
+            "models": self.models,
+            "threads": self.threads,
+            "turns": self.turn_figures["turns"],
+            "turn_figures": self.turn_figures,
+            "turn_rows": self.turns,
+            "agents": self.agents,
+            "agents_cost_usd": self.subagents_cost_usd,
+            "agents_cost_share": self.agents_cost_share,
+            "agents_return_ratio": self.agents_return_ratio,
+            "reported": self.reported,
+            "skipped_lines": self.skipped_lines,
+            "warnings": self.warnings,
+        }
+
+    @property
+    def subagents_cost_usd(self) -> float:
+        """USD (≈) of the subagent threads only (the compaction summariser apart)."""
+        return float(sum(a["cost_usd"] for a in self.agents))
+
+
+def build_usage(trace: Trace, window: int | None = None, table: PriceTable | None = None) -> UsageReport:
+    """Compute every `context usage` reading of one trace.
+
+    Parameters
+    ----------
+    trace
+        A trace from `reader.read_trace` (after `drop_inherited_calls`).
+    window
+        `--window` in tokens, or None (then `metrics.window_choice` decides).
+    table
+        A price table; None uses the packaged one.
+
+    Returns
+    -------
+    UsageReport
+        See the class and the functions it names for each figure's source.
+    """
+    table = table or load_prices()
+    priced = priced_calls(trace.calls, table)
+    choice = metrics.window_choice(trace, window)
+    turns = turn_table(trace)
+    total = token_totals(priced)
+    main = token_totals(priced.filter(pl.col("thread_kind") == THREAD_MAIN))
+    side = token_totals(priced.filter(pl.col("thread_kind").is_in([THREAD_SUBAGENT, THREAD_COMPACTION])))
+    agents = agent_rows(trace, priced)
+    agents_cost = sum(a["cost_usd"] for a in agents)
+    returned = [a for a in agents if a["returned_tokens"] is not None]
+    agent_out = sum(a["output_tokens"] for a in returned)
+    return UsageReport(
+        trace=trace.name,
+        path=trace.path,
+        format=trace.format,
+        session_id=trace.session_id,
+        window=choice.tokens,
+        window_source=choice.source,
+        price_table_date=table.date,
+        total=total,
+        main=main,
+        subagents=side,
+        models=by_model(priced),
+        threads=by_thread(priced),
+        turns=turns,
+        turn_figures=turn_figures(trace, turns, choice.tokens),
+        agents=agents,
+        agents_cost_share=agents_cost / total["cost_usd"] if agents and total["cost_usd"] else None,
+        agents_return_ratio=sum(a["returned_tokens"] for a in returned) / agent_out if returned and agent_out else None,
+        reported=reported_totals(trace.result, total["cost_usd"], table),
+        skipped_lines=trace.skipped_lines,
+        oversized_lines=trace.oversized_lines,
+        truncated_last_line=trace.truncated_last_line,
+        warnings=list(trace.warnings),
+        line_notes=list(trace.line_notes),
+    )
