@@ -1,0 +1,430 @@
+"""Session Weather (spec 002): eight signals → severities → one score → sunny … stormy.
+
+Pure functions over `health.SessionRows`; nothing here reads files, prints or formats numbers. The spec's
+"turn" is one main-thread model call (issue 3): in code and output it is a *call*. Weather is given as it
+stands after the last call, and `worst` is the worst it stood after any call. A signal without enough
+data abstains (severity None, with the reason); only the others are composed.
+
+Severity curves, caps and minimums are the spec's, kept as data below; between the spec's anchor points a
+severity is linear, and outside them it is held at the nearest anchor.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import statistics
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .health import MainCall, SessionRows, ToolCall, session_rows
+from .metrics import window_choice
+
+if TYPE_CHECKING:
+    from .reader import Trace
+
+#: (upper edge, exclusive; level; emoji) in order; a score at or above the last edge is stormy.
+WEATHER_LEVELS: tuple[tuple[float, str, str], ...] = (
+    (0.35, "sunny", "☀️"),
+    (0.55, "fair", "🌤️"),
+    (0.75, "cloudy", "⛅"),
+    (0.95, "rainy", "🌧️"),
+)
+STORMY = ("stormy", "⛈️")
+
+#: Score = max severity + SECOND_WEIGHT × the second highest (only the two highest count).
+SECOND_WEIGHT = 0.3
+
+#: Scores are rounded to this many decimals before they are levelled, so float noise (0.6 + 0.3 × 0.5)
+#: cannot move a score across a band edge.
+SCORE_DECIMALS = 9
+
+
+@dataclass(frozen=True)
+class SignalSpec:
+    """One row of spec 002's signal table: cap, curve anchors (measure → severity) and minimum data."""
+
+    cap: float
+    anchors: tuple[tuple[float, float], ...]
+    minimum: int
+
+
+#: Spec 002's table. Measures: ctx_pressure = last call's fill (0–1+); compaction_scar = compactions;
+#: truncation = calls that stopped at max_tokens; stuck = longest run of failed tool results;
+#: latency_drift = p75 latency ÷ baseline; error_cluster = error rate over the last 5 calls' tool calls;
+#: error_cumulative = error rate over all tool calls; cache_health = median cache-hit fraction.
+#: `minimum` is in the unit the spec gives: calls, consecutive results, tool calls in the window,
+#: calls that used a tool, qualifying calls.
+SIGNALS: dict[str, SignalSpec] = {
+    "ctx_pressure": SignalSpec(1.0, ((0.40, 0.0), (1.00, 1.0)), 1),
+    "compaction_scar": SignalSpec(0.6, ((0, 0.0), (1, 0.4), (2, 0.6)), 1),
+    "truncation": SignalSpec(0.5, ((0, 0.0), (1, 0.5)), 1),
+    "stuck": SignalSpec(0.9, ((9, 0.0), (10, 0.9)), 10),
+    "latency_drift": SignalSpec(1.0, ((1.0, 0.0), (3.0, 1.0)), 5),
+    "error_cluster": SignalSpec(0.5, ((0.0, 0.0), (1.0, 0.5)), 3),
+    "error_cumulative": SignalSpec(1.0, ((0.0, 0.0), (0.20, 0.5), (0.40, 1.0)), 10),
+    "cache_health": SignalSpec(0.5, ((0.0, 0.5), (0.50, 0.0)), 3),
+}
+
+#: error_cluster looks at the tool calls of this many most recent calls.
+CLUSTER_CALLS = 5
+#: cache_health and latency_drift look at this many most recent calls.
+RECENT_CALLS = 10
+#: cache_health skips this many first calls (prompt cache cold start) ...
+CACHE_SKIP_CALLS = 3
+#: ... and calls with fewer prompt tokens than this.
+CACHE_MIN_PROMPT_TOKENS = 1_000
+#: latency_drift's fallback baseline: the median latency of the trace's own first this-many calls.
+BASELINE_CALLS = 10
+
+#: Per-model baseline latency of one main-thread call, ms (from the line before the call to its last
+#: line). Source of every entry: the median over the main-thread calls of the real transcripts bundled in
+#: samples/ (see samples/PROVENANCE.md), recomputed by tests/test_weather.py. Model ids are matched after
+#: dropping a trailing date (`-20250929`). A model not listed falls back to the trace's own first calls.
+LATENCY_BASELINE_MS: dict[str, dict[str, Any]] = {
+    "claude-opus-4-5": {"ms": 3078.5, "calls": 12, "source": "samples/b-ccl-print-mode-sessions (claude -p, 2.1.17)"},
+    "claude-opus-4-6": {"ms": 5568, "calls": 139, "source": "samples/b-spotter-compaction (marot/spotter, 2.1.39)"},
+    "claude-opus-4-7": {"ms": 8908, "calls": 17, "source": "samples/b-ccl-agent-teams-opus47 (2.1.114)"},
+    "claude-sonnet-4": {"ms": 5943, "calls": 9, "source": "samples/b-ccv-inline-sidechains-v1098.jsonl (1.0.98)"},
+    "claude-sonnet-4-5": {
+        "ms": 5795,
+        "calls": 217,
+        "source": "samples/b-ccl-flat-agent-files-v2037, b-ccl-image-and-errors.jsonl, b-ccl-thinking-sonnet45.jsonl",
+    },
+}
+
+_DATE_SUFFIX = re.compile(r"-\d{8}$")
+
+
+def curve(measure: float, spec: SignalSpec) -> float:
+    """Map a measure to a severity: linear between the anchors, held at the end anchors, then capped.
+
+    The result is rounded to 9 decimals (`SCORE_DECIMALS`) so that, for example, a fill of exactly 0.70
+    gives 0.5 and not 0.4999999999999999.
+
+    Examples
+    --------
+    >>> curve(0.70, SIGNALS["ctx_pressure"]), curve(0.30, SIGNALS["ctx_pressure"])
+    (0.5, 0.0)
+    >>> curve(0.30, SIGNALS["error_cumulative"]), curve(5, SIGNALS["compaction_scar"])
+    (0.75, 0.6)
+    """
+    points = spec.anchors
+    if measure <= points[0][0]:
+        value = points[0][1]
+    elif measure >= points[-1][0]:
+        value = points[-1][1]
+    else:
+        i = bisect.bisect_right([x for x, _ in points], measure)
+        (x0, y0), (x1, y1) = points[i - 1], points[i]
+        value = y0 + (y1 - y0) * (measure - x0) / (x1 - x0)
+    return round(min(value, spec.cap), SCORE_DECIMALS)
+
+
+def compose(severities: list[float]) -> float:
+    """Compose severities into a score: the highest plus 0.3 × the second highest (spec 002).
+
+    Parameters
+    ----------
+    severities
+        Severities of the signals that did not abstain, each 0–cap; may be empty (→ 0.0).
+
+    Returns
+    -------
+    float
+        0–1.3, rounded to 9 decimals. Exact up to that rounding.
+
+    Examples
+    --------
+    >>> compose([0.4, 0.5, 0.2]), compose([]), compose([0.6, 0.5])
+    (0.62, 0.0, 0.75)
+    """
+    top = [*sorted(severities, reverse=True)[:2], 0.0, 0.0]
+    return round(top[0] + SECOND_WEIGHT * top[1], SCORE_DECIMALS)
+
+
+def weather_level(score: float) -> tuple[str, str]:
+    """Return (level, emoji) of a score: sunny below 0.35, fair below 0.55, cloudy below 0.75, rainy below
+    0.95, else stormy (edges exclusive, as the spec's ``<``).
+
+    Examples
+    --------
+    >>> weather_level(0.3499), weather_level(0.35), weather_level(0.95)
+    (('sunny', '☀️'), ('fair', '🌤️'), ('stormy', '⛈️'))
+    """
+    for edge, level, emoji in WEATHER_LEVELS:
+        if score < edge:
+            return level, emoji
+    return STORMY
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Return the q-quantile (0–1) with linear interpolation between order statistics (numpy's default).
+
+    Examples
+    --------
+    >>> percentile([1, 2, 3, 4, 5], 0.75), percentile([10, 20], 0.75)
+    (4.0, 17.5)
+    """
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return float(ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo))
+
+
+def baseline_ms(model: str | None) -> float | None:
+    """Return the table's baseline latency (ms) of a model, or None when the table lacks it."""
+    if not model:
+        return None
+    entry = LATENCY_BASELINE_MS.get(_DATE_SUFFIX.sub("", model))
+    return float(entry["ms"]) if entry else None
+
+
+# --- the signals after one call -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Series:
+    """Per-trace arrays that make the signals after any call O(1) to compute."""
+
+    rows: SessionRows
+    window: int
+    cuts: list[float]  # cuts[i]: rows before this seq are known after call i (the next call's seq)
+    use_seqs: list[int]  # tool uses' seqs, sorted
+    result_seqs: list[int]  # results' seqs, sorted
+    result_errors: list[bool]  # is_error per result in that order
+    errors_before: list[int]  # errors among the first r results
+    longest_before: list[tuple[int, int]]  # (length, end) of the longest failed run among the first r results
+    tool_turns_upto: list[int]  # calls up to i that asked for a tool
+    result_calls: list[int]  # call index of each result's tool use, in result order
+    tools_by_call: list[list[ToolCall]]  # tool calls each call asked for
+
+
+def _series(rows: SessionRows, window: int) -> _Series:
+    n = len(rows.calls)
+    cuts = [float(rows.calls[i + 1].seq) if i + 1 < n else float("inf") for i in range(n)]
+    with_result = sorted((t for t in rows.tools if t.result_seq is not None), key=lambda t: t.result_seq or 0)
+    errors_before = [0]
+    longest: list[tuple[int, int]] = [(0, 0)]
+    run = 0
+    for r, t in enumerate(with_result, 1):
+        errors_before.append(errors_before[-1] + t.is_error)
+        run = run + 1 if t.is_error else 0
+        longest.append(max(longest[-1], (run, r)) if run > longest[-1][0] else longest[-1])
+    by_call: list[list[ToolCall]] = [[] for _ in range(n)]
+    for t in rows.tools:
+        by_call[t.call_index].append(t)
+    asked = {t.call_index for t in rows.tools}
+    turns = []
+    count = 0
+    for i in range(n):
+        count += i in asked
+        turns.append(count)
+    return _Series(
+        rows=rows,
+        window=window,
+        cuts=cuts,
+        use_seqs=sorted(t.seq for t in rows.tools),
+        result_seqs=[t.result_seq or 0 for t in with_result],
+        result_errors=[t.is_error for t in with_result],
+        errors_before=errors_before,
+        longest_before=longest,
+        tool_turns_upto=turns,
+        result_calls=[t.call_index for t in with_result],
+        tools_by_call=by_call,
+    )
+
+
+def _signal(name: str, measure: float | None, why: str, calls: list[int] | None = None) -> dict[str, Any]:
+    spec = SIGNALS[name]
+    severity = None if measure is None else curve(measure, spec)
+    return {
+        "name": name,
+        "severity": severity,
+        "cap": spec.cap,
+        "active": bool(severity),
+        "measure": measure,
+        "why": why,
+        "calls": sorted(set(calls or [])) if severity else [],
+    }
+
+
+def _signals_after(s: _Series, i: int) -> list[dict[str, Any]]:
+    """The eight signals as they stand after call `i` (0-based), with everything read before call i + 1."""
+    calls: list[MainCall] = s.rows.calls[: i + 1]
+    cut = s.cuts[i]
+    uses = bisect.bisect_left(s.use_seqs, cut)
+    results = bisect.bisect_left(s.result_seqs, cut)
+    errors = s.errors_before[results]
+    out = []
+
+    last = calls[-1]
+    fill = last.prompt_tokens / s.window
+    out.append(_signal("ctx_pressure", fill, f"last call's prompt is {fill:.0%} of {s.window:,} tokens", [i]))
+
+    bounds = [c for c in s.rows.compactions if c.seq < cut]
+    after = [bisect.bisect_left([c.seq for c in calls], b.seq) for b in bounds]
+    out.append(_signal("compaction_scar", len(bounds), f"{len(bounds)} compaction(s)", [min(a, i) for a in after]))
+
+    known = [k for k, c in enumerate(calls) if c.stop_reason is not None]
+    cut_off = [k for k in known if calls[k].stop_reason == "max_tokens"]
+    if known:
+        why = f"{len(cut_off)} call(s) stopped at max_tokens ({len(calls) - len(known)} with no stop_reason)"
+        out.append(_signal("truncation", len(cut_off), why, cut_off))
+    else:
+        out.append(_signal("truncation", None, "no call records its stop_reason (streamed lines)"))
+
+    length, end = s.longest_before[results]
+    if results < SIGNALS["stuck"].minimum:
+        out.append(_signal("stuck", None, f"{results} tool result(s): fewer than {SIGNALS['stuck'].minimum}"))
+    else:
+        streak = s.result_calls[end - length : end]
+        out.append(_signal("stuck", length, f"longest run of failed tool results: {length}", streak))
+
+    out.append(_latency(calls, i))
+
+    lo = max(0, i - CLUSTER_CALLS + 1)
+    window_tools = [t for k in range(lo, i + 1) for t in s.tools_by_call[k] if t.seq < cut]
+    failed = [t for t in window_tools if t.is_error and t.result_seq is not None and t.result_seq < cut]
+    need = SIGNALS["error_cluster"].minimum
+    if len(window_tools) < need:
+        why = f"{len(window_tools)} tool call(s) in the last {CLUSTER_CALLS} calls: fewer than {need}"
+        out.append(_signal("error_cluster", None, why))
+    else:
+        rate = len(failed) / len(window_tools)
+        why = f"{len(failed)} of {len(window_tools)} tool calls failed in the last {CLUSTER_CALLS} calls"
+        out.append(_signal("error_cluster", rate, why, [t.call_index for t in failed]))
+
+    turns = s.tool_turns_upto[i]
+    need = SIGNALS["error_cumulative"].minimum
+    if turns < need:
+        out.append(_signal("error_cumulative", None, f"{turns} call(s) used a tool: fewer than {need}"))
+    else:
+        rate = errors / uses if uses else 0.0
+        failed_calls = [s.result_calls[r] for r in range(results) if s.result_errors[r]]
+        out.append(_signal("error_cumulative", rate, f"{errors} of {uses} tool calls failed", failed_calls))
+
+    out.append(_cache(calls))
+    return out
+
+
+def _cache(calls: list[MainCall]) -> dict[str, Any]:
+    start = max(CACHE_SKIP_CALLS, len(calls) - RECENT_CALLS)
+    picked = [
+        (k, c.cache_read_tokens / c.prompt_tokens)
+        for k, c in enumerate(calls)
+        if k >= start and c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS
+    ]
+    need = SIGNALS["cache_health"].minimum
+    if len(picked) < need:
+        return _signal("cache_health", None, f"{len(picked)} qualifying call(s): fewer than {need}")
+    hit = statistics.median(h for _, h in picked)
+    low = [k for k, h in picked if h < SIGNALS["cache_health"].anchors[-1][0]]
+    return _signal("cache_health", hit, f"median cache hit {hit:.0%} over calls {start}–{len(calls) - 1}", low)
+
+
+def _latency(calls: list[MainCall], i: int) -> dict[str, Any]:
+    recent = [(k, c.latency_ms) for k, c in enumerate(calls) if k > i - RECENT_CALLS and c.latency_ms is not None]
+    need = SIGNALS["latency_drift"].minimum
+    if len(recent) < need:
+        why = "no timestamps (stream-json)" if not recent else f"{len(recent)} timed call(s): fewer than {need}"
+        return _signal("latency_drift", None, why)
+    base = baseline_ms(calls[-1].model)
+    source = f"table baseline for {calls[-1].model}"
+    if base is None:
+        own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
+        base = float(statistics.median(own))
+        source = f"median of this trace's first {BASELINE_CALLS} calls (model not in the table)"
+    p75 = percentile([float(v) for _, v in recent], 0.75)
+    ratio = p75 / base if base > 0 else 0.0
+    slow = [k for k, v in recent if v >= p75]
+    return _signal("latency_drift", ratio, f"p75 {p75 / 1000:.1f}s vs {base / 1000:.1f}s ({source})", slow)
+
+
+def _stats(signals: dict[str, dict[str, Any]], s: _Series, i: int) -> dict[str, Any]:
+    results = bisect.bisect_left(s.result_seqs, s.cuts[i])
+    return {
+        "context_fill_frac": signals["ctx_pressure"]["measure"],
+        "tool_errors": s.errors_before[results],
+        "cache_hit_frac": signals["cache_health"]["measure"],
+        "latency_ratio": signals["latency_drift"]["measure"],
+        "compactions": signals["compaction_scar"]["measure"],
+    }
+
+
+def weather_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
+    """Compute the `weather` object of a trace's JSON (spec 002 with issue 3's decisions).
+
+    Parameters
+    ----------
+    trace
+        A trace from `reader.read_trace`.
+    window
+        `--window` in tokens, or None (then `metrics.window_choice` decides); used by ctx_pressure.
+
+    Returns
+    -------
+    dict
+        `level` (sunny/fair/cloudy/rainy/stormy), `emoji`, `score` (0–1.3), `signals` (the eight, in the
+        spec's order: `name`, `severity` (None when the signal abstains), `cap`, `active`, `measure`,
+        `why`, `calls` (0-based main-call indexes it points at)), `factors` (the active signals, highest
+        severity first: `name`, `severity`, `why`, `calls`), `stats` (`context_fill_frac`, `tool_errors`,
+        `cache_hit_frac`, `latency_ratio`, `compactions`) and `worst` (`level`, `emoji`, `score`,
+        `call_index`: the worst weather after any call, the first call that reached it). All exact from
+        the trace's fields except latency (line timestamps, ms) and its table baseline.
+
+    Raises
+    ------
+    statistics.StatisticsError
+        Never in practice: a median is only taken over a non-empty list.
+    """
+    choice = window_choice(trace, window)
+    return weather_of(session_rows(trace), choice.tokens)
+
+
+def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
+    """Compute the weather of session rows against a window (see `weather_report` for the shape).
+
+    Examples
+    --------
+    >>> from contexttrace.health import AXIS_CALLS
+    >>> rows = SessionRows([MainCall(1, 170_000, 0, "max_tokens", "m", None)], [], [], {}, AXIS_CALLS)
+    >>> w = weather_of(rows, 200_000)
+    >>> w["level"], w["score"], [f["name"] for f in w["factors"]]
+    ('rainy', 0.9, ['ctx_pressure', 'truncation'])
+    """
+    if not rows.calls:
+        level, emoji = weather_level(0.0)
+        return {
+            "level": level,
+            "emoji": emoji,
+            "score": 0.0,
+            "signals": [_signal(name, None, "no model call") for name in SIGNALS],
+            "factors": [],
+            "stats": dict.fromkeys(
+                ("context_fill_frac", "tool_errors", "cache_hit_frac", "latency_ratio", "compactions")
+            ),
+            "worst": None,
+        }
+    s = _series(rows, window)
+    worst: tuple[float, int] = (-1.0, 0)
+    for i in range(len(rows.calls)):
+        score = compose([x["severity"] for x in _signals_after(s, i) if x["severity"] is not None])
+        if score > worst[0]:
+            worst = (score, i)
+    last = len(rows.calls) - 1
+    signals = _signals_after(s, last)
+    score = compose([x["severity"] for x in signals if x["severity"] is not None])
+    level, emoji = weather_level(score)
+    factors = sorted((x for x in signals if x["active"]), key=lambda x: -x["severity"])
+    worst_level, worst_emoji = weather_level(worst[0])
+    return {
+        "level": level,
+        "emoji": emoji,
+        "score": score,
+        "signals": signals,
+        "factors": [{k: f[k] for k in ("name", "severity", "why", "calls")} for f in factors],
+        "stats": _stats({x["name"]: x for x in signals}, s, last),
+        "worst": {"level": worst_level, "emoji": worst_emoji, "score": worst[0], "call_index": worst[1]},
+    }
