@@ -6,6 +6,7 @@ every character of output from `render`.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -13,7 +14,7 @@ import typer
 
 from . import __version__
 from .errors import ExitCode
-from .render import OutputFormat, render_diagnostics, render_json, render_table, render_usage_table
+from .render import OutputFormat, render_diagnostics, render_explain, render_json, render_table, render_usage_table
 from .runner import analyze
 from .usage import build_usage
 
@@ -39,6 +40,12 @@ WindowOpt = Annotated[
 ]
 CallsOpt = Annotated[bool, typer.Option("--calls", help="Also print the prompt tokens of every call.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON list, one object per trace.")]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--explain", help="Under the table, per trace: the health breakdown, the health bar and the weather factors."
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -86,8 +93,10 @@ def trace_command(
     window: WindowOpt = None,
     calls: CallsOpt = False,
     json: JsonOpt = False,
+    explain: ExplainOpt = False,
 ) -> None:
-    """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed, repeats, result chars."""
+    """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed, repeats, result chars,
+    health grade and weather."""
     fmt = OutputFormat.JSON if json else OutputFormat.TABLE
     progress = _StderrProgress()
     try:
@@ -102,6 +111,10 @@ def trace_command(
         text = render_table(run, with_window=window is not None, with_calls=calls)
         if text:
             typer.echo(text)
+        if text and explain:
+            # Colour only for a person at a terminal (https://no-color.org): pipes and files get plain glyphs.
+            color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            typer.echo("\n" + render_explain(run, color=color))
         elif not run.failures:
             typer.echo("no traces found", err=True)
     if not run.ok:

@@ -59,7 +59,18 @@ _COLUMNS: list[tuple[str, Any]] = [
 ]
 
 #: Extra columns other commands add at the end (issue 3: health and weather), header → cell function.
-EXTRA_COLUMNS: list[tuple[str, Any]] = []
+EXTRA_COLUMNS: list[tuple[str, Any]] = [
+    ("health", lambda r: _health_cell(r.extra.get("health"))),
+    ("weather", lambda r: _weather_cell(r.extra.get("weather"))),
+]
+
+
+def _health_cell(h: dict[str, Any] | None) -> str:
+    return "-" if h is None else f"{h['grade']} {h['score']}"
+
+
+def _weather_cell(w: dict[str, Any] | None) -> str:
+    return "-" if w is None else f"{w['emoji']} {w['level']}"
 
 
 def render_table(run: RunResult, with_window: bool, with_calls: bool = False) -> str:
@@ -339,3 +350,161 @@ def _usage_breakdown(r: Any) -> list[str]:
     ]
     out.append(f"{r.trace}: " + " · ".join(parts))
     return out
+
+
+# --- `context trace --explain`: health breakdown, health bar, weather tooltip (issue 3) -------------------
+
+#: Spec 000's five colours, one per grade (A green → F red); used only when colour is on.
+GRADE_COLORS = {"A": "#a6e3a1", "B": "#94e2d5", "C": "#f9e2af", "D": "#fab387", "F": "#f38ba8"}
+#: Spec 000's compaction-line colour.
+COMPACTION_COLOR = "#f38ba8"
+#: The breakdown bar: cells, and the glyphs for a full cell, a half cell and an empty one.
+BREAKDOWN_CELLS = 10
+BAR_FULL, BAR_HALF, BAR_EMPTY = "█", "▌", "░"
+#: One health-bar point in colour (painted in its grade's colour); without colour a point is its grade letter.
+HEALTH_POINT = "█"
+#: The mark under the health bar where a compaction happened.
+COMPACTION_MARK = "┆"
+#: How the window was chosen, in words.
+WINDOW_SOURCES = {
+    "option": "from --window",
+    "modelUsage": "from the result line's modelUsage",
+    "default": "Claude Code's default; the trace does not say",
+    "peak": "assumed: the peak exceeds 200,000",
+}
+#: At most this many call numbers are listed per factor.
+CALLS_SHOWN = 8
+
+
+def _paint(text: str, hex_color: str, color: bool) -> str:
+    if not color:
+        return text
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"\x1b[38;2;{r};{g};{b}m{text}\x1b[0m"
+
+
+def _breakdown_bar(value: int, grade: str, color: bool) -> str:
+    full, half = divmod(value * BREAKDOWN_CELLS, 100)
+    filled = BAR_FULL * full + (BAR_HALF if half >= 50 else "")
+    return _paint(filled, GRADE_COLORS[grade], color) + BAR_EMPTY * (BREAKDOWN_CELLS - len(filled))
+
+
+def _calls_text(calls: list[int]) -> str:
+    shown = ", ".join(f"#{c}" for c in calls[:CALLS_SHOWN])
+    more = f" and {len(calls) - CALLS_SHOWN} more" if len(calls) > CALLS_SHOWN else ""
+    return f"call{'s' if len(calls) > 1 else ''} {shown}{more}"
+
+
+def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
+    """Render spec 000's breakdown panel: one row per signal, name | bar | sub-score and grade | weight | why.
+
+    Parameters
+    ----------
+    h
+        A `health` object (`health.health_report`).
+    color
+        Paint each bar in its grade's colour (24-bit ANSI); False gives plain glyphs.
+
+    Returns
+    -------
+    list of str
+        A heading line, then five signal rows, indented by two spaces.
+    """
+    lines = [
+        f"  health {h['grade']} {h['score']}/100 · window {fmt_int(h['window'])} tokens "
+        f"({WINDOW_SOURCES.get(h['windowSource'], h['windowSource'])})"
+    ]
+    for sig in h["signals"]:
+        bar = _breakdown_bar(sig["value"], sig["grade"], color)
+        lines.append(
+            f"    {sig['name']:<16} {bar} {sig['value']:>3} {sig['grade']}  {sig['weight']:>4.0%}  {sig['why']}"
+        )
+    return lines
+
+
+def render_health_bar(h: dict[str, Any], color: bool = False) -> list[str]:
+    """Render the health bar: the grade at each 5 % of the session (21 points), compactions marked below.
+
+    Returns
+    -------
+    list of str
+        A heading naming the axis (time, or calls for stream-json), the bar (coloured blocks, or grade
+        letters without colour), and a line with `COMPACTION_MARK` under the first point that counts each
+        compaction, labelled.
+    """
+    axis = "time" if h["timelineAxis"] == "time" else "calls (stream-json has no timestamps)"
+    points = h["timeline"]
+    if color:
+        bar = "".join(_paint(HEALTH_POINT, GRADE_COLORS[p["grade"]], True) for p in points)
+    else:
+        bar = "".join(p["grade"] for p in points)
+    lines = [f"  health bar, 0% → 100% of the session by {axis}, a point per 5%:", f"    {bar}"]
+    for c in h["compactions"]:
+        col = c["percent"] * (len(points) - 1) // 100
+        pre = f", pre {fmt_int(c['pre_tokens'])}" if c["pre_tokens"] is not None else ""
+        mark = _paint(COMPACTION_MARK, COMPACTION_COLOR, color)
+        lines.append(f"    {' ' * col}{mark} compaction ({c['trigger'] or '?'}{pre}) by {c['percent']}%")
+    return lines
+
+
+def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
+    """Render spec 002's tooltip: stats when sunny or fair, else the active factors and the calls to read.
+
+    Returns
+    -------
+    list of str
+        A heading (emoji, level, score, and the worst weather reached if worse), then the stats line or
+        one line per factor (highest severity first) and a "look at" line; last, the signals that
+        abstained and why. Call numbers are 0-based main-thread call indexes, as in the JSON.
+    """
+    lines = [f"  weather {w['emoji']} {w['level']} {w['score']:.2f}"]
+    worst = w.get("worst")
+    if worst and worst["score"] > w["score"]:
+        where = f"after call #{worst['call_index']}"
+        lines[0] += f" (worst: {worst['emoji']} {worst['level']} {worst['score']:.2f} {where})"
+    if w["level"] in ("sunny", "fair"):
+        st = w["stats"]
+        parts = [
+            f"context {fmt_percent(st['context_fill_frac'])}",
+            f"{fmt_int(st['tool_errors'])} tool errors",
+            f"cache hit {fmt_percent(st['cache_hit_frac'])}",
+            "latency " + ("-" if st["latency_ratio"] is None else f"{st['latency_ratio']:.2f}× baseline"),
+            f"{fmt_int(st['compactions'])} compactions",
+        ]
+        lines.append("    " + " · ".join(parts))
+    else:
+        called: list[int] = []
+        for f in w["factors"]:
+            lines.append(f"    {f['name']} {f['severity']:.2f}: {f['why']}")
+            called.extend(c for c in f["calls"] if c not in called)
+        if called:
+            lines.append(f"    → look at {_calls_text(sorted(called))}")
+    idle = [s for s in w["signals"] if s["severity"] is None]
+    if idle:
+        lines.append("    not judged: " + "; ".join(f"{s['name']} ({s['why']})" for s in idle))
+    return lines
+
+
+def render_explain(run: RunResult, color: bool = False) -> str:
+    """Render `--explain`: per trace, the health breakdown, the health bar and the weather tooltip.
+
+    Parameters
+    ----------
+    run
+        Reports from `report.build_report` (their `extra` holds `health` and `weather`).
+    color
+        Colour the bars (the CLI passes True only when stdout is a terminal and NO_COLOR is unset).
+
+    Returns
+    -------
+    str
+        One block per trace, separated by blank lines, ending without a newline.
+    """
+    blocks = []
+    for r in run.reports:
+        h, w = r.extra.get("health"), r.extra.get("weather")
+        if h is None or w is None:
+            continue
+        lines = [r.trace, *render_health_panel(h, color), *render_health_bar(h, color), *render_weather_tooltip(w)]
+        blocks.append("\n".join(lines))
+    return _safe("\n\n".join(blocks))

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import metrics
+from .health import health_report
 from .reader import LineNote, Trace
+from .weather import weather_report
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,9 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     Returns
     -------
     TraceReport
-        See the class; sources are named in each `metrics` function.
+        See the class; sources are named in each `metrics` function. `extra` carries `health`
+        (`health.health_report`, spec 000) and `weather` (`weather.weather_report`, spec 002), both
+        against the effective window (`metrics.window_choice`: `window` when given, else the trace's).
     """
     series = metrics.prompt_series(trace.calls)
     ctx = metrics.context_figures(series, window)
@@ -190,4 +194,5 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         inherited_calls=trace.inherited_calls,
         warnings=list(trace.warnings),
         line_notes=list(trace.line_notes),
+        extra={"health": health_report(trace, window), "weather": weather_report(trace, window)},
     )
