@@ -231,7 +231,7 @@ def _band(value, edges, floor, better):
 def _independent_subscores(path):
     """Spec 000 straight from the raw transcript lines (main, non-sidechain), sharing no code with the package."""
     prompts, seen_ids, tools, errors, denied, bounds = {}, [], [], {}, set(), 0
-    for raw in open(path, "rb"):
+    for raw in path.read_bytes().splitlines():
         try:
             rec = orjson.loads(raw)
         except orjson.JSONDecodeError:
