@@ -456,7 +456,8 @@ def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
         if use_ts and res_ts and len(res_ts) == len(tasks):
             duration, source = int(max(res_ts) - min(use_ts)), "task_call"
         elif part["ts_ms"].drop_nulls().len():
-            duration, source = int(part["end_ts_ms"].max() - part["ts_ms"].min()), "agent_lines"  # type: ignore[operator]
+            first_ts, last_ts = part["ts_ms"].drop_nulls().to_list(), part["end_ts_ms"].drop_nulls().to_list()
+            duration, source = max(last_ts) - min(first_ts), "agent_lines"
         totals = token_totals(part)
         returned_tokens = returned / CHARS_PER_TOKEN if returned is not None else None
         rows.append(
