@@ -1,0 +1,231 @@
+"""Tests of session weather (spec 002): curves at their anchors, levels, composition, samples, golden output."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from contexttrace import weather
+from contexttrace.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, session_rows
+from contexttrace.reader import read_trace
+from contexttrace.render import GRADE_COLORS, render_explain
+from contexttrace.runner import analyze
+from contexttrace.sources import find_traces
+from contexttrace.weather import SIGNALS, compose, curve, weather_level, weather_of
+
+from .conftest import SAMPLES
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.mark.parametrize(
+    ("name", "measure", "severity"),
+    [
+        pytest.param("ctx_pressure", 0.39, 0.0, id="ctx-below-40"),
+        pytest.param("ctx_pressure", 0.40, 0.0, id="ctx-at-40"),
+        pytest.param("ctx_pressure", 0.70, 0.5, id="ctx-70-linear"),
+        pytest.param("ctx_pressure", 1.00, 1.0, id="ctx-at-100"),
+        pytest.param("ctx_pressure", 1.30, 1.0, id="ctx-over-window-capped"),
+        pytest.param("compaction_scar", 0, 0.0, id="scar-0"),
+        pytest.param("compaction_scar", 1, 0.4, id="scar-1"),
+        pytest.param("compaction_scar", 2, 0.6, id="scar-2"),
+        pytest.param("compaction_scar", 7, 0.6, id="scar-7-capped"),
+        pytest.param("truncation", 0, 0.0, id="trunc-none"),
+        pytest.param("truncation", 1, 0.5, id="trunc-one"),
+        pytest.param("truncation", 4, 0.5, id="trunc-fixed"),
+        pytest.param("stuck", 9, 0.0, id="stuck-9"),
+        pytest.param("stuck", 10, 0.9, id="stuck-at-10"),
+        pytest.param("stuck", 30, 0.9, id="stuck-30"),
+        pytest.param("latency_drift", 0.8, 0.0, id="lat-faster"),
+        pytest.param("latency_drift", 1.0, 0.0, id="lat-1x"),
+        pytest.param("latency_drift", 2.0, 0.5, id="lat-2x"),
+        pytest.param("latency_drift", 3.0, 1.0, id="lat-3x"),
+        pytest.param("latency_drift", 5.0, 1.0, id="lat-5x-capped"),
+        pytest.param("error_cluster", 0.0, 0.0, id="cluster-0"),
+        pytest.param("error_cluster", 0.5, 0.25, id="cluster-rate-over-2"),
+        pytest.param("error_cluster", 1.0, 0.5, id="cluster-cap"),
+        pytest.param("error_cumulative", 0.10, 0.25, id="cum-10"),
+        pytest.param("error_cumulative", 0.20, 0.5, id="cum-at-20"),
+        pytest.param("error_cumulative", 0.30, 0.75, id="cum-30"),
+        pytest.param("error_cumulative", 0.40, 1.0, id="cum-at-40"),
+        pytest.param("error_cumulative", 0.90, 1.0, id="cum-capped"),
+        pytest.param("cache_health", 0.0, 0.5, id="cache-0"),
+        pytest.param("cache_health", 0.25, 0.25, id="cache-25"),
+        pytest.param("cache_health", 0.50, 0.0, id="cache-at-50"),
+        pytest.param("cache_health", 0.97, 0.0, id="cache-97"),
+    ],
+)
+def test_curve_anchor_points(name, measure, severity):
+    """Each signal's severity is the spec's at its anchors, linear between, capped above."""
+    assert curve(measure, SIGNALS[name]) == severity
+
+
+def test_signal_caps_are_the_specs():
+    """Caps: functional 0.9–1.0, quality 0.5–0.6, cost 0.5, as spec 002's table."""
+    assert {k: v.cap for k, v in SIGNALS.items()} == {
+        "ctx_pressure": 1.0,
+        "compaction_scar": 0.6,
+        "truncation": 0.5,
+        "stuck": 0.9,
+        "latency_drift": 1.0,
+        "error_cluster": 0.5,
+        "error_cumulative": 1.0,
+        "cache_health": 0.5,
+    }
+
+
+@pytest.mark.parametrize(
+    ("score", "level", "emoji"),
+    [
+        (0.0, "sunny", "☀️"),
+        (0.3499, "sunny", "☀️"),
+        (0.35, "fair", "🌤️"),
+        (0.5499, "fair", "🌤️"),
+        (0.55, "cloudy", "⛅"),
+        (0.7499, "cloudy", "⛅"),
+        (0.75, "rainy", "🌧️"),
+        (0.9499, "rainy", "🌧️"),
+        (0.95, "stormy", "⛈️"),
+        (1.3, "stormy", "⛈️"),
+    ],
+)
+def test_weather_level_band_edges(score, level, emoji):
+    """Levels are `<` edges: a score on an edge is the worse level; the emoji are the spec's."""
+    assert weather_level(score) == (level, emoji)
+
+
+@pytest.mark.parametrize(
+    ("severities", "score"),
+    [([], 0.0), ([0.4], 0.4), ([0.4, 0.6], 0.72), ([0.5, 0.5, 0.5], 0.65), ([0.6, 0.5], 0.75), ([1.0, 1.0], 1.3)],
+)
+def test_compose_only_two_highest(severities, score):
+    """Score = max + 0.3 × second; a third signal never adds."""
+    assert compose(severities) == score
+
+
+def test_weather_composition_hand_built():
+    """A hand-built session is rainy 0.79.
+
+    Twelve calls of 1,000 prompt tokens, the last at 154,000 of 200,000 = 0.77 → ctx (0.77 − 0.4) / 0.6 = 0.6167.
+    One compaction → 0.4. Calls 1–10 each ask one tool; calls 8, 9 and 10 fail: the last 5 calls hold 4 tool calls
+    (calls 7–10; call 11 asked none) with 3 errors → rate 0.75 → cluster 0.375; cumulative 3 of 10 = 0.3 → 0.75.
+    Cache reads 900 of 1,000 → 0.9 hit → 0; no stop_reason → truncation abstains; 10 results, longest failed run 3
+    → stuck 0; no latency → abstains. Score = 0.75 + 0.3 × 0.6167 = 0.935 → rainy.
+    """
+    calls = [MainCall(10 * i, 1_000, 900, None, "m", None) for i in range(11)]
+    calls.append(MainCall(110, 154_000, 900, None, "m", None))
+    tools = [ToolCall(10 * i + 1, "Bash", None, i >= 8, False, 10 * i + 2, i) for i in range(1, 11)]
+    rows = SessionRows(calls, tools, [Compaction(55, "auto", 150_000)], {}, AXIS_CALLS)
+    w = weather_of(rows, 200_000)
+    sev = {s["name"]: s["severity"] for s in w["signals"]}
+    assert sev == {
+        "ctx_pressure": 0.616666667,
+        "compaction_scar": 0.4,
+        "truncation": None,
+        "stuck": 0.0,
+        "latency_drift": None,
+        "error_cluster": 0.375,
+        "error_cumulative": 0.75,
+        "cache_health": 0.0,
+    }
+    assert (w["level"], w["emoji"], w["score"]) == ("rainy", "🌧️", 0.935)
+    assert [f["name"] for f in w["factors"]] == ["error_cumulative", "ctx_pressure", "compaction_scar", "error_cluster"]
+    assert w["factors"][0]["calls"] == [8, 9, 10]
+
+
+def test_abstaining_signals_say_why():
+    """A signal without enough data has severity None and a reason, and is not composed."""
+    rows = SessionRows([MainCall(1, 10_000, 0, None, "m", None)], [], [], {}, AXIS_CALLS)
+    w = weather_of(rows, 200_000)
+    idle = {s["name"]: s["why"] for s in w["signals"] if s["severity"] is None}
+    assert set(idle) == {"truncation", "stuck", "latency_drift", "error_cluster", "error_cumulative", "cache_health"}
+    assert idle["latency_drift"] == "no timestamps (stream-json)"
+    assert w["score"] == 0.0
+
+
+def test_stuck_fires_at_ten_consecutive_failures():
+    """Ten failed results in a row give 0.9; nine do not."""
+    calls = [MainCall(100 * i, 1_000, 900, None, "m", None) for i in range(3)]
+    for run, severity in ((9, 0.0), (10, 0.9)):
+        tools = [ToolCall(1 + i, "Bash", None, i < run, False, 50 + i, 0) for i in range(12)]
+        w = weather_of(SessionRows(calls, tools, [], {}, AXIS_CALLS), 200_000)
+        assert next(s for s in w["signals"] if s["name"] == "stuck")["severity"] == severity
+
+
+def test_latency_baselines_are_the_samples_medians():
+    """The baseline table is what it says: the median main-call latency of the bundled transcripts, by model."""
+    latencies: dict[str, list[int]] = defaultdict(list)
+    for source in find_traces([str(SAMPLES)]):
+        for trace in read_trace(source.path, source.subagents):
+            for c in session_rows(trace).calls:
+                if c.latency_ms is not None and c.model:
+                    latencies[re.sub(r"-\d{8}$", "", c.model)].append(c.latency_ms)
+    table = {m: (e["ms"], e["calls"]) for m, e in weather.LATENCY_BASELINE_MS.items()}
+    assert table == {m: (statistics.median(v), len(v)) for m, v in latencies.items()}
+
+
+#: Every sample's weather after its last call, and the worst it reached. Checked by hand from the signals:
+#: spotter: ctx 106,060 / 200,000 = 0.5303 → 0.21717; scar 0.4 → 0.4 + 0.3 × 0.21717 = 0.46515 (fair).
+#: subagent#1: ctx 133,511 / 200,000 = 0.667555 → 0.445925, nothing else → fair.
+#: thinking: latency p75 ≥ 3 × 5,795 ms → 1.0; cumulative 2 of 71 → 0.0704 → 1.0211 (stormy).
+#: image: cumulative 0.2723 + 0.3 × latency 0.2035 = 0.3329 (sunny, < 0.35).
+#: a-ralph#1: ctx 80,284 / 200,000 = 0.40142 → 0.0023667 (sunny).
+SAMPLE_WEATHER = [
+    ("a-ralph-27runs-with-separators.jsonl#1", "sunny", 0.002366667, "sunny"),
+    *[(f"a-ralph-27runs-with-separators.jsonl#{i}", "sunny", 0.0, "sunny") for i in range(2, 28)],
+    ("a-ralph-subagent-opus45-haiku45.jsonl#1", "fair", 0.445925, "fair"),
+    ("a-ralph-subagent-opus45-haiku45.jsonl#2", "sunny", 0.015716667, "sunny"),
+    ("b-ccl-image-and-errors.jsonl", "sunny", 0.332936283, "fair"),
+    ("b-ccl-thinking-sonnet45.jsonl", "stormy", 1.021126761, "stormy"),
+    ("b-ccv-inline-sidechains-v1098.jsonl", "sunny", 0.286219081, "fair"),
+    ("b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", "sunny", 0.112300741, "stormy"),
+    ("b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl", "sunny", 0.246408542, "cloudy"),
+    ("b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl", "sunny", 0.0, "sunny"),
+    ("b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl", "sunny", 0.263399383, "fair"),
+    ("b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "fair", 0.46515, "stormy"),
+]
+
+
+@pytest.fixture(scope="module")
+def sample_reports():
+    run = analyze([str(SAMPLES)], workers=1)
+    return {r.trace.split("samples/", 1)[1]: r for r in run.reports}
+
+
+@pytest.mark.parametrize(("name", "level", "score", "worst"), SAMPLE_WEATHER, ids=[s[0] for s in SAMPLE_WEATHER])
+def test_sample_weather(sample_reports, name, level, score, worst):
+    """Each real sample's weather and worst weather are as checked by hand."""
+    w = sample_reports[name].extra["weather"]
+    assert (w["level"], w["score"], w["worst"]["level"]) == (level, score, worst)
+
+
+def test_spotter_weather_by_hand(sample_reports):
+    """The compaction sample's score is 0.4 (one compaction) + 0.3 × (0.5303 − 0.4) / 0.6, computed here."""
+    w = sample_reports["b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"].extra["weather"]
+    assert w["score"] == round(0.4 + 0.3 * (106_060 / 200_000 - 0.4) / 0.6, 9)
+
+
+def test_spec_colours_and_glyphs():
+    """The health bar's five colours are spec 000's, grade A to F."""
+    assert GRADE_COLORS == {"A": "#a6e3a1", "B": "#94e2d5", "C": "#f9e2af", "D": "#fab387", "F": "#f38ba8"}
+
+
+@pytest.mark.parametrize("color", [False, True], ids=["plain", "colour"])
+def test_explain_golden(request, color):
+    """`--explain` for the compaction sample matches the reviewed golden text (plain glyphs and ANSI colour)."""
+    run = analyze([str(SAMPLES / "b-spotter-compaction")], workers=1)
+    text = render_explain(run, color=color).replace(str(SAMPLES), "samples")
+    path = GOLDEN / f"b-spotter-compaction.explain.{'ansi' if color else 'txt'}"
+    if request.config.getoption("--update-golden", default=False) or not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text + "\n", encoding="utf-8")
+    assert text + "\n" == path.read_text(encoding="utf-8")
+    if color:
+        assert "\x1b[38;2;166;227;161m█" in text  # A, #a6e3a1
+        assert "\x1b[38;2;243;139;168m┆" in text  # the compaction mark, #f38ba8
+    else:
+        assert "\x1b" not in text and "AAAAAAAAAAAAAAAAAABBC" in text
