@@ -111,10 +111,10 @@ def trace_command(
         text = render_table(run, with_window=window is not None, with_calls=calls)
         if text:
             typer.echo(text)
-        if text and explain:
-            # Colour only for a person at a terminal (https://no-color.org): pipes and files get plain glyphs.
-            color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-            typer.echo("\n" + render_explain(run, color=color))
+            if explain:
+                # Colour only for a person at a terminal (https://no-color.org): pipes and files get plain glyphs.
+                color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+                typer.echo("\n" + render_explain(run, color=color))
         elif not run.failures:
             typer.echo("no traces found", err=True)
     if not run.ok:

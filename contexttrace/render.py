@@ -151,20 +151,32 @@ def _clean(value: Any) -> Any:
 def render_diagnostics(run: RunResult) -> list[str]:
     """Lines for stderr: unreadable traces, skipped lines (`path:line: reason`), warnings.
 
+    Parameters
+    ----------
+    run
+        Reports of any command; each has `path`, `trace`, `skipped_lines`, `line_notes`,
+        `truncated_last_line`, `oversized_lines`, `warnings`, `fill`.
+
     Returns
     -------
     list of str
-        `Error: <path>: <reason>` per failure; per trace at most `NOTES_SHOWN` skipped lines named, then
-        a count; a quiet note for an incomplete last line (a file still being written); each warning.
+        `Error: <path>: <reason>` per failure; per file (all the runs of a stream-json file together) at
+        most `NOTES_SHOWN` skipped lines named, then a count; a quiet note for an incomplete last line (a
+        file still being written); each warning; how many files a directory scan left out.
     """
     out = [_safe(f"Error: {f.path}: {f.reason}") for f in run.failures]
+    by_file: dict[str, list[Any]] = {}
     for r in run.reports:
-        for note in r.line_notes[:NOTES_SHOWN]:
+        by_file.setdefault(r.path, []).append(r)
+    for path, reports in by_file.items():
+        notes = [n for r in reports for n in r.line_notes]
+        for note in notes[:NOTES_SHOWN]:
             out.append(_safe(f"{note.path}:{note.line}: {note.reason}" if note.line else f"{note.path}: {note.reason}"))
-        named = min(len(r.line_notes), NOTES_SHOWN)
-        counted = r.skipped_lines - (1 if r.truncated_last_line else 0)
+        counted = sum(r.skipped_lines - (1 if r.truncated_last_line else 0) for r in reports)
+        named = min(len(notes), NOTES_SHOWN)
         if counted > named:
-            out.append(_safe(f"{r.trace}: {counted - named} more line(s) skipped ({counted} in all)"))
+            out.append(_safe(f"{path}: {counted - named} more line(s) skipped ({counted} in all)"))
+    for r in run.reports:
         if r.truncated_last_line:
             out.append(_safe(f"{r.trace}: last line incomplete (file still being written?), skipped"))
         if r.oversized_lines:
@@ -175,6 +187,8 @@ def render_diagnostics(run: RunResult) -> list[str]:
             out.append(_safe(f"{r.trace}: warning: peak {fmt_int(r.peak)} exceeds the window {fmt_int(r.window)}"))
     if run.left_out:
         out.append(f"{run.left_out} file(s) with no model call left out")
+    if run.orphan_agent_files:
+        out.append(f"{run.orphan_agent_files} subagent file(s) left out: their session file is not beside them")
     return out
 
 

@@ -126,6 +126,7 @@ class RunResult:
     reports: list[Any] = field(default_factory=list)  # TraceReport for `context trace`; other commands' own
     failures: list[TraceFailure] = field(default_factory=list)
     left_out: int = 0  # files a directory scan found with no model call
+    orphan_agent_files: int = 0  # flat agent-*.jsonl files whose session file was not found beside them
 
     @property
     def ok(self) -> bool:

@@ -109,8 +109,9 @@ def analyze(
         order), failures for sources that could not be read; sessions a directory scan found with no
         model call are left out and counted in `left_out`.
     """
-    sources = find_traces(paths)
-    result = RunResult()
+    found = find_traces(paths)
+    sources = [s for s in found if not s.orphan]
+    result = RunResult(orphan_agent_files=len(found) - len(sources))
     traces: list[Trace] = []
     for source, read in zip(sources, read_sources(sources, progress, workers), strict=True):
         if isinstance(read, TraceFailure):

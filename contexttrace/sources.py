@@ -37,6 +37,7 @@ class TraceSource:
     path: str
     subagents: tuple[SourceFile, ...] = field(default=())
     explicit: bool = True
+    orphan: bool = False  # a flat agent-*.jsonl whose session file is not there: left out, counted
 
 
 def default_roots() -> list[Path]:
@@ -129,7 +130,9 @@ def find_traces(paths: list[str]) -> list[TraceSource]:
     list of TraceSource
         One per file argument (even a missing one: reading it reports the error), and one per session
         file found under each directory, sorted by path within the directory. Subagent files are
-        attached, never listed.
+        attached, never listed; flat agent files whose session is not in their directory are listed with
+        `orphan=True` (to be counted, not read). A file reached twice (named twice, or named and inside a
+        named directory) is listed once, where it first appears; so is ``-``.
     """
     if not paths:
         paths = [str(p) for p in default_roots()]
@@ -145,6 +148,18 @@ def find_traces(paths: list[str]) -> list[TraceSource]:
             out.append(TraceSource(arg, _subagents_of(p)))
         else:
             out.append(TraceSource(arg))
+    return _first_of_each(out)
+
+
+def _first_of_each(sources: list[TraceSource]) -> list[TraceSource]:
+    seen: set[str] = set()
+    out = []
+    for source in sources:
+        key = source.path if source.path == "-" else os.path.realpath(source.path)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(source)
     return out
 
 
@@ -163,4 +178,16 @@ def _scan(root: Path) -> list[TraceSource]:
         if session.parent not in flat_cache:
             flat_cache[session.parent] = _flat_agents(session.parent)
         out.append(TraceSource(str(session), _subagents_of(session, flat_cache[session.parent]), explicit=False))
+    # Flat agent files whose session is not beside them cannot be attached: count them, never report them.
+    stems = {(s.parent, s.stem) for s in sessions}
+    for directory, by_session in flat_cache.items():
+        for sid, files in by_session.items():
+            if (directory, sid) not in stems:
+                out.extend(TraceSource(str(f), explicit=False, orphan=True) for f in files)
+    for dirpath, _dirs, filenames in os.walk(root):
+        if Path(dirpath) in flat_cache or "subagents" in Path(dirpath).parts[len(root.parts) :]:
+            continue
+        if any(n.startswith("agent-") and n.endswith(".jsonl") for n in filenames):
+            agents = _flat_agents(Path(dirpath))
+            out.extend(TraceSource(str(f), explicit=False, orphan=True) for fs in agents.values() for f in fs)
     return out

@@ -130,3 +130,37 @@ def test_metrics_import_does_not_pull_cli_or_tables():
     code = "import sys, contexttrace.metrics, contexttrace.reader; print('typer' in sys.modules, 'tabulate' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False False"
+
+
+def test_cli_good_trace_leaves_stderr_empty():
+    """A clean trace prints its table and nothing on stderr, with or without --explain."""
+    for extra in ([], ["--explain"]):
+        out = runner.invoke(app, ["context", "trace", GOOD, *extra], catch_exceptions=False)
+        assert out.exit_code == 0
+        assert out.stderr == ""
+
+
+def test_cli_same_file_twice_prints_once():
+    """A file named twice, or named and inside a named directory, is one trace; so is '-' twice."""
+    session = SAMPLES / "b-spotter-compaction"
+    main = str(next(session.glob("*.jsonl")))
+    out = runner.invoke(app, ["context", "trace", str(session), main, "--json"], catch_exceptions=False)
+    [obj] = orjson.loads(out.stdout)
+    assert obj["calls"] == 139
+
+
+def test_cli_skipped_line_notes_capped_per_file_across_runs():
+    """27 separator lines spread over 27 runs of one file: three named, then one count for the file."""
+    path = str(SAMPLES / "a-ralph-27runs-with-separators.jsonl")
+    out = runner.invoke(app, ["context", "trace", path], catch_exceptions=False)
+    lines = out.stderr.splitlines()
+    assert lines == [f"{path}:1: not JSON", f"{path}:105: not JSON", f"{path}:219: not JSON", f"{path}: 24 more line(s) skipped (27 in all)"]
+
+
+def test_cli_orphan_flat_agent_file_is_counted(tmp_path):
+    """A flat agent-*.jsonl whose session is absent is left out and said so on stderr."""
+    side = (SAMPLES / "b-ccl-flat-agent-files-v2037" / "agent-ea02459f.jsonl").read_bytes()
+    (tmp_path / "agent-ea02459f.jsonl").write_bytes(side)
+    out = runner.invoke(app, ["context", "trace", str(tmp_path), "--json"], catch_exceptions=False)
+    assert orjson.loads(out.stdout) == []
+    assert "1 subagent file(s) left out" in out.stderr
