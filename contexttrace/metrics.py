@@ -171,7 +171,9 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
     -------
     polars.DataFrame
         One row per main-thread tool use, in trace order: `seq` (i64), `tool_use_id` (str), `name`
-        (str), `is_repeat` (bool). A call is a repeat when an earlier main-thread call had the same name
+        (str), `is_repeat` (bool), `same_result` (bool: a repeat whose result text is identical to the
+        earlier call's, so it fetched exactly what the agent already had; polling that returns new
+        output each time is a repeat but not `same_result`, CASES B24). A call is a repeat when an earlier main-thread call had the same name
         and canonical input (sorted keys), its result did not fail (`is_error` not true; a call with no
         result yet counts as not failed), and no `WRITER_TOOLS` call nor compaction boundary lies
         strictly between the two. Exact.
@@ -190,12 +192,16 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
     failed = set(
         tool_results.filter(pl.col("is_error") & pl.col("tool_use_id").is_not_null())["tool_use_id"].to_list()
     )
+    hashes: dict[str, int] = {}
+    if "content_hash" in tool_results.columns:
+        hashes = dict(tool_results.select("tool_use_id", "content_hash").drop_nulls().iter_rows())
     bounds = sorted(
         events.filter((pl.col("kind") == "compact_boundary") & (pl.col("thread_kind") == THREAD_MAIN))["seq"].to_list()
     )
     flags: list[bool] = []
-    # signature -> writers seen (inclusive) when the latest non-failed identical call was made
-    had: dict[tuple[str, str], int] = {}
+    same: list[bool] = []
+    # signature -> (writers seen, inclusive, when the latest non-failed identical call was made; its id)
+    had: dict[tuple[str, str], tuple[int, str]] = {}
     writers = 0
     b = 0
     for seq, tid, name, payload in uses.select("seq", "tool_use_id", "name", "input_json").iter_rows():
@@ -203,12 +209,17 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
             had.clear()
             b += 1
         sig = (name, payload)
-        flags.append(had.get(sig) == writers)
+        earlier = had.get(sig)
+        repeat = earlier is not None and earlier[0] == writers
+        flags.append(repeat)
+        same.append(repeat and earlier is not None and hashes.get(tid) is not None and hashes.get(tid) == hashes.get(earlier[1]))
         if name in WRITER_TOOLS:
             writers += 1
         if tid not in failed:
-            had[sig] = writers
-    return uses.select("seq", "tool_use_id", "name").with_columns(is_repeat=pl.Series(flags, dtype=pl.Boolean))
+            had[sig] = (writers, tid)
+    return uses.select("seq", "tool_use_id", "name").with_columns(
+        is_repeat=pl.Series(flags, dtype=pl.Boolean), same_result=pl.Series(same, dtype=pl.Boolean)
+    )
 
 
 def tool_figures(trace: Trace) -> dict[str, Any]:
@@ -234,6 +245,7 @@ def tool_figures(trace: Trace) -> dict[str, Any]:
         "failed": int(results["is_error"].sum()),
         "denied": int((results["is_error"] & results["denied"]).sum()),
         "repeat": int(repeats["is_repeat"].sum()),
+        "repeat_same_result": int(repeats["same_result"].sum()),
         "result_chars": int(results["result_chars"].sum()),
         "result_images": int(results["result_images"].sum()),
         "result_image_bytes": int(results["result_image_bytes"].sum()),

@@ -269,6 +269,7 @@ class _Builder:
         self.synthetic = 0
         self.seq = 0
         self.warnings: list[str] = []
+        self.chains: dict[str, str] = {}  # inline sidechain line uuid -> its thread (CLI 1.0.x)
 
     # -- diagnostics -------------------------------------------------------------------------------
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -318,7 +319,17 @@ class _Builder:
             return parent, THREAD_SUBAGENT
         if rec.get("isSidechain") is True:
             agent = rec.get("agentId")
-            return (agent if isinstance(agent, str) and agent else "sidechain"), THREAD_SUBAGENT
+            if isinstance(agent, str) and agent:
+                return agent, THREAD_SUBAGENT
+            # CLI 1.0.x writes subagents inline without agentId: each Task's chain starts at a sidechain line
+            # with no known parent, and that first line's uuid names the thread.
+            uuid, parent_uuid = rec.get("uuid"), rec.get("parentUuid")
+            thread = self.chains.get(parent_uuid) if isinstance(parent_uuid, str) else None
+            if thread is None:
+                thread = f"sidechain-{uuid}" if isinstance(uuid, str) else "sidechain"
+            if isinstance(uuid, str):
+                self.chains[uuid] = thread
+            return thread, THREAD_SUBAGENT
         return THREAD_MAIN, THREAD_MAIN
 
     def _assistant(self, rec: dict[str, Any], line: int, src: SourceFile, prev_ts: str | None) -> None:
@@ -398,6 +409,11 @@ class _Builder:
         has_result = False
         if isinstance(content, list):
             denial_kind = rec.get("toolDenialKind")
+            structured = rec.get("toolUseResult", rec.get("tool_use_result"))
+            agent_id = agent_ms = None
+            if isinstance(structured, dict):
+                agent_id = structured.get("agentId") if isinstance(structured.get("agentId"), str) else None
+                agent_ms = structured.get("totalDurationMs") if type(structured.get("totalDurationMs")) is int else None
             r = self.results
             for block in content:
                 if not (isinstance(block, dict) and block.get("type") == "tool_result"):
@@ -422,6 +438,9 @@ class _Builder:
                 r["unknown_blocks"].append(unknown)
                 r["persisted"].append(persisted)
                 r["persisted_bytes"].append(_persisted_bytes(text) if persisted else None)
+                r["content_hash"].append(hash(inner) if isinstance(inner, str) else hash(text) if chars else 0)
+                r["agent_id"].append(agent_id)
+                r["agent_duration_ms"].append(agent_ms)
                 r["ts_ms"].append(ts)
         if has_result:
             return

@@ -40,6 +40,7 @@ class TraceReport:
     failed: int
     denied: int
     repeat: int
+    repeat_same_result: int
     result_chars: int
     result_images: int
     result_image_bytes: int
@@ -85,6 +86,7 @@ class TraceReport:
             "failed": self.failed,
             "denied": self.denied,
             "repeat": self.repeat,
+            "repeat_same_result": self.repeat_same_result,
             "result_chars": self.result_chars,
             "result_images": self.result_images,
             "result_image_bytes": self.result_image_bytes,
@@ -172,6 +174,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         failed=tools["failed"],
         denied=tools["denied"],
         repeat=tools["repeat"],
+        repeat_same_result=tools["repeat_same_result"],
         result_chars=tools["result_chars"],
         result_images=tools["result_images"],
         result_image_bytes=tools["result_image_bytes"],

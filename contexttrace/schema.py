@@ -79,6 +79,9 @@ TOOL_RESULT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "unknown_blocks": pl.Int64,  # content blocks of another type, skipped
     "persisted": pl.Boolean,  # a <persisted-output> preview: the full output went to a file
     "persisted_bytes": pl.Int64,  # ≈ the full output's size as the preview states it (null if unknown)
+    "content_hash": pl.Int64,  # hash of the result's text, to tell identical results apart (same process only)
+    "agent_id": pl.String,  # Task/Agent results: toolUseResult.agentId (the subagent's file id)
+    "agent_duration_ms": pl.Int64,  # Task/Agent results: toolUseResult.totalDurationMs
     "ts_ms": pl.Int64,
 }
 

@@ -123,3 +123,22 @@ def test_largest_results_ranks_by_total_chars():
         {"tool": "Read", "chars": 15},
         {"tool": "?", "chars": 3},
     ]
+
+
+def test_repeat_same_result_tells_polling_apart():
+    """B24: a repeat whose result equals the earlier one's is `same_result`; a poll with new output is not."""
+    t = trace_of(
+        assistant("m1", 1, 1, 1, tools=[("t1", "Read", {"f": 1})]),
+        result("t1", "same text"),
+        assistant("m2", 1, 1, 2, tools=[("t2", "Read", {"f": 1})]),
+        result("t2", "same text"),
+        assistant("m3", 1, 1, 3, tools=[("t3", "BashOutput", {"bash_id": "b"})]),
+        result("t3", "line 1"),
+        assistant("m4", 1, 1, 4, tools=[("t4", "BashOutput", {"bash_id": "b"})]),
+        result("t4", "line 1\nline 2"),
+    )
+    flags = metrics.repeat_flags(t.tool_uses, t.tool_results, t.events)
+    assert flags["is_repeat"].to_list() == [False, True, False, True]
+    assert flags["same_result"].to_list() == [False, True, False, False]
+    rep = build_report(t)
+    assert (rep.repeat, rep.repeat_same_result) == (2, 1)

@@ -230,3 +230,33 @@ def test_metric_invariants(rows):
     assert rep.growth == rep.peak - rep.first
     assert rep.failed <= rep.tools and rep.repeat <= rep.tools
     assert rep.fill is not None and rep.fill >= 0
+
+
+def test_reader_inline_sidechains_split_by_chain(write):
+    """CLI 1.0.x inline sidechains without agentId: each chain (root = a line with no known parent) is
+    its own subagent thread, named by its root's uuid."""
+    def side(mid, uuid, parent, cr):
+        rec = assistant(mid, 1, 1, cr, sidechain=True)
+        rec.update(uuid=uuid, parentUuid=parent)
+        return rec
+
+    path = write(
+        "t.jsonl",
+        assistant("m0", 1, 1, 1),
+        side("a1", "ua1", None, 10),
+        side("b1", "ub1", None, 20),
+        side("a2", "ua2", "ua1", 30),
+        side("b2", "ub2", "ub1", 40),
+    )
+    [t] = read_trace(path)
+    threads = t.calls.sort("seq")["thread"].to_list()
+    assert threads == ["main", "sidechain-ua1", "sidechain-ub1", "sidechain-ua1", "sidechain-ub1"]
+
+
+def test_reader_task_result_carries_agent_id_and_duration():
+    """The spotter sample's Task result names its subagent file (a2898e3) and its duration (141,871 ms)."""
+    from .conftest import SAMPLES
+
+    [t] = read_trace(str(next((SAMPLES / "b-spotter-compaction").glob("*.jsonl"))))
+    rows = t.tool_results.filter(pl.col("agent_id").is_not_null()).select("agent_id", "agent_duration_ms").rows()
+    assert rows == [("a2898e3", 141871)]
