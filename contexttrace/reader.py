@@ -81,7 +81,12 @@ DENIAL_PREFIXES = (
     "Permission to use ",
     "Claude requested permissions to ",
 )
-_DENIAL_RE = re.compile(r"denied this tool|Permission .{0,80} denied", re.IGNORECASE)
+# Permission refusals written by the harness in `-p` mode: "This command requires approval", "This Bash
+# command contains multiple operations. The following part requires approval: ...", "ls in '~/.claude' was
+# blocked. For security, ..." (seen in the print-mode sample), and hook denials.
+_DENIAL_RE = re.compile(
+    r"denied this tool|Permission .{0,80} denied|requires approval|was blocked\. For security", re.IGNORECASE
+)
 _PERSISTED_SIZE_RE = re.compile(r"Output too large \(([\d.]+)\s*(B|KB|MB|GB)\)")
 _SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 _COMMAND_PREFIXES = (

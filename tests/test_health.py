@@ -201,7 +201,7 @@ SAMPLE_HEALTH = [
     ("b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", "A", 98, [100, 100, 100, 100, 80]),
     ("b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl", "B", 84, [100, 100, 20, 100, 55]),
     ("b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl", "A", 100, [100] * 5),
-    ("b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl", "A", 94, [100, 100, 100, 55, 80]),
+    ("b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl", "A", 98, [100, 100, 100, 100, 80]),
     ("b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "C", 63, [80, 75, 20, 40, 55]),
 ]
 
@@ -265,6 +265,8 @@ def _independent_subscores(path):
                         rec.get("toolDenialKind")
                         or "The user doesn't want to" in text
                         or "requested permissions" in text
+                        or "requires approval" in text
+                        or "was blocked. For security" in text
                     ):
                         denied.add(block.get("tool_use_id"))
     fill = prompts[seen_ids[-1]] / 200_000

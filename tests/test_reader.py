@@ -260,3 +260,27 @@ def test_reader_task_result_carries_agent_id_and_duration():
     [t] = read_trace(str(next((SAMPLES / "b-spotter-compaction").glob("*.jsonl"))))
     rows = t.tool_results.filter(pl.col("agent_id").is_not_null()).select("agent_id", "agent_duration_ms").rows()
     assert rows == [("a2898e3", 141871)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This command requires approval",
+        "This Bash command contains multiple operations. The following part requires approval: rm -rf x",
+        "ls in '~/.claude' was blocked. For security, Claude Code may only list files in the allowed directories",
+        "Claude requested permissions to use WebSearch, but you haven't granted it yet.",
+        "The user doesn't want to take this action right now. STOP what you are doing",
+    ],
+)
+def test_reader_permission_refusal_texts_are_denials(write, text):
+    """Refusal texts the real samples show (print mode, rejections) are denied, not tool failures."""
+    path = write("t.jsonl", assistant("m1", 1, 1, 1, tools=[("t1", "Bash", {})]), result("t1", text, is_error=True))
+    rep = build_report(read_trace(path)[0])
+    assert (rep.failed, rep.denied) == (1, 1)
+
+
+def test_reader_tool_failure_text_is_not_a_denial(write):
+    """An ordinary tool error is failed but not denied."""
+    path = write("t.jsonl", assistant("m1", 1, 1, 1, tools=[("t1", "Bash", {})]), result("t1", "Exit code 1", is_error=True))
+    rep = build_report(read_trace(path)[0])
+    assert (rep.failed, rep.denied) == (1, 0)

@@ -174,6 +174,8 @@ def test_latency_baselines_are_the_samples_medians():
 #: thinking: latency p75 ≥ 3 × 5,795 ms → 1.0; cumulative 2 of 71 → 0.0704 → 1.0211 (stormy).
 #: image: cumulative 0.2723 + 0.3 × latency 0.2035 = 0.3329 (sunny, < 0.35).
 #: a-ralph#1: ctx 80,284 / 200,000 = 0.40142 → 0.0023667 (sunny).
+#: print-mode 2b4e: its 6 failed results are all permission refusals, so no error signal; the only active
+#: signal is latency drift, p75 over 1.0893 × the Opus 4.5 baseline → 0.0447 (sunny all along).
 SAMPLE_WEATHER = [
     ("a-ralph-27runs-with-separators.jsonl#1", "sunny", 0.002366667, "sunny"),
     *[(f"a-ralph-27runs-with-separators.jsonl#{i}", "sunny", 0.0, "sunny") for i in range(2, 28)],
@@ -185,7 +187,7 @@ SAMPLE_WEATHER = [
     ("b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", "sunny", 0.112300741, "stormy"),
     ("b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl", "sunny", 0.246408542, "cloudy"),
     ("b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl", "sunny", 0.0, "sunny"),
-    ("b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl", "sunny", 0.263399383, "fair"),
+    ("b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl", "sunny", 0.044664609, "sunny"),
     ("b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "fair", 0.46515, "stormy"),
 ]
 
