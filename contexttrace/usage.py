@@ -389,9 +389,11 @@ def _agent_calls(trace: Trace) -> pl.DataFrame:
 def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Match each subagent thread to the Task/Agent calls that started it.
 
-    stream-json names the thread by the call's id (exact). Transcripts do not keep the link in the frames,
-    so a thread's `subagent_prompt` lines are matched to an unused Task/Agent call whose `input.prompt`
-    has the same length in characters, the earliest first (a length match, not a text match).
+    stream-json names the thread by the call's id (exact). In transcripts, the Task/Agent result's
+    `toolUseResult.agentId` names the agent file (exact, CLI 2.x); failing that (1.0.x inline sidechains,
+    Warmups), a thread's `subagent_prompt` lines are matched to an unused Task/Agent call whose
+    `input.prompt` has the same length in characters, the earliest first (a length match, not a text
+    match).
     """
     uses = []
     for tid, payload, seq, ts in _agent_calls(trace).select("tool_use_id", "input_json", "seq", "ts_ms").iter_rows():
@@ -407,9 +409,15 @@ def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, A
         if t in by_id:
             links[t].append({**by_id[t], "linked_by": "tool_use_id"})
             used.add(t)
+    # Transcripts: the Task/Agent result's toolUseResult.agentId names the agent file (exact).
+    named = trace.tool_results.filter(pl.col("agent_id").is_not_null()).select("agent_id", "tool_use_id")
+    for agent, tid in named.iter_rows():
+        if agent in links and tid in by_id and tid not in used and not links[agent]:
+            links[agent].append({**by_id[tid], "linked_by": "agent_id"})
+            used.add(tid)
     starts = trace.events.filter(pl.col("kind") == "subagent_prompt").sort("seq")
     for thread, chars in starts.select("thread", "text_chars").iter_rows():
-        if thread not in links or any(link["linked_by"] == "tool_use_id" for link in links[thread]):
+        if thread not in links or any(link["linked_by"] in ("tool_use_id", "agent_id") for link in links[thread]):
             continue
         match = next((u for u in uses if u["tool_use_id"] not in used and u["prompt_chars"] == chars), None)
         if match is not None:
@@ -427,7 +435,7 @@ def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
         In order of the thread's first call: `thread`, `agent_type` and `description` (the `.meta.json`
         beside the agent file, else the Task/Agent call's `input.subagent_type` / `input.description`;
         None when neither is known, e.g. warmups), `tasks` (Task/Agent calls linked to it),
-        `linked_by` (``"tool_use_id"`` exact, ``"prompt_length"`` ≈, or None), the keys of `token_totals`
+        `linked_by` (``"tool_use_id"`` or ``"agent_id"`` exact, ``"prompt_length"`` ≈, or None), the keys of `token_totals`
         (its own calls), `duration_ms` (last tool_result − first tool_use of its Task calls, else first
         to last line of its own calls; None without timestamps) and `duration_source`, `returned_chars`
         (chars of its Task results, exact), `returned_tokens` (chars ÷ 4, ≈) and `return_ratio`

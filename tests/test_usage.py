@@ -299,11 +299,11 @@ def test_agent_rows_stream_json_linked_by_id(reports: dict) -> None:
 
 
 def test_agent_rows_warmups_have_no_task(reports: dict) -> None:
-    """flat-agent-files: two Warmup sidechains have no Task call; the Plan agent is linked by prompt length."""
+    """flat-agent-files: two Warmup sidechains have no Task call; the Plan agent is linked exactly by its result's agentId."""
     r = reports["b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"]
     rows = {a["thread"]: a for a in r.agents}
     assert rows["2b93909d"]["tasks"] == 0 and rows["2b93909d"]["returned_tokens"] is None
-    assert (rows["ea02459f"]["agent_type"], rows["ea02459f"]["linked_by"]) == ("Plan", "prompt_length")
+    assert (rows["ea02459f"]["agent_type"], rows["ea02459f"]["linked_by"]) == ("Plan", "agent_id")
 
 
 # -- command -------------------------------------------------------------------------------------------
