@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import click
 import orjson
 import pytest
 import typer
@@ -19,9 +18,10 @@ runner = CliRunner()
 GOOD = str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")
 
 
-def _commands(group: click.Command, prefix: tuple[str, ...] = ()):
+def _commands(group, prefix: tuple[str, ...] = ()):
+    # Typer 0.26+ vendors Click, so walk the command tree without importing click.
     yield prefix
-    if isinstance(group, click.Group):
+    if hasattr(group, "commands"):
         for name, cmd in group.commands.items():
             yield from _commands(cmd, (*prefix, name))
 
