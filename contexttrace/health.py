@@ -461,7 +461,7 @@ def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
     change = writes[1] / writes[0] if writes and writes[0] else None
     values = [
         (fill_score(fill), fill, _fill_why(latest, window)),
-        (compaction_score(count), count, f"{count} compaction(s)"),
+        (compaction_score(count), count, f"{count} compaction{'' if count == 1 else 's'}"),
         (reread_score(ratio), ratio, _reread_why(rows.tools, ratio)),
         (error_acceleration_score(errors), accel, _halves_why(errors, "tool error rate", len(rows.tools))),
         (tool_efficiency_score(writes), change, _halves_why(writes, "share of Write/Edit/MultiEdit", len(rows.tools))),

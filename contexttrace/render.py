@@ -446,7 +446,7 @@ def render_health_bar(h: dict[str, Any], color: bool = False) -> list[str]:
         letters without colour), and a line with `COMPACTION_MARK` under the first point that counts each
         compaction, labelled.
     """
-    axis = "time" if h["timelineAxis"] == "time" else "calls (stream-json has no timestamps)"
+    axis = "time" if h["timelineAxis"] == "time" else "calls (the trace has no timestamps)"
     points = h["timeline"]
     if color:
         bar = "".join(_paint(HEALTH_POINT, GRADE_COLORS[p["grade"]], True) for p in points)
@@ -483,7 +483,7 @@ def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
             f"{fmt_int(st['tool_errors'])} tool errors",
             f"cache hit {fmt_percent(st['cache_hit_frac'])}",
             "latency " + ("-" if st["latency_ratio"] is None else f"{st['latency_ratio']:.2f}× baseline"),
-            f"{fmt_int(st['compactions'])} compactions",
+            f"{fmt_int(st['compactions'])} compaction{'' if st['compactions'] == 1 else 's'}",
         ]
         lines.append("    " + " · ".join(parts))
     else:

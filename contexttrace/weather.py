@@ -12,6 +12,7 @@ severity is linear, and outside them it is held at the nearest anchor.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import statistics
 from dataclasses import dataclass
@@ -199,6 +200,10 @@ class _Series:
     tool_turns_upto: list[int]  # calls up to i that asked for a tool
     result_calls: list[int]  # call index of each result's tool use, in result order
     tools_by_call: list[list[ToolCall]]  # tool calls each call asked for
+    call_seqs: list[int]  # each call's seq, in order
+    bound_seqs: list[int]  # compaction boundaries' seqs, sorted
+    known_upto: list[int]  # calls up to i that record a stop_reason
+    cutoff_calls: list[int]  # indexes of calls that stopped at max_tokens, sorted
 
 
 def _series(rows: SessionRows, window: int) -> _Series:
@@ -233,6 +238,10 @@ def _series(rows: SessionRows, window: int) -> _Series:
         tool_turns_upto=turns,
         result_calls=[t.call_index for t in with_result],
         tools_by_call=by_call,
+        call_seqs=[c.seq for c in rows.calls],
+        bound_seqs=sorted(c.seq for c in rows.compactions),
+        known_upto=list(itertools.accumulate(c.stop_reason is not None for c in rows.calls)),
+        cutoff_calls=[k for k, c in enumerate(rows.calls) if c.stop_reason == "max_tokens"],
     )
 
 
@@ -250,28 +259,33 @@ def _signal(name: str, measure: float | None, why: str, calls: list[int] | None 
     }
 
 
-def _signals_after(s: _Series, i: int) -> list[dict[str, Any]]:
-    """The eight signals as they stand after call `i` (0-based), with everything read before call i + 1."""
-    calls: list[MainCall] = s.rows.calls[: i + 1]
+def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, Any]]:
+    """The eight signals as they stand after call `i` (0-based), with everything read before call i + 1.
+
+    Each signal looks at a bounded window of calls or at prefix counts kept in `s`, so this is O(recent
+    calls) per call and `worst` over a whole trace stays linear. Without `detail`, the texts and the lists
+    of calls each signal points at (O(trace) to build) are left out: only `severity` is meant to be read.
+    """
+    calls: list[MainCall] = s.rows.calls
     cut = s.cuts[i]
     uses = bisect.bisect_left(s.use_seqs, cut)
     results = bisect.bisect_left(s.result_seqs, cut)
     errors = s.errors_before[results]
     out = []
 
-    last = calls[-1]
-    fill = last.prompt_tokens / s.window
-    out.append(_signal("ctx_pressure", fill, f"last call's prompt is {fill:.0%} of {s.window:,} tokens", [i]))
+    fill = calls[i].prompt_tokens / s.window
+    why = f"last call's prompt is {fill:.0%} of {s.window:,} tokens" if detail else ""
+    out.append(_signal("ctx_pressure", fill, why, [i]))
 
-    bounds = [c for c in s.rows.compactions if c.seq < cut]
-    after = [bisect.bisect_left([c.seq for c in calls], b.seq) for b in bounds]
-    out.append(_signal("compaction_scar", len(bounds), f"{len(bounds)} compaction(s)", [min(a, i) for a in after]))
+    n_bounds = bisect.bisect_left(s.bound_seqs, cut)
+    after = [min(bisect.bisect_left(s.call_seqs, b), i) for b in s.bound_seqs[:n_bounds]] if detail else []
+    out.append(_signal("compaction_scar", n_bounds, f"{n_bounds} compaction{'' if n_bounds == 1 else 's'}", after))
 
-    known = [k for k, c in enumerate(calls) if c.stop_reason is not None]
-    cut_off = [k for k in known if calls[k].stop_reason == "max_tokens"]
+    known = s.known_upto[i]
+    n_cut = bisect.bisect_right(s.cutoff_calls, i)
     if known:
-        why = f"{len(cut_off)} call(s) stopped at max_tokens ({len(calls) - len(known)} with no stop_reason)"
-        out.append(_signal("truncation", len(cut_off), why, cut_off))
+        why = f"{n_cut} call(s) stopped at max_tokens ({i + 1 - known} with no stop_reason)" if detail else ""
+        out.append(_signal("truncation", n_cut, why, s.cutoff_calls[:n_cut] if detail else []))
     else:
         out.append(_signal("truncation", None, "no call records its stop_reason (streamed lines)"))
 
@@ -279,7 +293,7 @@ def _signals_after(s: _Series, i: int) -> list[dict[str, Any]]:
     if results < SIGNALS["stuck"].minimum:
         out.append(_signal("stuck", None, f"{results} tool result(s): fewer than {SIGNALS['stuck'].minimum}"))
     else:
-        streak = s.result_calls[end - length : end]
+        streak = s.result_calls[end - length : end] if detail else []
         out.append(_signal("stuck", length, f"longest run of failed tool results: {length}", streak))
 
     out.append(_latency(calls, i))
@@ -302,39 +316,41 @@ def _signals_after(s: _Series, i: int) -> list[dict[str, Any]]:
         out.append(_signal("error_cumulative", None, f"{turns} call(s) used a tool: fewer than {need}"))
     else:
         rate = errors / uses if uses else 0.0
-        failed_calls = [s.result_calls[r] for r in range(results) if s.result_errors[r]]
+        failed_calls = [s.result_calls[r] for r in range(results) if s.result_errors[r]] if detail else []
         out.append(_signal("error_cumulative", rate, f"{errors} of {uses} tool calls failed", failed_calls))
 
-    out.append(_cache(calls))
+    out.append(_cache(calls, i))
     return out
 
 
-def _cache(calls: list[MainCall]) -> dict[str, Any]:
-    start = max(CACHE_SKIP_CALLS, len(calls) - RECENT_CALLS)
+def _cache(calls: list[MainCall], i: int) -> dict[str, Any]:
+    start = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
     picked = [
-        (k, c.cache_read_tokens / c.prompt_tokens)
-        for k, c in enumerate(calls)
-        if k >= start and c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS
+        (k, calls[k].cache_read_tokens / calls[k].prompt_tokens)
+        for k in range(start, i + 1)
+        if calls[k].prompt_tokens >= CACHE_MIN_PROMPT_TOKENS
     ]
     need = SIGNALS["cache_health"].minimum
     if len(picked) < need:
         return _signal("cache_health", None, f"{len(picked)} qualifying call(s): fewer than {need}")
     hit = statistics.median(h for _, h in picked)
     low = [k for k, h in picked if h < SIGNALS["cache_health"].anchors[-1][0]]
-    return _signal("cache_health", hit, f"median cache hit {hit:.0%} over calls {start}–{len(calls) - 1}", low)
+    return _signal("cache_health", hit, f"median cache hit {hit:.0%} over calls {start}–{i}", low)
 
 
 def _latency(calls: list[MainCall], i: int) -> dict[str, Any]:
-    recent = [(k, c.latency_ms) for k, c in enumerate(calls) if k > i - RECENT_CALLS and c.latency_ms is not None]
+    lo = max(0, i - RECENT_CALLS + 1)
+    recent = [(k, calls[k].latency_ms) for k in range(lo, i + 1) if calls[k].latency_ms is not None]
     need = SIGNALS["latency_drift"].minimum
     if len(recent) < need:
-        why = "no timestamps (stream-json)" if not recent else f"{len(recent)} timed call(s): fewer than {need}"
+        why = f"{len(recent)} timed call(s): fewer than {need}" if recent else "no timestamps to time calls by"
         return _signal("latency_drift", None, why)
-    base = baseline_ms(calls[-1].model)
-    source = f"table baseline for {calls[-1].model}"
+    model = calls[i].model
+    base = baseline_ms(model)
+    source = f"table baseline for {model}"
     if base is None:
         own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
-        base = float(statistics.median(own))
+        base = float(statistics.median(own)) if own else 0.0
         source = f"median of this trace's first {BASELINE_CALLS} calls (model not in the table)"
     p75 = percentile([float(v) for _, v in recent], 0.75)
     ratio = p75 / base if base > 0 else 0.0
@@ -410,7 +426,7 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
     s = _series(rows, window)
     worst: tuple[float, int] = (-1.0, 0)
     for i in range(len(rows.calls)):
-        score = compose([x["severity"] for x in _signals_after(s, i) if x["severity"] is not None])
+        score = compose([x["severity"] for x in _signals_after(s, i, detail=False) if x["severity"] is not None])
         if score > worst[0]:
             worst = (score, i)
     last = len(rows.calls) - 1

@@ -143,7 +143,7 @@ def test_abstaining_signals_say_why():
     w = weather_of(rows, 200_000)
     idle = {s["name"]: s["why"] for s in w["signals"] if s["severity"] is None}
     assert set(idle) == {"truncation", "stuck", "latency_drift", "error_cluster", "error_cumulative", "cache_health"}
-    assert idle["latency_drift"] == "no timestamps (stream-json)"
+    assert idle["latency_drift"] == "no timestamps to time calls by"
     assert w["score"] == 0.0
 
 
