@@ -231,3 +231,17 @@ def test_explain_golden(request, color):
         assert "\x1b[38;2;243;139;168m┆" in text  # the compaction mark, #f38ba8
     else:
         assert "\x1b" not in text and "AAAAAAAAAAAAAAAAAABBC" in text
+
+
+def test_worst_matches_full_signals_after_every_call():
+    """The fast per-call path (no texts, no call lists) gives the same severities as the detailed one."""
+    from contexttrace.weather import _series, _signals_after
+
+    for source in find_traces([str(SAMPLES / "b-spotter-compaction"), str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")]):
+        [trace] = read_trace(source.path, source.subagents)
+        rows = session_rows(trace)
+        s = _series(rows, 200_000)
+        for i in range(len(rows.calls)):
+            fast = [x["severity"] for x in _signals_after(s, i, detail=False)]
+            full = [x["severity"] for x in _signals_after(s, i)]
+            assert fast == full
