@@ -313,8 +313,8 @@ class WindowChoice(NamedTuple):
     """The context window a trace is measured against, and where it came from.
 
     `source` is one of ``"option"`` (``--window``), ``"modelUsage"`` (the stream-json `result` line's
-    `modelUsage[model].contextWindow`), ``"default"`` (200,000) or ``"peak"`` (1,000,000 because the
-    main-thread peak exceeds 200,000).
+    `modelUsage[model].contextWindow`), ``"model [1m]"`` (1,000,000: a model id ends in ``[1m]``),
+    ``"default"`` (200,000) or ``"peak"`` (1,000,000 because the main-thread peak exceeds 200,000).
     """
 
     tokens: int
@@ -336,8 +336,8 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
     WindowChoice
         In order of preference: `window`; the `contextWindow` of the main thread's last model in the
         stream-json `result` line's `modelUsage` (or, if that model is not listed, the largest
-        `contextWindow` listed); else 200,000, raised to 1,000,000 when the main thread's peak prompt
-        exceeds 200,000. Exact as far as the trace states it; the default is an assumption (a model-name
+        `contextWindow` listed); else 1,000,000 when a model id (the init line's or a call's) ends in
+        ``[1m]``; else 200,000, raised to 1,000,000 when the main thread's peak prompt exceeds 200,000. Exact as far as the trace states it; the default is an assumption (a model-name
         table is never consulted: Opus 4.6 appears at 1M in some tables, yet the b-spotter-compaction
         sample auto-compacted at 170,251 tokens, which only a 200,000 window explains).
 
@@ -366,6 +366,11 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
             return WindowChoice(sizes[models[-1]], "modelUsage")
         if sizes:
             return WindowChoice(max(sizes.values()), "modelUsage")
+    # Claude Code selects the 1M window with a `[1m]` model suffix, which a stream-json init line (or a
+    # gateway's model id) can carry even where `message.model` does not (CASES B26).
+    named = [getattr(trace, "surface", None) and trace.surface.get("model"), *main["model"].drop_nulls().to_list()]
+    if any(isinstance(m, str) and m.lower().endswith("[1m]") for m in named):
+        return WindowChoice(LARGE_WINDOW_TOKENS, "model [1m]")
     peak = int(main["prompt_tokens"].max() or 0) if main.height else 0
     if peak > DEFAULT_WINDOW_TOKENS:
         return WindowChoice(LARGE_WINDOW_TOKENS, "peak")

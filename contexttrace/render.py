@@ -385,6 +385,7 @@ WINDOW_SOURCES = {
     "modelUsage": "from the result line's modelUsage",
     "default": "Claude Code's default; the trace does not say",
     "peak": "assumed: the peak exceeds 200,000",
+    "model [1m]": "a model id ends in [1m]",
 }
 #: At most this many call numbers are listed per factor.
 CALLS_SHOWN = 8

@@ -330,3 +330,16 @@ def test_b28_config_dir_replaces_default_roots(monkeypatch, tmp_path):
 def test_jsonl_helper_roundtrip():
     """The helper writes one line per record, newline-terminated."""
     assert jsonl({"a": 1}, "x") == b'{"a":1}\nx\n'
+
+
+def test_b26_one_m_suffix_in_init_model_sets_the_window(write):
+    """B26: a stream-json init naming `claude-opus-4-6[1m]` means a 1M window, even with a peak under 200K."""
+    from contexttrace.metrics import window_choice
+
+    init = {"type": "system", "subtype": "init", "session_id": "s", "model": "claude-opus-4-6[1m]"}
+    [t] = read_trace(write("r.jsonl", init, assistant("m1", 0, 0, 185000, parent="", model="claude-opus-4-6")))
+    assert window_choice(t) == (1_000_000, "model [1m]")
+    [plain] = read_trace(write("p.jsonl", assistant("m1", 0, 0, 185000, parent="", model="claude-opus-4-6")))
+    assert window_choice(plain) == (200_000, "default")
+    [big] = read_trace(write("b.jsonl", assistant("m1", 0, 0, 310000, model="claude-opus-4-6")))
+    assert window_choice(big) == (1_000_000, "peak")
