@@ -71,6 +71,12 @@ _SKIP_TYPE_MARKERS = (
     b'"type":"stream_event"',
 )
 _NEEDED_MARKERS = (b'"usage"', b'"tool_result"', b'"tool_use"', b'"subtype"', b'"sessionId"', b'"session_id"')
+_TYPE_KEY = b'"type":"'
+assert all(m.startswith(_TYPE_KEY) for m in _SKIP_TYPE_MARKERS)
+# One regex search finds any of the markers in one pass over the line, where `any(m in line ...)` made one
+# pass per marker (about 3x faster on 2.1.x transcripts, whose big tool-result lines are never skipped).
+_SKIP_TYPE_RE = re.compile(re.escape(_TYPE_KEY) + b"(?:" + b"|".join(re.escape(m[len(_TYPE_KEY) :]) for m in _SKIP_TYPE_MARKERS) + b")")
+_NEEDED_RE = re.compile(b'"(?:' + b"|".join(re.escape(m[1:-1]) for m in _NEEDED_MARKERS[:4]) + b')"')
 _OVERSIZED_NEEDED = (b'"usage"', b'"tool_use"', b'"tool_result"', b'"subtype"')
 
 #: Texts of a tool result that mean a person or a rule refused the call (CASES B22).
@@ -758,7 +764,7 @@ def _needed(line: bytes, builder: _Builder) -> bool:
     if len(line) > OVERSIZED_LINE_BYTES and not any(m in line for m in _OVERSIZED_NEEDED):
         builder.oversized += 1
         return False
-    if any(m in line for m in _SKIP_TYPE_MARKERS) and not any(m in line for m in _NEEDED_MARKERS[:4]):
+    if _SKIP_TYPE_RE.search(line) is not None and _NEEDED_RE.search(line) is None:
         builder.seen_transcript = builder.seen_transcript or b'"sessionId"' in line
         builder.records += 1
         return False
@@ -788,7 +794,8 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
     prev_ts: str | None = None
     loads = orjson.loads
     for number, line, complete in _lines(fh, src.path):
-        if not line.strip() or not _needed(line, cur):
+        # `isspace` stops at the first non-blank byte; `strip()` copied every line
+        if not line or line.isspace() or not _needed(line, cur):
             continue
         try:
             rec = loads(line)
