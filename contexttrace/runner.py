@@ -131,11 +131,10 @@ def _run(
         pending: dict[Future[Any], int] = {}
 
         def collect(block: bool) -> None:
-            if not pending:
-                return
-            ready, _ = wait(pending, timeout=None if block else 0, return_when=FIRST_COMPLETED)
-            for future in ready:
-                finish(pending.pop(future), future.result())
+            if pending:
+                ready, _ = wait(pending, timeout=None if block else 0, return_when=FIRST_COMPLETED)
+                for future in ready:
+                    finish(pending.pop(future), future.result())
             while queue and len(pending) < 2 * (workers - 1):
                 i = queue.popleft()
                 pending[pool.submit(_read_built, sources[i], remote_build, window)] = i
