@@ -366,7 +366,7 @@ class _Builder:
         if isinstance(split, dict):
             c5, c1, known = _int(split.get("ephemeral_5m_input_tokens")), _int(split.get("ephemeral_1h_input_tokens")), True
         else:
-            c5, c1, known = cw, 0, False
+            c5, c1, known = 0, 0, False  # no split written: `usage` counts the write as 5-minute, marked assumed
         server = usage.get("server_tool_use")
         web = _int(server.get("web_search_requests")) if isinstance(server, dict) else 0
         req = rec.get("requestId")

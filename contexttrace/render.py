@@ -195,18 +195,25 @@ def render_diagnostics(run: RunResult) -> list[str]:
 # -- context usage (issue 4) -----------------------------------------------------------------------
 
 
-def fmt_usd(value: float | None, lower_bound: bool = False) -> str:
-    """Format USD: cents from $0.01 up, 4 decimals below; ``≥`` marks a lower bound; None → ``"-"``.
+def fmt_usd(value: float | None, lower_bound: bool = False, estimate: bool = True) -> str:
+    """Format USD: two decimals from $1 up, four below; ``≈`` marks an estimate (our list-price cost),
+    ``≥`` a lower bound (some call unpriced); None → ``"-"``.
 
     Examples
     --------
-    >>> fmt_usd(10.1136955), fmt_usd(0.003732), fmt_usd(2.5, lower_bound=True), fmt_usd(-0.2566)
-    ('$10.11', '$0.0037', '≥ $2.50', '-$0.26')
+    >>> fmt_usd(10.1136955), fmt_usd(0.003732), fmt_usd(2.5, lower_bound=True), fmt_usd(-0.2566, estimate=False)
+    ('≈$10.11', '≈$0.0037', '≥ $2.50', '-$0.2566')
     """
     if value is None:
         return "-"
-    text = f"{abs(value):,.2f}" if abs(value) >= 0.01 or value == 0 else f"{abs(value):.4f}"
-    return ("≥ " if lower_bound else "") + ("-" if value < 0 else "") + "$" + text
+    text = f"{abs(value):,.2f}" if abs(value) >= 1 or value == 0 else f"{abs(value):.4f}"
+    mark = "≥ " if lower_bound else "≈" if estimate else ""
+    return mark + ("-" if value < 0 else "") + "$" + text
+
+
+def _output_cell(totals: dict[str, Any]) -> str:
+    # Calls written before their final usage carry a streaming placeholder as output (FORMATS G2).
+    return ("≥ " if totals.get("output_lower_bound_calls") else "") + fmt_int(totals["output_tokens"])
 
 
 def _usage_cells(label: str, totals: dict[str, Any], turns: int | None) -> list[str]:
@@ -217,7 +224,7 @@ def _usage_cells(label: str, totals: dict[str, Any], turns: int | None) -> list[
         fmt_int(totals["input_tokens"]),
         fmt_int(totals["cache_write_tokens"]),
         fmt_int(totals["cache_read_tokens"]),
-        fmt_int(totals["output_tokens"]),
+        _output_cell(totals),
         fmt_percent(totals["cache_hit_ratio"]),
         fmt_usd(totals["cost_usd"], totals["cost_is_lower_bound"]),
     ]
@@ -268,8 +275,13 @@ def _usage_notes(r: Any) -> list[str]:
     out = []
     if r.total["unpriced_models"]:
         out.append(
-            f"{r.trace}: unpriced models (not in the price table of {r.price_table_date}): "
-            f"{', '.join(r.total['unpriced_models'])}; cost is a lower bound"
+            f"{r.trace}: unpriced (model, or its fast-mode price, not in the price table of "
+            f"{r.price_table_date}): {', '.join(r.total['unpriced_models'])}; cost is a lower bound"
+        )
+    if r.total.get("output_lower_bound_calls"):
+        out.append(
+            f"{r.trace}: output is a lower bound: {fmt_int(r.total['output_lower_bound_calls'])} of "
+            f"{fmt_int(r.total['calls'])} calls were written before their final usage (no stop_reason)"
         )
     if r.total["cache_write_assumed_5m_tokens"]:
         out.append(
@@ -279,15 +291,15 @@ def _usage_notes(r: Any) -> list[str]:
     rep = r.reported
     if rep and rep["reported_cost_usd"] is not None:
         out.append(
-            f"{r.trace}: Claude Code's result line reports {fmt_usd(rep['reported_cost_usd'])}; ours "
-            f"{fmt_usd(r.total['cost_usd'], r.total['cost_is_lower_bound'])} from the calls written "
-            f"(difference {fmt_usd(rep['cost_difference_usd'])}; reported, never added)"
+            f"{r.trace}: Claude Code's result line reports {fmt_usd(rep['reported_cost_usd'], estimate=False)}; "
+            f"ours {fmt_usd(r.total['cost_usd'], r.total['cost_is_lower_bound'])} from the calls written "
+            f"(difference {fmt_usd(rep['cost_difference_usd'], estimate=False)}; reported, never added)"
         )
     return out
 
 
 def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    return "-" if value is None else f"≈{value:.2f}"
 
 
 def _duration(ms: int | None) -> str:
@@ -304,7 +316,7 @@ def _usage_breakdown(r: Any) -> list[str]:
             fmt_int(m["cache_write_5m_tokens"]),
             fmt_int(m["cache_write_1h_tokens"]),
             fmt_int(m["cache_read_tokens"]),
-            fmt_int(m["output_tokens"]),
+            _output_cell(m),
             fmt_percent(m["cache_hit_ratio"]),
             fmt_usd(m["cost_usd"] if not m["cost_is_lower_bound"] else None),
         ]
@@ -320,7 +332,7 @@ def _usage_breakdown(r: Any) -> list[str]:
             fmt_int(t["input_tokens"]),
             fmt_int(t["cache_write_tokens"]),
             fmt_int(t["cache_read_tokens"]),
-            fmt_int(t["output_tokens"]),
+            _output_cell(t),
             fmt_percent(t["cache_hit_ratio"]),
             fmt_usd(t["cost_usd"], t["cost_is_lower_bound"]),
         ]

@@ -39,7 +39,7 @@ CALL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "cache_read_tokens": pl.Int64,  # usage.cache_read_input_tokens
     "output_tokens": pl.Int64,  # usage.output_tokens of the kept line (the highest)
     "prompt_tokens": pl.Int64,  # input + cache write + cache read: the call's whole prompt
-    "cache_write_5m_tokens": pl.Int64,  # usage.cache_creation.ephemeral_5m_input_tokens
+    "cache_write_5m_tokens": pl.Int64,  # usage.cache_creation.ephemeral_5m_input_tokens (0 when absent)
     "cache_write_1h_tokens": pl.Int64,  # usage.cache_creation.ephemeral_1h_input_tokens
     "cache_split_known": pl.Boolean,  # False when usage.cache_creation is absent
     "web_search_requests": pl.Int64,  # usage.server_tool_use.web_search_requests

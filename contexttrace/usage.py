@@ -175,13 +175,17 @@ def by_model(priced: pl.DataFrame) -> list[dict[str, Any]]:
     -------
     list of dict
         `model` (the label, e.g. ``"claude-opus-4-6 (fast)"``; the id as written when unnormalisable),
-        `models_written` (ids as the trace wrote them) and the keys of `token_totals`.
+        `models_written` (ids as the trace wrote them) and the keys of `token_totals`; `cost_usd` is None
+        for a model the table cannot price.
     """
     p = priced.sort("seq").with_columns(model_label=pl.coalesce("priced_as", "model").fill_null("?"))
     rows = []
     for (label,), part in p.group_by(["model_label"], maintain_order=True):
         written = part["model"].drop_nulls().unique(maintain_order=True).to_list()
-        rows.append({"model": label, "models_written": written, **token_totals(part)})
+        totals = token_totals(part)
+        if totals["unpriced_calls"] == totals["calls"]:
+            totals["cost_usd"] = None  # unknown, never $0 (CASES B14)
+        rows.append({"model": label, "models_written": written, **totals})
     return rows
 
 

@@ -50,7 +50,7 @@ from contexttrace.cli import app
 from contexttrace.runner import analyze
 from contexttrace.usage import build_usage, context_band, context_velocity
 
-from .conftest import SAMPLES
+from .conftest import CASES, SAMPLES
 
 #: trace → (calls, fresh input, cache write, of which 5m, of which 1h, cache read, output, cost USD)
 EXPECTED = {
@@ -330,3 +330,30 @@ def test_cli_usage_table_and_breakdown() -> None:
     assert result.exit_code == 0
     assert "↳ subagents" in result.stdout and "$10.11" in result.stdout
     assert ": by model" in result.stdout and ": agents" in result.stdout and "band ok" in result.stdout
+
+
+def test_cache_write_without_split_counts_once_as_assumed_5m() -> None:
+    """B01 writes no 5m/1h split: its 1,200 cache-write tokens are 5-minute once (assumed), not twice."""
+    from contexttrace.reader import read_trace
+    from contexttrace.usage import build_usage
+
+    [trace] = read_trace(str(CASES / "B01.jsonl"))
+    total = build_usage(trace).total
+    assert (total["cache_write_tokens"], total["cache_write_5m_tokens"], total["cache_write_1h_tokens"]) == (1200, 1200, 0)
+    assert total["cache_write_assumed_5m_tokens"] == 1200
+
+
+def test_unpriced_model_row_costs_none_not_zero(tmp_path) -> None:
+    """B14: a model the table lacks gets cost None in its row (unknown), and the total is a lower bound."""
+    from contexttrace.reader import read_trace
+    from contexttrace.usage import build_usage
+
+    line = (
+        '{"type":"assistant","sessionId":"s","message":{"id":"m1","model":"deepseek-v4-flash",'
+        '"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5}}}\n'
+    )
+    path = tmp_path / "t.jsonl"
+    path.write_text(line)
+    report = build_usage(read_trace(str(path))[0])
+    assert [m["cost_usd"] for m in report.models] == [None]
+    assert report.total["cost_is_lower_bound"] is True
