@@ -22,13 +22,15 @@ app = typer.Typer(
     help="Show what an AI coding agent held in its context window, from recorded Claude Code traces.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # plain help: flags show no "<bool>" placeholder
 )
-context_app = typer.Typer(help="Context-window figures of recorded traces.", no_args_is_help=True)
+context_app = typer.Typer(help="Context-window figures of recorded traces.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(context_app, name="context")
 
 PathsArg = Annotated[
     list[str] | None,
     typer.Argument(
+        metavar="[PATH]...",
         help="stream-json captures, session transcripts, directories of them, or - for standard input. "
         "None: the sessions under ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects).",
         show_default=False,
@@ -36,7 +38,13 @@ PathsArg = Annotated[
 ]
 WindowOpt = Annotated[
     int | None,
-    typer.Option("--window", min=1, help="Context window in tokens; adds the fill column (peak / window)."),
+    typer.Option(
+        "--window",
+        min=1,
+        metavar="TOKENS",
+        help="Context window in tokens. context trace: adds the fill column (peak / window); every command: "
+        "the window health, weather and turns-until-autocompact are measured against.",
+    ),
 ]
 CallsOpt = Annotated[bool, typer.Option("--calls", help="Also print the prompt tokens of every call.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON list, one object per trace.")]

@@ -163,9 +163,16 @@ class Trace:
     inherited_calls: int = 0
 
 
+#: Usage counts at or above this are not token counts (JSON numbers past 2**53 lose precision anyway).
+MAX_TOKENS = 2**53
+
+
 def _int(value: Any) -> int:
-    """Return `value` if it is an int (not a bool), else 0: usage fields are read defensively (B27)."""
-    return value if type(value) is int else 0
+    """Return `value` if it is a plausible count: an int (not a bool), 0 ≤ value < 2**53; else 0.
+
+    Usage fields are read defensively (B27); `_Builder` counts the implausible ones in a warning.
+    """
+    return value if type(value) is int and 0 <= value < MAX_TOKENS else 0
 
 
 _NOT_JSON = object()
@@ -281,6 +288,7 @@ class _Builder:
         self.seq = 0
         self.warnings: list[str] = []
         self.chains: dict[str, str] = {}  # inline sidechain line uuid -> its thread (CLI 1.0.x)
+        self.bad_usage = 0  # usage counts that were not plausible token counts, read as 0
 
     # -- diagnostics -------------------------------------------------------------------------------
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -358,6 +366,10 @@ class _Builder:
         if not isinstance(usage, dict):
             return
         mid = msg.get("id") if isinstance(msg.get("id"), str) and msg.get("id") else None
+        for key in _USAGE_KEYS:
+            raw = usage.get(key)
+            if raw is not None and _int(raw) != raw:
+                self.bad_usage += 1
         inp = _int(usage.get("input_tokens"))
         cw = _int(usage.get("cache_creation_input_tokens"))
         cr = _int(usage.get("cache_read_input_tokens"))
@@ -536,6 +548,8 @@ class _Builder:
     def build(self, fmt: str) -> Trace:
         calls, warnings = _call_frame(self.calls)
         warnings = self.warnings + warnings
+        if self.bad_usage:
+            warnings.append(f"{self.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0")
         uses = _use_frame(self.uses, calls)
         results = _ts_to_ms(pl.DataFrame(self.results, schema={**TOOL_RESULT_SCHEMA, "ts_ms": pl.String}))
         results = results.unique("tool_use_id", keep="first", maintain_order=True) if results.height else results
@@ -569,6 +583,7 @@ class _Builder:
         )
 
 
+_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 _TRANSCRIPT_ONLY_TYPES = frozenset(
     {"summary", "file-history-snapshot", "progress", "queue-operation", "attachment", "last-prompt", "permission-mode"}
 )
@@ -897,8 +912,8 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
     `--resume`, `--continue` and forks start a new file whose first lines are copies of earlier calls
     (same `message.id` and usage). A call found in more than one transcript trace of a run belongs to
     the trace whose last timestamp is earliest (the session it was first written in; argument order
-    breaks ties); the other traces drop it, with its tool uses and their results, and count it in
-    `inherited_calls`.
+    breaks ties); the other traces drop it, with its tool uses and their results and the events written
+    up to the last copied main-thread call, count it in `inherited_calls` and say so in a warning.
 
     Parameters
     ----------
@@ -937,15 +952,26 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
         drop = set(keys["key"].to_list())
         call_keys = _call_keys(t.calls)["key"]
         keep_calls = ~call_keys.is_in(list(drop))
-        dropped_ids = t.calls.filter(~keep_calls)["message_id"].to_list()
+        dropped = t.calls.filter(~keep_calls)
+        dropped_ids = dropped["message_id"].to_list()
         uses_drop = t.tool_uses.filter(pl.col("message_id").is_in(dropped_ids))["tool_use_id"].drop_nulls().to_list()
+        # The copies are the new file's first lines: events among them (a copied compaction boundary, the
+        # copied prompts) belong to the original session too.
+        last_copied = dropped.filter(pl.col("thread_kind") == THREAD_MAIN)["seq"].max()
+        events = t.events if last_copied is None else t.events.filter(pl.col("seq") > last_copied)
         out[idx] = Trace(
             **{
                 **t.__dict__,
                 "calls": t.calls.filter(keep_calls),
                 "tool_uses": t.tool_uses.filter(~pl.col("message_id").is_in(dropped_ids)),
                 "tool_results": t.tool_results.filter(~pl.col("tool_use_id").is_in(uses_drop)),
+                "events": events,
                 "inherited_calls": len(drop),
+                "warnings": [
+                    *t.warnings,
+                    f"{len(drop)} call(s) copied from another session's file (resume, continue or fork): "
+                    "counted there",
+                ],
             }
         )
     return out

@@ -119,6 +119,7 @@ class TraceFailure:
 
     path: str
     reason: str
+    empty: bool = False  # the file holds no record at all (left out quietly by a directory scan)
 
 
 @dataclass

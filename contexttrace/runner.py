@@ -21,7 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from .errors import ContextTraceError
+from .errors import ContextTraceError, EmptyTraceError
 from .reader import Trace, drop_inherited_calls, read_trace
 from .report import RunResult, TraceFailure, build_report
 from .sources import TraceSource, find_traces
@@ -36,7 +36,7 @@ def _read(source: TraceSource) -> list[Trace] | TraceFailure:
     try:
         return read_trace(source.path, source.subagents)
     except ContextTraceError as exc:
-        return TraceFailure(source.path, exc.reason)
+        return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError))
 
 
 def _read_built(
@@ -184,10 +184,10 @@ def analyze(
     built: dict[int, Any] = {}  # id(trace) -> its report, when a worker built it
     for source, read in zip(sources, _run(sources, build, window, progress, workers), strict=True):
         if isinstance(read, TraceFailure):
-            if source.explicit:
+            if source.explicit or not read.empty:
                 result.failures.append(read)
             else:
-                result.left_out += 1
+                result.left_out += 1  # an empty file a directory scan found: no model call, nothing wrong
             continue
         for trace, report in read:
             if not source.explicit and trace.calls.height == 0:

@@ -172,6 +172,7 @@ def _scan(root: Path) -> list[TraceSource]:
         for name in sorted(filenames):
             if name.endswith(".jsonl") and not name.startswith("agent-"):
                 sessions.append(Path(dirpath) / name)
+    sessions.sort(key=str)  # one order for the whole tree, not directory by directory
     flat_cache: dict[Path, dict[str, list[Path]]] = {}
     out = []
     for session in sessions:

@@ -343,3 +343,27 @@ def test_b26_one_m_suffix_in_init_model_sets_the_window(write):
     assert window_choice(plain) == (200_000, "default")
     [big] = read_trace(write("b.jsonl", assistant("m1", 0, 0, 310000, model="claude-opus-4-6")))
     assert window_choice(big) == (1_000_000, "peak")
+
+
+def test_b06_copied_events_go_with_the_copies(write):
+    """B06: a compaction boundary and prompt inside the copied prefix belong to the original session."""
+
+    def line(mid, sid, ts, cr):
+        rec = assistant(mid, 1, 10, cr)
+        rec.update(sessionId=sid, timestamp=ts)
+        return rec
+
+    boundary = {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "auto", "preTokens": 9}}
+    a = [
+        line("msg_1", "sA", "2026-01-01T10:00:00.000Z", 1000),
+        dict(boundary, sessionId="sA", timestamp="2026-01-01T10:00:30.000Z"),
+        line("msg_2", "sA", "2026-01-01T10:01:00.000Z", 2000),
+    ]
+    b = [dict(r, sessionId="sB") for r in a] + [line("msg_9", "sB", "2026-01-02T09:00:00.000Z", 5000)]
+    write("p/sA.jsonl", *a)
+    path_b = write("p/sB.jsonl", *b)
+    run = analyze([path_b.rsplit("/", 1)[0]])
+    by = {r.session_id: r for r in run.reports}
+    assert (by["sA"].calls, by["sA"].compact) == (2, 1)
+    assert (by["sB"].calls, by["sB"].compact, by["sB"].inherited_calls) == (1, 0, 2)
+    assert any("copied from another session" in w for w in by["sB"].warnings)

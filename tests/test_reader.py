@@ -284,3 +284,35 @@ def test_reader_tool_failure_text_is_not_a_denial(write):
     path = write("t.jsonl", assistant("m1", 1, 1, 1, tools=[("t1", "Bash", {})]), result("t1", "Exit code 1", is_error=True))
     rep = build_report(read_trace(path)[0])
     assert (rep.failed, rep.denied) == (1, 0)
+
+
+def test_directory_scan_reports_unreadable_files_and_skips_empty_ones(tmp_path):
+    """A binary .jsonl found by a directory scan is a failure (exit 1); an empty one is only left out."""
+    (tmp_path / "good.jsonl").write_bytes(jsonl(assistant("m1", 1, 1, 1)))
+    (tmp_path / "bin.jsonl").write_bytes((BAD / "binary.jsonl").read_bytes())
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    run = analyze([str(tmp_path)])
+    assert [r.trace for r in run.reports] == [str(tmp_path / "good.jsonl")]
+    assert [(f.path, f.reason) for f in run.failures] == [(str(tmp_path / "bin.jsonl"), "binary file (NUL bytes), not a JSONL trace")]
+    assert run.left_out == 1
+
+
+def test_directory_scan_sorts_the_whole_tree_by_path(tmp_path):
+    """Sessions print sorted by full path, not directory by directory."""
+    for rel in ("b.jsonl", "a/x.jsonl", "c/y.jsonl"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(jsonl(assistant(rel, 1, 1, 1)))
+    run = analyze([str(tmp_path)])
+    assert [r.trace.removeprefix(str(tmp_path) + "/") for r in run.reports] == ["a/x.jsonl", "b.jsonl", "c/y.jsonl"]
+
+
+def test_implausible_usage_values_are_zero_and_warned(write):
+    """Negative, huge (2**70) or string usage counts read as 0, with one warning naming how many."""
+    line = (
+        '{"type":"assistant","sessionId":"s","message":{"id":"m1","model":"x","usage":'
+        '{"input_tokens":1180591620717411303424,"cache_creation_input_tokens":-5,'
+        '"cache_read_input_tokens":"7","output_tokens":3}}}'
+    )
+    [t] = read_trace(write("t.jsonl", line))
+    assert t.calls["prompt_tokens"].to_list() == [0]
+    assert t.warnings == ["3 usage field(s) not a count of tokens (negative, huge or not a number), read as 0"]
