@@ -387,3 +387,89 @@ def effective_window(trace: Trace, window: int | None = None) -> int:
         main-thread peak exceeds 200,000).
     """
     return window_choice(trace, window).tokens
+
+
+def mcp_server_of(tool: str, servers: list[str] | None) -> tuple[str | None, bool]:
+    """Return the MCP server a tool name belongs to, and whether that is a guess (CASES B23).
+
+    Claude Code names MCP tools `mcp__<server>__<tool>`, and both parts may contain `__`. With the
+    server names the init line lists, the longest one that prefixes the name wins (exact); without them,
+    the name is split at the first `__` after `mcp__` (a guess). Names without the `mcp__` prefix
+    (including single-underscore `mcp_x_y`) belong to no server.
+
+    Examples
+    --------
+    >>> mcp_server_of("mcp__a__b__fetch", ["a", "a__b"]), mcp_server_of("mcp__github__get_issue", None)
+    (('a__b', False), ('github', True))
+    >>> mcp_server_of("Read", None)
+    (None, False)
+    """
+    if not tool.startswith("mcp__"):
+        return None, False
+    rest = tool[len("mcp__") :]
+    known = [s for s in servers or [] if rest.startswith(s + "__")]
+    if known:
+        return max(known, key=len), False
+    server, sep, _ = rest.partition("__")
+    return (server, True) if sep and server else (None, False)
+
+
+def tool_counts(tool_uses: pl.DataFrame, servers: list[str] | None = None) -> dict[str, Any]:
+    """Count the main thread's tool calls per tool and per MCP server.
+
+    Parameters
+    ----------
+    tool_uses
+        Tool-use frame (`schema.TOOL_USE_SCHEMA`).
+    servers
+        MCP server names from the stream-json init line (`surface["mcp_servers"]`), or None.
+
+    Returns
+    -------
+    dict
+        `by_tool` (full tool name → calls, most used first, ties by name), `by_mcp_server` (server →
+        calls, same order) and `mcp_server_guessed` (True when some server was split from a name without
+        a list of known servers to match). Exact counts of `tool_use` blocks.
+    """
+    counts = (
+        tool_uses.filter(pl.col("thread_kind") == THREAD_MAIN)
+        .group_by("name")
+        .len()
+        .sort(["len", "name"], descending=[True, False])
+    )
+    by_tool = {str(n): int(c) for n, c in counts.iter_rows()}
+    by_server: dict[str, int] = {}
+    guessed = False
+    for name, count in by_tool.items():
+        server, guess = mcp_server_of(name, servers)
+        if server is not None:
+            by_server[server] = by_server.get(server, 0) + count
+            guessed = guessed or guess
+    ordered = dict(sorted(by_server.items(), key=lambda kv: (-kv[1], kv[0])))
+    return {"by_tool": by_tool, "by_mcp_server": ordered, "mcp_server_guessed": guessed}
+
+
+#: A gap between two timestamped lines longer than this is idle time, not work (CASES B25).
+IDLE_GAP_MS = 30 * 60 * 1000
+
+
+def durations(trace: Trace) -> dict[str, int | None]:
+    """Measure how long a trace ran, from its lines' timestamps.
+
+    Returns
+    -------
+    dict
+        `duration_ms` (wall: last timestamp − first, over every timestamped user, assistant and system
+        line of every thread; progress and bookkeeping lines are not read) and `active_duration_ms` (the
+        same with every gap longer than `IDLE_GAP_MS` left out); both None when the trace has no
+        timestamps (stream-json). Exact differences of the lines' ISO-8601 `timestamp` fields, whatever
+        order the lines are in (max − min, CASES B25).
+    """
+    stamps = trace.timestamps_ms
+    if stamps.len() == 0:
+        return {"duration_ms": None, "active_duration_ms": None}
+    gaps = stamps.diff().drop_nulls()
+    return {
+        "duration_ms": int(stamps[-1] - stamps[0]),
+        "active_duration_ms": int(gaps.filter(gaps <= IDLE_GAP_MS).sum()),
+    }

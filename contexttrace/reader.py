@@ -161,6 +161,8 @@ class Trace:
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     synthetic_errors: int = 0
     inherited_calls: int = 0
+    #: Unix epoch ms of every timestamped user/assistant/system line (all threads), sorted.
+    timestamps_ms: pl.Series = field(default_factory=lambda: pl.Series("ts_ms", [], dtype=pl.Int64))
 
 
 #: Usage counts at or above this are not token counts (JSON numbers past 2**53 lose precision anyway).
@@ -289,6 +291,7 @@ class _Builder:
         self.warnings: list[str] = []
         self.chains: dict[str, str] = {}  # inline sidechain line uuid -> its thread (CLI 1.0.x)
         self.bad_usage = 0  # usage counts that were not plausible token counts, read as 0
+        self.stamps: list[str] = []  # timestamps of every user/assistant/system line, any thread
 
     # -- diagnostics -------------------------------------------------------------------------------
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -580,6 +583,11 @@ class _Builder:
             files=self.files,
             agents=self.agents,
             synthetic_errors=self.synthetic,
+            timestamps_ms=pl.Series("ts_ms", self.stamps, dtype=pl.String)
+            .str.to_datetime(time_unit="ms", time_zone="UTC", strict=False)
+            .dt.epoch("ms")
+            .drop_nulls()
+            .sort(),
         )
 
 
@@ -843,6 +851,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
             ts = rec.get("timestamp")
             if isinstance(ts, str):
                 prev_ts = ts
+                cur.stamps.append(ts)
     for n, reason in pending_bad:
         cur.skip(src.path, n, reason)
 

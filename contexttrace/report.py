@@ -48,6 +48,9 @@ class TraceReport:
     persisted_results: int
     persisted_bytes: int
     largest_results: list[dict[str, Any]]
+    tool_calls: dict[str, Any]
+    duration_ms: int | None
+    active_duration_ms: int | None
     subagent_calls: int
     compaction_calls: int
     compaction_events: list[dict[str, Any]]
@@ -94,6 +97,9 @@ class TraceReport:
             "persisted_results": self.persisted_results,
             "persisted_bytes": self.persisted_bytes,
             "largest_results": self.largest_results,
+            "tool_calls": self.tool_calls,
+            "duration_ms": self.duration_ms,
+            "active_duration_ms": self.active_duration_ms,
             "subagent_calls": self.subagent_calls,
             "compaction_calls": self.compaction_calls,
             "compaction_events": self.compaction_events,
@@ -183,6 +189,8 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         persisted_results=tools["persisted_results"],
         persisted_bytes=tools["persisted_bytes"],
         largest_results=metrics.largest_results(trace.tool_uses, trace.tool_results),
+        tool_calls=metrics.tool_counts(trace.tool_uses, (trace.surface or {}).get("mcp_servers")),
+        **metrics.durations(trace),
         subagent_calls=counts["subagent_calls"],
         compaction_calls=counts["compaction_calls"],
         compaction_events=events,

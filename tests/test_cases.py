@@ -367,3 +367,34 @@ def test_b06_copied_events_go_with_the_copies(write):
     assert (by["sA"].calls, by["sA"].compact) == (2, 1)
     assert (by["sB"].calls, by["sB"].compact, by["sB"].inherited_calls) == (1, 0, 2)
     assert any("copied from another session" in w for w in by["sB"].warnings)
+
+
+def test_b23_mcp_tool_names_group_by_longest_known_server(write):
+    """B23: full names are counted as they are; with the init's server list the longest matching server
+    wins (exact); without it, the first `__` after `mcp__` splits (flagged as a guess)."""
+    names = ["mcp__plugin_acme_docs__search_pages", "mcp__a__b__fetch", "mcp__github__get_issue", "mcp_x_y"]
+    tools = [(f"t{i}", n, {}) for i, n in enumerate(names)]
+    servers = [{"name": "plugin_acme_docs", "status": "connected"}, {"name": "a__b"}, {"name": "github"}]
+    init = {"type": "system", "subtype": "init", "session_id": "s", "mcp_servers": servers}
+    [t] = read_trace(write("r.jsonl", init, assistant("m1", 1, 1, 1, parent="", tools=tools)))
+    counts = build_report(t).tool_calls
+    assert counts["by_tool"] == dict.fromkeys(sorted(names), 1)
+    assert counts["by_mcp_server"] == {"a__b": 1, "github": 1, "plugin_acme_docs": 1}
+    assert counts["mcp_server_guessed"] is False
+    [bare] = read_trace(write("t.jsonl", assistant("m1", 1, 1, 1, tools=tools)))
+    counts = build_report(bare).tool_calls
+    assert counts["by_mcp_server"] == {"a": 1, "github": 1, "plugin_acme_docs": 1}
+    assert counts["mcp_server_guessed"] is True
+
+
+def test_b25_wall_and_active_duration(write):
+    """B25: wall = max − min whatever the line order; active leaves out the 2-hour idle gap: 60 + 30 s."""
+    stamps = ["2026-01-24T04:08:00.000Z", "2026-01-24T04:09:00.000Z", "2026-01-24T06:09:00.000Z", "2026-01-24T06:09:30.000Z"]
+    lines = []
+    for i, ts in enumerate(stamps):
+        rec = assistant(f"m{i}", 0, 0, 10)
+        rec["timestamp"] = ts
+        lines.append(rec)
+    lines[0], lines[1] = lines[1], lines[0]  # out of order in the file
+    _, rep = one(write("t.jsonl", *lines))
+    assert (rep.duration_ms, rep.active_duration_ms) == (7290000, 90000)

@@ -126,3 +126,13 @@ def test_sample_subagent_files_are_attached_when_the_session_is_named(reports):
     """Naming only the 2.0.x session file still attaches its flat agent files (7 subagent calls)."""
     [r] = analyze([str(SAMPLES / "b-ccl-flat-agent-files-v2037" / "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl")]).reports
     assert r.subagent_calls == 7
+
+
+def test_sample_durations(reports):
+    """Wall and active time of the spotter session: an independent script took every user/assistant/system
+    line's timestamp in the session file and its two subagent files: max − min = 18,068,922 ms, and the sum
+    of gaps of at most 30 minutes = 3,015,338 ms. stream-json runs have no timestamps."""
+    r = reports["b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"]
+    assert (r.duration_ms, r.active_duration_ms) == (18068922, 3015338)
+    s = reports["a-ralph-subagent-opus45-haiku45.jsonl#1"]
+    assert (s.duration_ms, s.active_duration_ms) == (None, None)
