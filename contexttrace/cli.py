@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -75,8 +75,8 @@ class _StderrProgress:
     """A progress bar on stderr for long runs; silent when stderr is not a terminal."""
 
     def __init__(self) -> None:
-        self._bar = None
-        self._task = None
+        self._bar: Any = None  # a rich Progress, made on first use (rich is imported only then)
+        self._task: Any = None
 
     def __call__(self, done: int, total: int) -> None:
         if total < 8 or not sys.stderr.isatty():

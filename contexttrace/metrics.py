@@ -368,10 +368,11 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
             return WindowChoice(max(sizes.values()), "modelUsage")
     # Claude Code selects the 1M window with a `[1m]` model suffix, which a stream-json init line (or a
     # gateway's model id) can carry even where `message.model` does not (CASES B26).
-    named = [getattr(trace, "surface", None) and trace.surface.get("model"), *main["model"].drop_nulls().to_list()]
+    surface = getattr(trace, "surface", None) or {}
+    named = [surface.get("model"), *main["model"].drop_nulls().to_list()]
     if any(isinstance(m, str) and m.lower().endswith("[1m]") for m in named):
         return WindowChoice(LARGE_WINDOW_TOKENS, "model [1m]")
-    peak = int(main["prompt_tokens"].max() or 0) if main.height else 0
+    peak = int(main["prompt_tokens"].max() or 0) if main.height else 0  # type: ignore[arg-type]
     if peak > DEFAULT_WINDOW_TOKENS:
         return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
     return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")

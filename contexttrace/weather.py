@@ -352,9 +352,10 @@ def _latency(calls: list[MainCall], i: int) -> dict[str, Any]:
         own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
         base = float(statistics.median(own)) if own else 0.0
         source = f"median of this trace's first {BASELINE_CALLS} calls (model not in the table)"
-    p75 = percentile([float(v) for _, v in recent], 0.75)
+    timed = [(k, float(v)) for k, v in recent if v is not None]
+    p75 = percentile([v for _, v in timed], 0.75)
     ratio = p75 / base if base > 0 else 0.0
-    slow = [k for k, v in recent if v >= p75]
+    slow = [k for k, v in timed if v >= p75]
     return _signal("latency_drift", ratio, f"p75 {p75 / 1000:.1f}s vs {base / 1000:.1f}s ({source})", slow)
 
 
