@@ -29,6 +29,7 @@ returned `Trace`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -264,8 +265,13 @@ class _Builder:
     def __init__(self, name: str, path: str) -> None:
         self.name = name
         self.path = path
-        self.calls: dict[str, list[Any]] = {k: [] for k in _CALL_LINE_COLUMNS}
+        self.calls: dict[str, list[Any]] = {k: [] for k in CALL_SCHEMA}
+        self.call_at: dict[str, int] = {}  # call identity key -> its row in `calls`
+        self.key_of_id: dict[str, str] = {}  # message.id -> the first identity key seen with it
+        self.clashing_ids: set[str] = set()  # message ids seen with different input-side usage
         self.uses: dict[str, list[Any]] = {k: [] for k in _USE_LINE_COLUMNS}
+        self.use_ids: set[str] = set()
+        self.result_ids: set[str] = set()
         self.results: dict[str, list[Any]] = {k: [] for k in TOOL_RESULT_SCHEMA}
         self.events: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
         self.skipped = 0
@@ -385,45 +391,70 @@ class _Builder:
         server = usage.get("server_tool_use")
         web = _int(server.get("web_search_requests")) if isinstance(server, dict) else 0
         req = rec.get("requestId")
+        req = req if isinstance(req, str) and req else None
+        model = model if isinstance(model, str) else None
         speed = usage.get("speed")
+        speed = speed if isinstance(speed, str) else None
         stop = msg.get("stop_reason")
+        stop = stop if isinstance(stop, str) else None
+        out = _int(usage.get("output_tokens"))
         c = self.calls
-        c["seq"].append(self.seq)
-        c["line"].append(line)
-        c["file"].append(src.path)
-        c["key"].append(key)
-        c["message_id"].append(mid)
-        c["request_id"].append(req if isinstance(req, str) and req else None)
-        c["thread"].append(thread)
-        c["thread_kind"].append(thread_kind)
-        c["model"].append(model if isinstance(model, str) else None)
-        c["input_tokens"].append(inp)
-        c["cache_write_tokens"].append(cw)
-        c["cache_read_tokens"].append(cr)
-        c["output_tokens"].append(_int(usage.get("output_tokens")))
-        c["cache_write_5m_tokens"].append(c5)
-        c["cache_write_1h_tokens"].append(c1)
-        c["cache_split_known"].append(known)
-        c["web_search_requests"].append(web)
-        c["stop_reason"].append(stop if isinstance(stop, str) else None)
-        c["speed"].append(speed if isinstance(speed, str) else None)
-        c["ts"].append(ts)
-        c["prev_ts"].append(prev_ts)
+        at = self.call_at.get(key)
+        if at is None:
+            # A new call: one row, in the order of its first line.
+            if mid is not None:
+                first_key = self.key_of_id.setdefault(mid, key)
+                if first_key != key:
+                    self.clashing_ids.add(mid)  # the same id with other input-side usage (CASES B04)
+            self.call_at[key] = len(c["seq"])
+            c["seq"].append(self.seq)
+            c["line"].append(line)
+            c["file"].append(src.path)
+            c["message_id"].append(mid)
+            c["thread"].append(thread)
+            c["thread_kind"].append(thread_kind)
+            c["input_tokens"].append(inp)
+            c["cache_write_tokens"].append(cw)
+            c["cache_read_tokens"].append(cr)
+            c["prompt_tokens"].append(inp + cw + cr)
+            c["ts_ms"].append(ts)
+            c["end_ts_ms"].append(ts)
+            c["prev_ts_ms"].append(prev_ts)
+            c["n_lines"].append(1)
+            for col, value in zip(_KEPT_LINE_COLUMNS, (req, model, out, c5, c1, known, web, stop, speed), strict=True):
+                c[col].append(value)
+        else:
+            # Another line of the same call: the main thread wins over a sidechain copy (B05); the line
+            # with the highest output_tokens is kept, the last one on a tie (B01, G1).
+            c["n_lines"][at] += 1
+            if ts is not None:
+                c["end_ts_ms"][at] = ts
+            if _THREAD_RANK[thread_kind] < _THREAD_RANK[c["thread_kind"][at]]:
+                c["thread"][at] = thread
+                c["thread_kind"][at] = thread_kind
+            if out >= c["output_tokens"][at]:
+                for col, value in zip(_KEPT_LINE_COLUMNS, (req, model, out, c5, c1, known, web, stop, speed), strict=True):
+                    c[col][at] = value
         content = msg.get("content")
         if isinstance(content, list):
             u = self.uses
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     tid = block.get("id")
+                    tid = tid if isinstance(tid, str) and tid else None
+                    if tid is not None:
+                        if tid in self.use_ids:
+                            continue  # the same tool use on another line of the call, or a replayed copy
+                        self.use_ids.add(tid)
                     name = block.get("name")
                     u["seq"].append(self.seq)
                     u["line"].append(line)
-                    u["tool_use_id"].append(tid if isinstance(tid, str) and tid else None)
+                    u["tool_use_id"].append(tid)
                     u["key"].append(key)
                     u["message_id"].append(mid)
                     u["name"].append(name if isinstance(name, str) else "?")
                     u["input_json"].append(orjson.dumps(block.get("input"), option=orjson.OPT_SORT_KEYS).decode())
-                    u["ts"].append(ts)
+                    u["ts_ms"].append(ts)
 
     def _user(self, rec: dict[str, Any], line: int, src: SourceFile) -> None:
         msg = rec.get("message")
@@ -445,15 +476,20 @@ class _Builder:
                 if not (isinstance(block, dict) and block.get("type") == "tool_result"):
                     continue
                 has_result = True
+                tid = block.get("tool_use_id")
+                tid = tid if isinstance(tid, str) and tid else None
+                if tid is not None:
+                    if tid in self.result_ids:
+                        continue  # a replayed copy of a result already counted
+                    self.result_ids.add(tid)
                 inner = block.get("content")
                 chars, images, image_bytes, unknown = result_size(inner)
                 is_error = block.get("is_error") is True
                 text = _first_text(inner)
                 persisted = text.startswith("<persisted-output>")
-                tid = block.get("tool_use_id")
                 r["seq"].append(self.seq)
                 r["line"].append(line)
-                r["tool_use_id"].append(tid if isinstance(tid, str) and tid else None)
+                r["tool_use_id"].append(tid)
                 r["thread"].append(thread)
                 r["thread_kind"].append(thread_kind)
                 r["is_error"].append(is_error)
@@ -549,18 +585,40 @@ class _Builder:
 
     # -- frames ------------------------------------------------------------------------------------
     def build(self, fmt: str) -> Trace:
-        calls, warnings = _call_frame(self.calls)
-        warnings = self.warnings + warnings
-        if self.bad_usage:
-            warnings.append(f"{self.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0")
-        uses = _use_frame(self.uses, calls)
-        results = _ts_to_ms(pl.DataFrame(self.results, schema={**TOOL_RESULT_SCHEMA, "ts_ms": pl.String}))
-        results = results.unique("tool_use_id", keep="first", maintain_order=True) if results.height else results
-        if self.denied_ids and results.height:
-            results = results.with_columns(
-                denied=pl.col("denied") | (pl.col("is_error") & pl.col("tool_use_id").is_in(list(self.denied_ids)))
+        warnings = list(self.warnings)
+        if self.clashing_ids:
+            warnings.append(
+                f"message ids not unique: {len(self.clashing_ids)} message id(s) carry different input-side "
+                "usage; counted as separate calls"
             )
-        events = _ts_to_ms(pl.DataFrame(self.events, schema={**EVENT_SCHEMA, "ts_ms": pl.String}))
+        if self.bad_usage:
+            warnings.append(
+                f"{self.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0"
+            )
+        c, u, r, e = self.calls, self.uses, self.results, self.events
+        # Every timestamp of the trace is parsed in one vectorised pass, then cut back into columns.
+        ts_columns = [c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"], self.stamps]
+        parsed = _epoch_ms([ts for column in ts_columns for ts in column])
+        cuts = list(itertools.accumulate(len(column) for column in ts_columns))
+        c_ts, c_end, c_prev, u_ts, r_ts, e_ts, stamps = (
+            parsed.slice(lo, hi - lo) for lo, hi in zip([0, *cuts[:-1]], cuts, strict=True)
+        )
+        calls = pl.DataFrame({**c, "ts_ms": c_ts, "end_ts_ms": c_end, "prev_ts_ms": c_prev}, schema=CALL_SCHEMA)
+        # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
+        # keeps its tool uses on the main thread (CASES B05).
+        threads = [c["thread"][self.call_at[k]] for k in u["key"]]
+        kinds = [c["thread_kind"][self.call_at[k]] for k in u["key"]]
+        uses = pl.DataFrame(
+            {**{k: u[k] for k in _USE_COLUMNS}, "thread": threads, "thread_kind": kinds, "ts_ms": u_ts},
+            schema=TOOL_USE_SCHEMA,
+        )
+        if self.denied_ids:
+            r["denied"] = [
+                d or (err and tid in self.denied_ids)
+                for d, err, tid in zip(r["denied"], r["is_error"], r["tool_use_id"], strict=True)
+            ]
+        results = pl.DataFrame({**r, "ts_ms": r_ts}, schema=TOOL_RESULT_SCHEMA)
+        events = pl.DataFrame({**e, "ts_ms": e_ts}, schema=EVENT_SCHEMA)
         return Trace(
             name=self.name,
             path=self.path,
@@ -583,11 +641,7 @@ class _Builder:
             files=self.files,
             agents=self.agents,
             synthetic_errors=self.synthetic,
-            timestamps_ms=pl.Series("ts_ms", self.stamps, dtype=pl.String)
-            .str.to_datetime(time_unit="ms", time_zone="UTC", strict=False)
-            .dt.epoch("ms")
-            .drop_nulls()
-            .sort(),
+            timestamps_ms=stamps.drop_nulls().sort(),
         )
 
 
@@ -595,100 +649,21 @@ _USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_
 _TRANSCRIPT_ONLY_TYPES = frozenset(
     {"summary", "file-history-snapshot", "progress", "queue-operation", "attachment", "last-prompt", "permission-mode"}
 )
-_CALL_LINE_COLUMNS = (
-    "seq", "line", "file", "key", "message_id", "request_id", "thread", "thread_kind", "model", "input_tokens",
-    "cache_write_tokens", "cache_read_tokens", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
-    "cache_split_known", "web_search_requests", "stop_reason", "speed", "ts", "prev_ts",
-)  # fmt: skip
-_USE_LINE_COLUMNS = ("seq", "line", "tool_use_id", "key", "message_id", "name", "input_json", "ts")
-_CALL_LINE_SCHEMA = {
-    **{k: v for k, v in CALL_SCHEMA.items() if k in _CALL_LINE_COLUMNS},
-    "key": pl.String,
-    "ts": pl.String,
-    "prev_ts": pl.String,
-}
-_USE_LINE_SCHEMA = {
-    "seq": pl.Int64,
-    "line": pl.Int64,
-    "tool_use_id": pl.String,
-    "key": pl.String,
-    "message_id": pl.String,
-    "name": pl.String,
-    "input_json": pl.String,
-    "ts": pl.String,
-}
-_USAGE_FROM_KEPT_LINE = (
+#: Columns of a call taken from the line kept for it (the one with the highest output_tokens).
+_KEPT_LINE_COLUMNS = (
     "request_id", "model", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_split_known",
     "web_search_requests", "stop_reason", "speed",
 )  # fmt: skip
+_USE_COLUMNS = ("seq", "line", "tool_use_id", "message_id", "name", "input_json")
+_USE_LINE_COLUMNS = (*_USE_COLUMNS, "key", "ts_ms")
 
 
-def _to_ms(col: str) -> pl.Expr:
-    return pl.col(col).str.to_datetime(time_unit="ms", time_zone="UTC", strict=False).dt.epoch("ms")
-
-
-def _ts_to_ms(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(ts_ms=_to_ms("ts_ms"))
-
-
-def _call_frame(cols: dict[str, list[Any]]) -> tuple[pl.DataFrame, list[str]]:
-    """Collapse assistant lines into one row per call (the identity rule in the module docstring)."""
-    lines = pl.DataFrame(cols, schema=_CALL_LINE_SCHEMA)
-    if lines.height == 0:
-        return pl.DataFrame(schema=CALL_SCHEMA), []
-    lines = lines.with_columns(
-        rank=pl.col("thread_kind").replace_strict(_THREAD_RANK, return_dtype=pl.Int8),
-        ts_ms=_to_ms("ts"),
-        prev_ts_ms=_to_ms("prev_ts"),
-    )
-    warnings: list[str] = []
-    ids = lines.filter(pl.col("message_id").is_not_null()).group_by("message_id").agg(pl.col("key").n_unique().alias("n"))
-    clashing = ids.filter(pl.col("n") > 1).height
-    if clashing:
-        warnings.append(
-            f"message ids not unique: {clashing} message id(s) carry different input-side usage; "
-            "counted as separate calls"
-        )
-    kept_order = ["output_tokens", "seq"]
-    calls = (
-        lines.group_by("key", maintain_order=True)
-        .agg(
-            pl.col("seq").first(),
-            pl.col("line").first(),
-            pl.col("file").first(),
-            pl.col("message_id").first(),
-            pl.col("thread").sort_by("rank", "seq").first(),
-            pl.col("thread_kind").sort_by("rank", "seq").first(),
-            pl.col("input_tokens").first(),
-            pl.col("cache_write_tokens").first(),
-            pl.col("cache_read_tokens").first(),
-            *[pl.col(c).sort_by(kept_order).last() for c in _USAGE_FROM_KEPT_LINE],
-            pl.col("ts_ms").first(),
-            pl.col("ts_ms").last().alias("end_ts_ms"),
-            pl.col("prev_ts_ms").first(),
-            pl.len().cast(pl.Int64).alias("n_lines"),
-        )
-        .with_columns(prompt_tokens=pl.col("input_tokens") + pl.col("cache_write_tokens") + pl.col("cache_read_tokens"))
-        .sort("seq")
-        .select(list(CALL_SCHEMA))
-    )
-    return calls.cast(CALL_SCHEMA), warnings  # type: ignore[arg-type]
-
-
-def _use_frame(cols: dict[str, list[Any]], calls: pl.DataFrame) -> pl.DataFrame:
-    uses = pl.DataFrame(cols, schema=_USE_LINE_SCHEMA)
-    if uses.height == 0:
-        return pl.DataFrame(schema=TOOL_USE_SCHEMA)
-    with_id = uses.filter(pl.col("tool_use_id").is_not_null()).unique("tool_use_id", keep="first", maintain_order=True)
-    uses = pl.concat([with_id, uses.filter(pl.col("tool_use_id").is_null())]).sort("seq")
-    # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
-    # keeps its tool uses on the main thread (CASES B05).
-    call_threads = _call_keys(calls)
+def _epoch_ms(values: list[str | None]) -> pl.Series:
+    """Parse ISO-8601 timestamps (`Z` or an offset, any fraction) to Unix epoch ms; null when unparsable."""
     return (
-        uses.join(call_threads, on="key", how="left", maintain_order="left")
-        .with_columns(ts_ms=_to_ms("ts"))
-        .select(list(TOOL_USE_SCHEMA))
-        .cast(TOOL_USE_SCHEMA)  # type: ignore[arg-type]
+        pl.Series("ts_ms", values, dtype=pl.String)
+        .str.to_datetime(time_unit="ms", time_zone="UTC", strict=False)
+        .dt.epoch("ms")
     )
 
 
