@@ -60,24 +60,11 @@ MAX_LINE_NOTES = 3
 #: Above this size a line is decoded only if its bytes show it can hold a figure (CASES B20).
 OVERSIZED_LINE_BYTES = 8 * 1024 * 1024
 
-#: Line types that hold no figure. A line is skipped undecoded when its bytes name one of these types and
-#: none of `_NEEDED_MARKERS`; JSON escapes every quote inside a string, so `"type":"progress"` in the raw
-#: bytes is always a real key/value pair, never text.
-_SKIP_TYPE_MARKERS = (
-    b'"type":"progress"',
-    b'"type":"file-history-snapshot"',
-    b'"type":"queue-operation"',
-    b'"type":"attachment"',
-    b'"type":"last-prompt"',
-    b'"type":"stream_event"',
+#: Top-level line types that hold no figure: skipped undecoded, by their bytes (`_needed`).
+_SKIP_TYPES = frozenset(
+    {b"progress", b"file-history-snapshot", b"queue-operation", b"attachment", b"last-prompt", b"stream_event"}
 )
-_NEEDED_MARKERS = (b'"usage"', b'"tool_result"', b'"tool_use"', b'"subtype"', b'"sessionId"', b'"session_id"')
 _TYPE_KEY = b'"type":"'
-assert all(m.startswith(_TYPE_KEY) for m in _SKIP_TYPE_MARKERS)
-# One regex search finds any of the markers in one pass over the line, where `any(m in line ...)` made one
-# pass per marker (about 3x faster on 2.1.x transcripts, whose big tool-result lines are never skipped).
-_SKIP_TYPE_RE = re.compile(re.escape(_TYPE_KEY) + b"(?:" + b"|".join(re.escape(m[len(_TYPE_KEY) :]) for m in _SKIP_TYPE_MARKERS) + b")")
-_NEEDED_RE = re.compile(b'"(?:' + b"|".join(re.escape(m[1:-1]) for m in _NEEDED_MARKERS[:4]) + b')"')
 _OVERSIZED_NEEDED = (b'"usage"', b'"tool_use"', b'"tool_result"', b'"subtype"')
 
 #: Texts of a tool result that mean a person or a rule refused the call (CASES B22).
@@ -170,12 +157,6 @@ class Trace:
 MAX_TOKENS = 2**53
 
 
-def _int(value: Any) -> int:
-    """Return `value` if it is a plausible count: an int (not a bool), 0 ≤ value < 2**53; else 0.
-
-    Usage fields are read defensively (B27); `_Builder` counts the implausible ones in a warning.
-    """
-    return value if type(value) is int and 0 <= value < MAX_TOKENS else 0
 
 
 _NOT_JSON = object()
@@ -360,13 +341,23 @@ class _Builder:
             return thread, THREAD_SUBAGENT
         return THREAD_MAIN, THREAD_MAIN
 
+    def _count(self, usage: dict[str, Any], key: str) -> int:
+        """A usage count (tokens): the field's int value when plausible, else 0 and counted as bad (B27)."""
+        raw = usage.get(key)
+        if type(raw) is int and 0 <= raw < MAX_TOKENS:
+            return raw
+        if raw is not None:
+            self.bad_usage += 1
+        return 0
+
     def _assistant(self, rec: dict[str, Any], line: int, src: SourceFile, prev_ts: str | None) -> None:
         msg = rec.get("message")
         if not isinstance(msg, dict):
             return
         thread, thread_kind = self._thread(rec, src)
         model = msg.get("model")
-        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        ts = rec.get("timestamp")
+        ts = ts if isinstance(ts, str) else None
         if model == "<synthetic>" or rec.get("isApiErrorMessage") is True:
             self.synthetic += 1
             self._event(line, thread, thread_kind, "synthetic", ts=ts)
@@ -374,32 +365,18 @@ class _Builder:
         usage = msg.get("usage")
         if not isinstance(usage, dict):
             return
-        mid = msg.get("id") if isinstance(msg.get("id"), str) and msg.get("id") else None
-        for key in _USAGE_KEYS:
-            raw = usage.get(key)
-            if raw is not None and _int(raw) != raw:
-                self.bad_usage += 1
-        inp = _int(usage.get("input_tokens"))
-        cw = _int(usage.get("cache_creation_input_tokens"))
-        cr = _int(usage.get("cache_read_input_tokens"))
+        mid = msg.get("id")
+        mid = mid if isinstance(mid, str) and mid else None
+        count = self._count
+        inp = count(usage, "input_tokens")
+        cw = count(usage, "cache_creation_input_tokens")
+        cr = count(usage, "cache_read_input_tokens")
+        out = count(usage, "output_tokens")
         key = f"{mid}|{inp}|{cw}|{cr}" if mid is not None else f"#{self.seq}"
-        split = usage.get("cache_creation")
-        if isinstance(split, dict):
-            c5, c1, known = _int(split.get("ephemeral_5m_input_tokens")), _int(split.get("ephemeral_1h_input_tokens")), True
-        else:
-            c5, c1, known = 0, 0, False  # no split written: `usage` counts the write as 5-minute, marked assumed
-        server = usage.get("server_tool_use")
-        web = _int(server.get("web_search_requests")) if isinstance(server, dict) else 0
-        req = rec.get("requestId")
-        req = req if isinstance(req, str) and req else None
-        model = model if isinstance(model, str) else None
-        speed = usage.get("speed")
-        speed = speed if isinstance(speed, str) else None
-        stop = msg.get("stop_reason")
-        stop = stop if isinstance(stop, str) else None
-        out = _int(usage.get("output_tokens"))
         c = self.calls
         at = self.call_at.get(key)
+        if at is None or out >= c["output_tokens"][at]:
+            kept = self._kept_line(rec, msg, usage, model, out)
         if at is None:
             # A new call: one row, in the order of its first line.
             if mid is not None:
@@ -421,7 +398,7 @@ class _Builder:
             c["end_ts_ms"].append(ts)
             c["prev_ts_ms"].append(prev_ts)
             c["n_lines"].append(1)
-            for col, value in zip(_KEPT_LINE_COLUMNS, (req, model, out, c5, c1, known, web, stop, speed), strict=True):
+            for col, value in zip(_KEPT_LINE_COLUMNS, kept, strict=True):
                 c[col].append(value)
         else:
             # Another line of the same call: the main thread wins over a sidechain copy (B05); the line
@@ -433,28 +410,57 @@ class _Builder:
                 c["thread"][at] = thread
                 c["thread_kind"][at] = thread_kind
             if out >= c["output_tokens"][at]:
-                for col, value in zip(_KEPT_LINE_COLUMNS, (req, model, out, c5, c1, known, web, stop, speed), strict=True):
+                for col, value in zip(_KEPT_LINE_COLUMNS, kept, strict=True):
                     c[col][at] = value
         content = msg.get("content")
         if isinstance(content, list):
-            u = self.uses
             for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    tid = block.get("id")
-                    tid = tid if isinstance(tid, str) and tid else None
-                    if tid is not None:
-                        if tid in self.use_ids:
-                            continue  # the same tool use on another line of the call, or a replayed copy
-                        self.use_ids.add(tid)
-                    name = block.get("name")
-                    u["seq"].append(self.seq)
-                    u["line"].append(line)
-                    u["tool_use_id"].append(tid)
-                    u["key"].append(key)
-                    u["message_id"].append(mid)
-                    u["name"].append(name if isinstance(name, str) else "?")
-                    u["input_json"].append(orjson.dumps(block.get("input"), option=orjson.OPT_SORT_KEYS).decode())
-                    u["ts_ms"].append(ts)
+                if type(block) is dict and block.get("type") == "tool_use":
+                    self._tool_use(block, line, key, mid, ts)
+
+    def _kept_line(self, rec: dict[str, Any], msg: dict[str, Any], usage: dict[str, Any], model: Any, out: int) -> tuple[Any, ...]:
+        """The values of `_KEPT_LINE_COLUMNS` that a call takes from the line kept for it."""
+        split = usage.get("cache_creation")
+        if isinstance(split, dict):
+            c5 = self._count(split, "ephemeral_5m_input_tokens")
+            c1 = self._count(split, "ephemeral_1h_input_tokens")
+            known = True
+        else:
+            c5, c1, known = 0, 0, False  # no split written: `usage` counts the write as 5-minute, marked assumed
+        server = usage.get("server_tool_use")
+        web = self._count(server, "web_search_requests") if isinstance(server, dict) else 0
+        req = rec.get("requestId")
+        speed = usage.get("speed")
+        stop = msg.get("stop_reason")
+        return (
+            req if isinstance(req, str) and req else None,
+            model if isinstance(model, str) else None,
+            out,
+            c5,
+            c1,
+            known,
+            web,
+            stop if isinstance(stop, str) else None,
+            speed if isinstance(speed, str) else None,
+        )
+
+    def _tool_use(self, block: dict[str, Any], line: int, key: str, mid: str | None, ts: str | None) -> None:
+        tid = block.get("id")
+        tid = tid if isinstance(tid, str) and tid else None
+        if tid is not None:
+            if tid in self.use_ids:
+                return  # the same tool use on another line of the call, or a replayed copy
+            self.use_ids.add(tid)
+        name = block.get("name")
+        u = self.uses
+        u["seq"].append(self.seq)
+        u["line"].append(line)
+        u["tool_use_id"].append(tid)
+        u["key"].append(key)
+        u["message_id"].append(mid)
+        u["name"].append(name if isinstance(name, str) else "?")
+        u["input_json"].append(orjson.dumps(block.get("input"), option=orjson.OPT_SORT_KEYS).decode())
+        u["ts_ms"].append(ts)
 
     def _user(self, rec: dict[str, Any], line: int, src: SourceFile) -> None:
         msg = rec.get("message")
@@ -645,7 +651,6 @@ class _Builder:
         )
 
 
-_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 _TRANSCRIPT_ONLY_TYPES = frozenset(
     {"summary", "file-history-snapshot", "progress", "queue-operation", "attachment", "last-prompt", "permission-mode"}
 )
@@ -758,14 +763,30 @@ def _lines(fh: IO[bytes], path: str) -> Iterator[tuple[int, bytes, bool]]:
 
 
 def _needed(line: bytes, builder: _Builder) -> bool:
-    """Tell from the raw bytes whether a line can hold a figure; count what is skipped unread."""
-    if len(line) > OVERSIZED_LINE_BYTES and not any(m in line for m in _OVERSIZED_NEEDED):
+    """Tell from the raw bytes whether a line can hold a figure; count what is skipped unread.
+
+    The line's top-level `type` is read without decoding: the first `"type":"` in the line is a key of
+    the outermost object when exactly one `{` comes before it (JSON escapes every quote inside a string,
+    so `"type":"` is never text, and a nested object would open a second `{`). A line whose type is in
+    `_SKIP_TYPES` (progress, snapshots, queue operations, ...: half the lines of a 2.1.x transcript, and
+    the subagent usage embedded in progress lines must not be counted anyway) is skipped. When the test
+    cannot tell (a `{` inside an earlier string, say), the line is decoded: the test only saves work.
+    """
+    size = len(line)
+    if size > OVERSIZED_LINE_BYTES and not any(m in line for m in _OVERSIZED_NEEDED):
         builder.oversized += 1
         return False
-    if _SKIP_TYPE_RE.search(line) is not None and _NEEDED_RE.search(line) is None:
-        builder.seen_transcript = builder.seen_transcript or b'"sessionId"' in line
-        builder.records += 1
-        return False
+    at = line.find(_TYPE_KEY)
+    if at > 0 and line.count(b"{", 0, at) == 1:
+        start = at + len(_TYPE_KEY)
+        top = line[start : line.find(b'"', start)]
+        if top in _SKIP_TYPES:
+            builder.records += 1
+            if top == b"stream_event":
+                builder.seen_stream = True
+            else:
+                builder.seen_transcript = True
+            return False
     return True
 
 
