@@ -16,15 +16,17 @@ Decisions of issue 3 (see docs/health-weather.md):
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
-import polars as pl
 
-from .schema import FORMAT_STREAM_JSON, THREAD_MAIN
+from .metrics import FrameRows, WindowChoice, window_choice
+from .schema import FORMAT_STREAM_JSON
 
 if TYPE_CHECKING:
     from .reader import Trace
@@ -329,60 +331,62 @@ def session_rows(trace: Trace) -> SessionRows:
         result is a refusal, `denied`) and the index of the call before it. `compactions`: the main
         thread's `system/compact_boundary` lines. All exact.
     """
-    calls_df = trace.calls.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
-    uses = trace.tool_uses.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
-    results = trace.tool_results.filter(pl.col("thread_kind") == THREAD_MAIN)
-    bounds = trace.events.filter((pl.col("kind") == "compact_boundary") & (pl.col("thread_kind") == THREAD_MAIN)).sort(
-        "seq"
-    )
+    return session_rows_of(trace, FrameRows(trace))
+
+
+def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
+    """`session_rows` from the trace's frames already read into rows (`metrics.FrameRows`)."""
     calls = [
         MainCall(
-            seq=r["seq"],
-            prompt_tokens=r["prompt_tokens"],
-            cache_read_tokens=r["cache_read_tokens"],
-            stop_reason=r["stop_reason"],
-            model=r["model"],
-            latency_ms=r["end_ts_ms"] - r["prev_ts_ms"]
-            if r["end_ts_ms"] is not None and r["prev_ts_ms"] is not None
-            else None,
+            seq=seq,
+            prompt_tokens=prompt,
+            cache_read_tokens=cache_read,
+            stop_reason=stop,
+            model=model,
+            latency_ms=end - prev if end is not None and prev is not None else None,
         )
-        for r in calls_df.iter_rows(named=True)
+        for seq, prompt, cache_read, stop, model, end, prev, _ts in frames.main_calls
     ]
-    by_id = {r["tool_use_id"]: r for r in results.iter_rows(named=True) if r["tool_use_id"] is not None}
+    # tool_use_id -> (seq, is_error, denied) of its result (a later row wins)
+    by_id = {r[1]: (r[0], r[2], r[3]) for r in frames.main_results if r[1] is not None}
     call_seqs = [c.seq for c in calls]
     tools = []
     ci = -1
-    for r in uses.iter_rows(named=True):
-        while ci + 1 < len(call_seqs) and call_seqs[ci + 1] <= r["seq"]:
+    for seq, tid, name, payload, _ts in frames.main_uses:
+        while ci + 1 < len(call_seqs) and call_seqs[ci + 1] <= seq:
             ci += 1
-        res = by_id.get(r["tool_use_id"])
-        denied = bool(res and res["is_error"] and res["denied"])
+        res = by_id.get(tid)
+        denied = bool(res and res[1] and res[2])
         tools.append(
             ToolCall(
-                seq=r["seq"],
-                name=r["name"],
-                file_path=_file_path(r["name"], r["input_json"]),
-                is_error=bool(res and res["is_error"] and not res["denied"]),
+                seq=seq,
+                name=name,
+                file_path=_file_path(name, payload),
+                is_error=bool(res and res[1] and not res[2]),
                 denied=denied,
-                result_seq=res["seq"] if res else None,
+                result_seq=res[0] if res else None,
                 call_index=max(ci, 0),
             )
         )
-    compactions = [Compaction(r["seq"], r["trigger"], r["pre_tokens"]) for r in bounds.iter_rows(named=True)]
-    times = _moments(trace) if trace.format != FORMAT_STREAM_JSON else {}
+    compactions = [Compaction(seq, trigger, pre) for seq, _kind, trigger, pre, *_ in frames.bounds]
+    times = _moments(frames) if trace.format != FORMAT_STREAM_JSON else {}
     return SessionRows(calls, tools, compactions, times, AXIS_TIME if times else AXIS_CALLS)
 
 
-def _moments(trace: Trace) -> dict[int, float]:
+def _moments(frames: FrameRows) -> dict[int, float]:
     """Map each main-thread row's seq to a moment: its timestamp, else the last one before it, else the first."""
-    frames = [trace.calls, trace.tool_uses, trace.tool_results, trace.events]
-    rows = pl.concat([f.filter(pl.col("thread_kind") == THREAD_MAIN).select("seq", "ts_ms") for f in frames]).sort(
-        "seq"
-    )
-    filled = rows.with_columns(pl.col("ts_ms").forward_fill().backward_fill())
-    if filled["ts_ms"].null_count() == filled.height:
+    rows = [(r[0], r[-1]) for part in (frames.main_calls, frames.main_uses, frames.main_results, frames.main_events)
+            for r in part]  # fmt: skip
+    rows.sort(key=operator.itemgetter(0))  # stable, as Polars' sort of the concatenated rows
+    last = next((ts for _, ts in rows if ts is not None), None)
+    if last is None:
         return {}
-    return {int(s): float(t) for s, t in filled.iter_rows()}
+    out: dict[int, float] = {}
+    for seq, ts in rows:  # forward fill; the rows before the first timestamp take that first one
+        if ts is not None:
+            last = ts
+        out[int(seq)] = float(last)
+    return out
 
 
 # --- the grade ---------------------------------------------------------------------------------------
@@ -466,10 +470,9 @@ def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
         (error_acceleration_score(errors), accel, _halves_why(errors, "tool error rate", len(rows.tools))),
         (tool_efficiency_score(writes), change, _halves_why(writes, "share of Write/Edit/MultiEdit", len(rows.tools))),
     ]
-    hundredths = sum(value * weight for (value, _, _), (_, weight) in zip(values, SIGNALS, strict=True))
-    composite = hundredths / 100
+    hundredths = _hundredths([v for v, _, _ in values])
     return {
-        "grade": grade(composite),
+        "grade": grade(hundredths / 100),
         "score": (hundredths + 50) // 100,  # Math.round: half up
         "fillPercent": fill * 100 if fill is not None else None,
         "compactionCount": count,
@@ -488,6 +491,32 @@ def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
             for (value, measure, why), (name, weight) in zip(values, SIGNALS, strict=True)
         ],
     }
+
+
+def _hundredths(values: list[int]) -> int:
+    """The composite score in integer hundredths: the sub-scores (spec order) weighted by `SIGNALS`."""
+    return sum(value * weight for value, (_, weight) in zip(values, SIGNALS, strict=True))
+
+
+def _score_of(
+    latest: int | None,
+    window: int,
+    count: int,
+    ratio: float | None,
+    errors: tuple[float, float] | None,
+    writes: tuple[float, float] | None,
+) -> tuple[int, str]:
+    """(score, grade) of `health_grade` from its measures, without the texts."""
+    fill = latest / window if latest is not None else None
+    values = [
+        fill_score(fill),
+        compaction_score(count),
+        reread_score(ratio),
+        error_acceleration_score(errors),
+        tool_efficiency_score(writes),
+    ]
+    hundredths = _hundredths(values)
+    return (hundredths + 50) // 100, grade(hundredths / 100)
 
 
 def _fill_why(latest: int | None, window: int) -> str:
@@ -528,25 +557,109 @@ def health_timeline(rows: SessionRows, window: int) -> list[dict[str, Any]]:
         call `floor(percent × (n − 1))` and everything read before the next call); and `compactions`, the
         compactions counted so far. The last point always equals the whole-trace grade.
     """
-    points = []
-    moments = sorted(rows.times.values()) if rows.axis == AXIS_TIME else []
     n = len(rows.calls)
-    for k in range(TIMELINE_STEPS + 1):
-        percent = k * 100 // TIMELINE_STEPS
-        if moments:
-            start, end = moments[0], moments[-1]
+    times = rows.times if rows.axis == AXIS_TIME else {}
+    inf = float("inf")
+    # Each point counts the rows whose key is at most a threshold, and thresholds only grow: on the time
+    # axis the key is a row's moment (`cut_at_time`), on the calls axis its seq (`cut`: seq < the next
+    # call's seq, i.e. ≤ that seq − 1; the last point takes every row).
+    if times:
+        moment_values = times.values()
+        start, end = min(moment_values), max(moment_values)
+        thresholds: list[float] = []
+        wheres: list[dict[str, Any]] = []
+        for k in range(TIMELINE_STEPS + 1):
             moment = end if k == TIMELINE_STEPS else start + (end - start) * k / TIMELINE_STEPS
-            part = rows.cut_at_time(moment)
-            where: dict[str, Any] = {"ts_ms": round(moment)}
-        else:
+            thresholds.append(moment)
+            wheres.append({"ts_ms": round(moment)})
+
+        def key(seq: int | None) -> float:
+            return inf if seq is None else times.get(seq, inf)
+
+    else:
+        thresholds, wheres = [], []
+        for k in range(TIMELINE_STEPS + 1):
             last = k * (n - 1) // TIMELINE_STEPS if n else -1
-            part = rows.cut(rows.calls[last + 1].seq) if 0 <= last < n - 1 else rows
-            where = {"calls": last + 1}
-        h = health_grade(part, window)
-        points.append(
-            {"percent": percent, "score": h["score"], "grade": h["grade"], "compactions": h["compactionCount"], **where}
-        )
-    return points
+            thresholds.append(rows.calls[last + 1].seq - 1 if 0 <= last < n - 1 else inf)
+            wheres.append({"calls": last + 1})
+
+        def key(seq: int | None) -> float:
+            return inf if seq is None else seq
+
+    scores = _timeline_scores(rows, window, key, thresholds)
+    return [
+        {"percent": k * 100 // TIMELINE_STEPS, "score": score, "grade": letter, "compactions": count, **where}
+        for k, ((score, letter, count), where) in enumerate(zip(scores, wheres, strict=True))
+    ]
+
+
+def _timeline_scores(
+    rows: SessionRows, window: int, key: Callable[[int | None], float], thresholds: list[float]
+) -> list[tuple[int, str, int]]:
+    """(score, grade, compactions) of `health_grade` over the rows whose key is at most each threshold.
+
+    A tool call counts its error only when its result's key is also within the threshold. When the keys
+    are in row order (the usual case) the rows counted are a prefix and prefix sums answer each point in
+    O(log n); otherwise each point is a pass over the tool calls.
+    """
+    call_keys = [key(c.seq) for c in rows.calls]
+    prompts = [c.prompt_tokens for c in rows.calls]
+    bound_keys = sorted(key(c.seq) for c in rows.compactions)
+    tools = rows.tools
+    tool_keys = [key(t.seq) for t in tools]
+    productive = [t.name in PRODUCTIVE_TOOLS for t in tools]
+    paths = [t.file_path if t.name == "Read" else None for t in tools]
+    # errors: (index among tools, key of the result); only a tool with a result can have is_error
+    errors = [(j, key(t.result_seq)) for j, t in enumerate(tools) if t.is_error]
+    calls_sorted = all(a <= b for a, b in itertools.pairwise(call_keys))
+    tools_sorted = all(a <= b for a, b in itertools.pairwise(tool_keys))
+    if tools_sorted:
+        prod_upto = [0]  # productive calls among the first j tools
+        reads_upto = [0]  # Read calls with a path among the first j
+        fresh_upto = [0]  # ... that read a path for the first time
+        seen: set[str] = set()
+        for is_prod, path in zip(productive, paths, strict=True):
+            prod_upto.append(prod_upto[-1] + is_prod)
+            reads_upto.append(reads_upto[-1] + (path is not None))
+            fresh_upto.append(fresh_upto[-1] + (path is not None and path not in seen))
+            if path is not None:
+                seen.add(path)
+    out = []
+    for limit in thresholds:
+        if calls_sorted:
+            nc = bisect.bisect_right(call_keys, limit)
+            latest = prompts[nc - 1] if nc else None
+        else:
+            latest = next((prompts[j] for j in range(len(call_keys) - 1, -1, -1) if call_keys[j] <= limit), None)
+        count = bisect.bisect_right(bound_keys, limit)
+        if tools_sorted:
+            m = bisect.bisect_right(tool_keys, limit)
+            mid = m // 2
+            prod = (prod_upto[mid], prod_upto[m] - prod_upto[mid])
+            reads = reads_upto[m]
+            rereads = reads - fresh_upto[m]
+            err_first = sum(1 for j, rk in errors if j < mid and rk <= limit)
+            err_second = sum(1 for j, rk in errors if mid <= j < m and rk <= limit)
+        else:
+            inc = [j for j, k in enumerate(tool_keys) if k <= limit]
+            m = len(inc)
+            mid = m // 2
+            prod = (sum(productive[j] for j in inc[:mid]), sum(productive[j] for j in inc[mid:]))
+            read_paths = [paths[j] for j in inc if paths[j] is not None]
+            reads = len(read_paths)
+            rereads = reads - len(set(read_paths))
+            failed = {j for j, rk in errors if rk <= limit}
+            err_first = sum(1 for j in inc[:mid] if j in failed)
+            err_second = sum(1 for j in inc[mid:] if j in failed)
+        if m < MIN_TOOL_CALLS:
+            err_rates = write_rates = None
+        else:
+            err_rates = (err_first / mid, err_second / (m - mid))
+            write_rates = (prod[0] / mid, prod[1] / (m - mid))
+        ratio = rereads / reads if reads else None
+        score, letter = _score_of(latest, window, count, ratio, err_rates, write_rates)
+        out.append((score, letter, count))
+    return out
 
 
 def health_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
@@ -567,10 +680,11 @@ def health_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
         ``"calls"``) and `compactions`: for each compaction, its `trigger`, `pre_tokens` and the first
         timeline `percent` that counts it.
     """
-    from .metrics import window_choice
+    return health_of(session_rows(trace), window_choice(trace, window))
 
-    choice = window_choice(trace, window)
-    rows = session_rows(trace)
+
+def health_of(rows: SessionRows, choice: WindowChoice) -> dict[str, Any]:
+    """`health_report` from a trace's session rows and its window choice (shared with `weather`)."""
     out = health_grade(rows, choice.tokens)
     timeline = health_timeline(rows, choice.tokens)
     out.update(

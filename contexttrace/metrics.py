@@ -14,6 +14,9 @@ prints or formats numbers. The definitions are spec 004's, with the open points 
 
 from __future__ import annotations
 
+import bisect
+from collections import Counter
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import polars as pl
@@ -55,6 +58,76 @@ def main_calls(calls: pl.DataFrame) -> pl.DataFrame:
     return calls.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
 
 
+_by_seq = itemgetter(0)
+
+#: Columns of `FrameRows.main_calls`, `main_uses`, `main_results` and `main_events`, in tuple order.
+CALL_ROW = ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms", "ts_ms")
+USE_ROW = ("seq", "tool_use_id", "name", "input_json", "ts_ms")
+RESULT_ROW = ("seq", "tool_use_id", "is_error", "denied", "result_chars", "result_images", "result_image_bytes",
+              "persisted", "persisted_bytes", "ts_ms")  # fmt: skip
+EVENT_ROW = ("seq", "kind", "trigger", "pre_tokens", "post_tokens", "line", "ts_ms")
+
+
+def _main_rows(
+    kinds: list[Any], frame: pl.DataFrame, cols: tuple[str, ...], sort: bool = True
+) -> list[tuple[Any, ...]]:
+    """Rows (tuples of `cols`) whose thread kind is main; sorted by the first column (`seq`, stable, as
+    Polars' sort) unless `sort` is false (then in frame order)."""
+    lists = [frame.get_column(c).to_list() for c in cols]
+    rows = [r for k, r in zip(kinds, zip(*lists, strict=True), strict=True) if k == THREAD_MAIN]
+    if sort:
+        rows.sort(key=_by_seq)
+    return rows
+
+
+class FrameRows:
+    """One trace's frames as plain Python rows, read once and shared by every figure of a report.
+
+    On frames of tens to hundreds of rows a Polars operation costs more in overhead (≈ 20–100 µs) than
+    in work, so `report.build_report` reads the columns its figures need once into lists and computes
+    from those; the public functions below read their frames the same way. `main_*` rows are the main
+    thread's (tuples in the order of `CALL_ROW`, `USE_ROW`, `RESULT_ROW`, `EVENT_ROW`), sorted by `seq`
+    except `main_results` (frame order).
+    """
+
+    def __init__(self, trace: Trace) -> None:
+        calls, uses, results, events = trace.calls, trace.tool_uses, trace.tool_results, trace.events
+        self.call_kinds: list[str | None] = calls.get_column("thread_kind").to_list()
+        self.main_calls = _main_rows(self.call_kinds, calls, CALL_ROW)
+        #: every call's (seq, model), all threads
+        self.call_models: list[tuple[int, str | None]] = list(
+            zip(calls.get_column("seq").to_list(), calls.get_column("model").to_list(), strict=True)
+        )
+        use_kinds = uses.get_column("thread_kind").to_list()
+        self.main_uses = _main_rows(use_kinds, uses, USE_ROW)
+        #: every tool use's (tool_use_id, name), all threads, frame order
+        self.use_names: list[tuple[str | None, str | None]] = list(
+            zip(uses.get_column("tool_use_id").to_list(), uses.get_column("name").to_list(), strict=True)
+        )
+        result_kinds = results.get_column("thread_kind").to_list()
+        self.main_results = _main_rows(result_kinds, results, RESULT_ROW, sort=False)
+        result_ids = results.get_column("tool_use_id").to_list()
+        self.failed_ids: set[str] = {
+            i for i, e in zip(result_ids, results.get_column("is_error").to_list(), strict=True) if e and i is not None
+        }
+        self.hashes: dict[str, int] = _hashes(results, result_ids)
+        self.main_events = _main_rows(events.get_column("thread_kind").to_list(), events, EVENT_ROW)
+        self.bounds = [e for e in self.main_events if e[1] == "compact_boundary"]
+
+
+def _hashes(results: pl.DataFrame, ids: list[str | None] | None = None) -> dict[str, int]:
+    """tool_use_id → content_hash of the results that have both (a later row wins); {} without the column."""
+    if "content_hash" not in results.columns:
+        return {}
+    if ids is None:
+        ids = results.get_column("tool_use_id").to_list()
+    return {
+        i: h
+        for i, h in zip(ids, results.get_column("content_hash").to_list(), strict=True)
+        if i is not None and h is not None
+    }
+
+
 def prompt_series(calls: pl.DataFrame) -> list[int]:
     """Return the prompt tokens of each main-thread call, in trace order.
 
@@ -64,7 +137,8 @@ def prompt_series(calls: pl.DataFrame) -> list[int]:
         Tokens (exact: `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` of each
         deduplicated `assistant` call); empty when the trace has no main-thread call.
     """
-    return [int(v) for v in main_calls(calls)["prompt_tokens"].to_list()]
+    rows = _main_rows(calls.get_column("thread_kind").to_list(), calls, ("seq", "prompt_tokens"))
+    return [int(v) for _, v in rows]
 
 
 def context_figures(series: list[int], window: int | None) -> dict[str, Any]:
@@ -132,25 +206,33 @@ def compaction_events(events: pl.DataFrame, calls: pl.DataFrame) -> list[dict[st
         `effect_tokens` (prompt tokens of the last call before and first call after, and after minus
         before; usage-derived, exact, may be positive).
     """
-    bounds = events.filter((pl.col("kind") == "compact_boundary") & (pl.col("thread_kind") == THREAD_MAIN)).sort("seq")
-    if bounds.height == 0:
+    bounds = [
+        e
+        for e in _main_rows(events.get_column("thread_kind").to_list(), events, EVENT_ROW)
+        if e[1] == "compact_boundary"
+    ]
+    if not bounds:
         return []
-    main = main_calls(calls)
-    seqs = main["seq"].to_list()
-    prompts = main["prompt_tokens"].to_list()
+    main = _main_rows(calls.get_column("thread_kind").to_list(), calls, ("seq", "prompt_tokens"))
+    return _compaction_events(bounds, [s for s, _ in main], [p for _, p in main])
+
+
+def _compaction_events(bounds: list[tuple[Any, ...]], seqs: list[int], prompts: list[int]) -> list[dict[str, Any]]:
+    """`compaction_events` from main-thread boundary rows (`EVENT_ROW`) and the main calls' seqs and prompts."""
     out = []
-    for row in bounds.iter_rows(named=True):
-        after = next((i for i, s in enumerate(seqs) if s > row["seq"]), None)
+    for seq, _kind, trigger, pre, post, line, _ts in bounds:
+        at = bisect.bisect_right(seqs, seq)  # first main call after the boundary
+        after = at if at < len(seqs) else None
         before = (after - 1 if after is not None else len(seqs) - 1) if seqs else -1
         ctx_before = prompts[before] if before >= 0 else None
         ctx_after = prompts[after] if after is not None else None
         out.append(
             {
-                "trigger": row["trigger"],
-                "pre_tokens": row["pre_tokens"],
-                "post_tokens": row["post_tokens"],
+                "trigger": trigger,
+                "pre_tokens": pre,
+                "post_tokens": post,
                 "call_index": after,
-                "line": row["line"],
+                "line": line,
                 "context_before": ctx_before,
                 "context_after": ctx_after,
                 "effect_tokens": ctx_after - ctx_before if ctx_after is not None and ctx_before is not None else None,
@@ -188,23 +270,48 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
     >>> repeat_flags(uses, res, ev)["is_repeat"].to_list()
     [False, True, False]
     """
-    uses = tool_uses.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
-    failed = set(
-        tool_results.filter(pl.col("is_error") & pl.col("tool_use_id").is_not_null())["tool_use_id"].to_list()
+    uses = _main_rows(
+        tool_uses.get_column("thread_kind").to_list(), tool_uses, ("seq", "tool_use_id", "name", "input_json")
     )
-    hashes: dict[str, int] = {}
-    if "content_hash" in tool_results.columns:
-        hashes = dict(tool_results.select("tool_use_id", "content_hash").drop_nulls().iter_rows())
-    bounds = sorted(
-        events.filter((pl.col("kind") == "compact_boundary") & (pl.col("thread_kind") == THREAD_MAIN))["seq"].to_list()
-    )
+    ids = tool_results.get_column("tool_use_id").to_list()
+    failed = {i for i, e in zip(ids, tool_results.get_column("is_error").to_list(), strict=True) if e and i is not None}
+    bounds = [
+        s
+        for s, k, t in zip(
+            events.get_column("seq").to_list(),
+            events.get_column("kind").to_list(),
+            events.get_column("thread_kind").to_list(),
+            strict=True,
+        )
+        if k == "compact_boundary" and t == THREAD_MAIN
+    ]
+    flags, same = _repeats(uses, failed, _hashes(tool_results, ids), bounds)
+    return pl.DataFrame(
+        {
+            "seq": [u[0] for u in uses],
+            "tool_use_id": [u[1] for u in uses],
+            "name": [u[2] for u in uses],
+            "is_repeat": flags,
+            "same_result": same,
+        },
+        schema={"seq": tool_uses.schema["seq"], "tool_use_id": tool_uses.schema["tool_use_id"],
+                "name": tool_uses.schema["name"], "is_repeat": pl.Boolean, "same_result": pl.Boolean},
+    )  # fmt: skip
+
+
+def _repeats(
+    uses: list[tuple[Any, ...]], failed: set[str], hashes: dict[str, int], bound_seqs: list[int]
+) -> tuple[list[bool], list[bool]]:
+    """`repeat_flags`' two columns from main-thread uses (seq, tool_use_id, name, input_json, ...) in
+    order, the ids of failed results, result hashes and the main thread's compaction boundary seqs."""
+    bounds = sorted(bound_seqs)
     flags: list[bool] = []
     same: list[bool] = []
     # signature -> (writers seen, inclusive, when the latest non-failed identical call was made; its id)
     had: dict[tuple[str, str], tuple[int, str]] = {}
     writers = 0
     b = 0
-    for seq, tid, name, payload in uses.select("seq", "tool_use_id", "name", "input_json").iter_rows():
+    for seq, tid, name, payload, *_ in uses:
         while b < len(bounds) and bounds[b] < seq:
             had.clear()
             b += 1
@@ -212,14 +319,14 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
         earlier = had.get(sig)
         repeat = earlier is not None and earlier[0] == writers
         flags.append(repeat)
-        same.append(repeat and earlier is not None and hashes.get(tid) is not None and hashes.get(tid) == hashes.get(earlier[1]))
+        same.append(
+            repeat and earlier is not None and hashes.get(tid) is not None and hashes.get(tid) == hashes.get(earlier[1])
+        )
         if name in WRITER_TOOLS:
             writers += 1
         if tid not in failed:
             had[sig] = (writers, tid)
-    return uses.select("seq", "tool_use_id", "name").with_columns(
-        is_repeat=pl.Series(flags, dtype=pl.Boolean), same_result=pl.Series(same, dtype=pl.Boolean)
-    )
+    return flags, same
 
 
 def tool_figures(trace: Trace) -> dict[str, Any]:
@@ -236,26 +343,42 @@ def tool_figures(trace: Trace) -> dict[str, Any]:
         `<persisted-output>` preview) and `persisted_bytes` (≈ the full sizes those previews state).
         All exact except `persisted_bytes`.
     """
-    uses = trace.tool_uses.filter(pl.col("thread_kind") == THREAD_MAIN)
-    results = trace.tool_results.filter(pl.col("thread_kind") == THREAD_MAIN)
-    known = set(trace.tool_uses["tool_use_id"].drop_nulls().to_list())
-    repeats = repeat_flags(trace.tool_uses, trace.tool_results, trace.events)
+    return _tool_figures(FrameRows(trace))
+
+
+def _tool_figures(rows: FrameRows) -> dict[str, Any]:
+    """`tool_figures` from a trace's `FrameRows`."""
+    known = {i for i, _ in rows.use_names if i is not None}
+    flags, same = _repeats(rows.main_uses, rows.failed_ids, rows.hashes, [b[0] for b in rows.bounds])
+    failed = denied = chars = images = image_bytes = orphans = persisted = persisted_bytes = 0
+    for _seq, tid, err, den, rc, ri, rib, pers, pb, _ts in rows.main_results:
+        # Polars' sums skip nulls; `is_error & denied` is null (not counted) when either is null
+        failed += err is True
+        denied += err is True and den is True
+        chars += rc or 0
+        images += ri or 0
+        image_bytes += rib or 0
+        orphans += tid is not None and tid not in known
+        persisted += pers is True
+        persisted_bytes += pb or 0
     return {
-        "tools": uses.height,
-        "failed": int(results["is_error"].sum()),
-        "denied": int((results["is_error"] & results["denied"]).sum()),
-        "repeat": int(repeats["is_repeat"].sum()),
-        "repeat_same_result": int(repeats["same_result"].sum()),
-        "result_chars": int(results["result_chars"].sum()),
-        "result_images": int(results["result_images"].sum()),
-        "result_image_bytes": int(results["result_image_bytes"].sum()),
-        "orphan_results": int((~results["tool_use_id"].is_in(list(known))).sum()),
-        "persisted_results": int(results["persisted"].sum()),
-        "persisted_bytes": int(results["persisted_bytes"].sum() or 0),
+        "tools": len(rows.main_uses),
+        "failed": failed,
+        "denied": denied,
+        "repeat": sum(flags),
+        "repeat_same_result": sum(same),
+        "result_chars": chars,
+        "result_images": images,
+        "result_image_bytes": image_bytes,
+        "orphan_results": orphans,
+        "persisted_results": persisted,
+        "persisted_bytes": persisted_bytes,
     }
 
 
-def largest_results(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, limit: int = LARGEST_TOOLS_SHOWN) -> list[dict[str, Any]]:
+def largest_results(
+    tool_uses: pl.DataFrame, tool_results: pl.DataFrame, limit: int = LARGEST_TOOLS_SHOWN
+) -> list[dict[str, Any]]:
     """Rank tools by the characters their main-thread results put into the context.
 
     Returns
@@ -264,18 +387,29 @@ def largest_results(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, limit: 
         Up to `limit` entries `{"tool": name, "chars": total}`, largest first (ties by name); tools
         whose results total 0 chars are left out. A result whose call is unknown counts under ``"?"``.
     """
-    names = tool_uses.select("tool_use_id", "name")
-    results = tool_results.filter(pl.col("thread_kind") == THREAD_MAIN).select("tool_use_id", "result_chars")
-    ranked = (
-        results.join(names, on="tool_use_id", how="left")
-        .with_columns(pl.col("name").fill_null("?"))
-        .group_by("name")
-        .agg(pl.col("result_chars").sum())
-        .filter(pl.col("result_chars") > 0)
-        .sort(["result_chars", "name"], descending=[True, False])
-        .head(limit)
+    names = list(
+        zip(tool_uses.get_column("tool_use_id").to_list(), tool_uses.get_column("name").to_list(), strict=True)
     )
-    return [{"tool": n, "chars": int(c)} for n, c in ranked.iter_rows()]
+    results = _main_rows(
+        tool_results.get_column("thread_kind").to_list(), tool_results, ("tool_use_id", "result_chars"), sort=False
+    )
+    return _largest_results(names, results, limit)
+
+
+def _largest_results(
+    names: list[tuple[str | None, str | None]], results: list[tuple[Any, ...]], limit: int = LARGEST_TOOLS_SHOWN
+) -> list[dict[str, Any]]:
+    """`largest_results` from every use's (tool_use_id, name) and main results' (tool_use_id, result_chars)."""
+    by_id: dict[str, list[str]] = {}
+    for tid, name in names:
+        if tid is not None:  # a left join never matches null keys; a repeated id matches each of its rows
+            by_id.setdefault(tid, []).append(name if name is not None else "?")
+    totals: dict[str, int] = {}
+    for tid, chars, *_ in results:
+        for name in by_id.get(tid, ["?"]) if tid is not None else ["?"]:
+            totals[name] = totals.get(name, 0) + (chars or 0)
+    ranked = sorted(((c, n) for n, c in totals.items() if c > 0), key=lambda cn: (-cn[0], cn[1]))[:limit]
+    return [{"tool": n, "chars": int(c)} for c, n in ranked]
 
 
 def thread_call_counts(calls: pl.DataFrame) -> dict[str, int]:
@@ -287,8 +421,11 @@ def thread_call_counts(calls: pl.DataFrame) -> dict[str, int]:
         `calls` (main thread), `subagent_calls` (every subagent and sidechain, warmups included),
         `compaction_calls` (the compaction summariser's own calls); exact.
     """
-    kinds = calls["thread_kind"].value_counts()
-    counts = dict(zip(kinds["thread_kind"].to_list(), kinds["count"].to_list(), strict=True))
+    return _thread_call_counts(calls.get_column("thread_kind").to_list())
+
+
+def _thread_call_counts(kinds: list[str | None]) -> dict[str, int]:
+    counts = Counter(kinds)
     return {
         "calls": int(counts.get(THREAD_MAIN, 0)),
         "subagent_calls": int(counts.get(THREAD_SUBAGENT, 0)),
@@ -298,7 +435,13 @@ def thread_call_counts(calls: pl.DataFrame) -> dict[str, int]:
 
 def models_used(calls: pl.DataFrame) -> list[str]:
     """Return the distinct model ids of the trace's calls, in order of first use (synthetic never included)."""
-    return [m for m in calls.sort("seq")["model"].drop_nulls().unique(maintain_order=True).to_list()]
+    return _models_used(list(zip(calls.get_column("seq").to_list(), calls.get_column("model").to_list(), strict=True)))
+
+
+def _models_used(call_models: list[tuple[int, str | None]]) -> list[str]:
+    """`models_used` from every call's (seq, model)."""
+    ordered = sorted(call_models, key=_by_seq)
+    return list(dict.fromkeys(m for _, m in ordered if m is not None))
 
 
 #: Claude Code's default context window; a larger one is an opt-in that transcripts do not record.
@@ -353,7 +496,18 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
     """
     if window is not None:
         return WindowChoice(window, "option")
-    main = main_calls(trace.calls)
+    calls = trace.calls
+    main = _main_rows(calls.get_column("thread_kind").to_list(), calls, ("seq", "prompt_tokens", "model"))
+    return _window_choice(trace, [m for _, _, m in main], [p for _, p, _ in main], window)
+
+
+def _window_choice(
+    trace: Trace, models_all: list[str | None], prompts: list[int | None], window: int | None
+) -> WindowChoice:
+    """`window_choice` from the main calls' models and prompt tokens, in order."""
+    if window is not None:
+        return WindowChoice(window, "option")
+    main_models = [m for m in models_all if m is not None]
     usage = (trace.result or {}).get("modelUsage")
     if isinstance(usage, dict):
         sizes = {
@@ -361,7 +515,7 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
             for m, v in usage.items()
             if isinstance(v, dict) and type(v.get("contextWindow")) is int and v["contextWindow"] > 0
         }
-        models = main["model"].drop_nulls().to_list()
+        models = main_models
         if models and models[-1] in sizes:
             return WindowChoice(sizes[models[-1]], "modelUsage")
         if sizes:
@@ -369,10 +523,10 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
     # Claude Code selects the 1M window with a `[1m]` model suffix, which a stream-json init line (or a
     # gateway's model id) can carry even where `message.model` does not (CASES B26).
     surface = getattr(trace, "surface", None) or {}
-    named = [surface.get("model"), *main["model"].drop_nulls().to_list()]
+    named = [surface.get("model"), *main_models]
     if any(isinstance(m, str) and m.lower().endswith("[1m]") for m in named):
         return WindowChoice(LARGE_WINDOW_TOKENS, "model [1m]")
-    peak = int(main["prompt_tokens"].max() or 0) if main.height else 0  # type: ignore[arg-type]
+    peak = int(max((p for p in prompts if p is not None), default=0) or 0)
     if peak > DEFAULT_WINDOW_TOKENS:
         return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
     return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")
@@ -432,13 +586,16 @@ def tool_counts(tool_uses: pl.DataFrame, servers: list[str] | None = None) -> di
         calls, same order) and `mcp_server_guessed` (True when some server was split from a name without
         a list of known servers to match). Exact counts of `tool_use` blocks.
     """
-    counts = (
-        tool_uses.filter(pl.col("thread_kind") == THREAD_MAIN)
-        .group_by("name")
-        .len()
-        .sort(["len", "name"], descending=[True, False])
-    )
-    by_tool = {str(n): int(c) for n, c in counts.iter_rows()}
+    kinds = tool_uses.get_column("thread_kind").to_list()
+    names = [n for k, n in zip(kinds, tool_uses.get_column("name").to_list(), strict=True) if k == THREAD_MAIN]
+    return _tool_counts(names, servers)
+
+
+def _tool_counts(names: list[str | None], servers: list[str] | None) -> dict[str, Any]:
+    """`tool_counts` from the main thread's tool names."""
+    # most used first, ties by name (a null name first, as Polars sorts nulls first)
+    counts = sorted(Counter(names).items(), key=lambda nc: (-nc[1], nc[0] is not None, nc[0] or ""))
+    by_tool = {str(n): int(c) for n, c in counts}
     by_server: dict[str, int] = {}
     guessed = False
     for name, count in by_tool.items():

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import metrics
-from .health import health_report
+from .health import health_of, session_rows_of
 from .reader import LineNote, Trace
-from .weather import weather_report
+from .weather import weather_of
 
 
 @dataclass(frozen=True)
@@ -159,12 +159,17 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         See the class; sources are named in each `metrics` function. `extra` carries `health`
         (`health.health_report`, spec 000) and `weather` (`weather.weather_report`, spec 002), both
         against the effective window (`metrics.window_choice`: `window` when given, else the trace's).
+        The frames are read once (`metrics.FrameRows`) and the session rows built once for both.
     """
-    series = metrics.prompt_series(trace.calls)
+    rows = metrics.FrameRows(trace)  # the frames read once into Python rows, shared by every figure
+    series = [int(c[1]) for c in rows.main_calls]
     ctx = metrics.context_figures(series, window)
-    tools = metrics.tool_figures(trace)
-    counts = metrics.thread_call_counts(trace.calls)
-    events = metrics.compaction_events(trace.events, trace.calls)
+    tools = metrics._tool_figures(rows)
+    counts = metrics._thread_call_counts(rows.call_kinds)
+    main_seqs = [c[0] for c in rows.main_calls]
+    events = metrics._compaction_events(rows.bounds, main_seqs, series) if rows.bounds else []
+    session = session_rows_of(trace, rows)
+    choice = metrics._window_choice(trace, [c[4] for c in rows.main_calls], [c[1] for c in rows.main_calls], window)
     return TraceReport(
         trace=trace.name,
         path=trace.path,
@@ -188,8 +193,8 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         orphan_results=tools["orphan_results"],
         persisted_results=tools["persisted_results"],
         persisted_bytes=tools["persisted_bytes"],
-        largest_results=metrics.largest_results(trace.tool_uses, trace.tool_results),
-        tool_calls=metrics.tool_counts(trace.tool_uses, (trace.surface or {}).get("mcp_servers")),
+        largest_results=metrics._largest_results(rows.use_names, [(r[1], r[4]) for r in rows.main_results]),
+        tool_calls=metrics._tool_counts([u[2] for u in rows.main_uses], (trace.surface or {}).get("mcp_servers")),
         **metrics.durations(trace),
         subagent_calls=counts["subagent_calls"],
         compaction_calls=counts["compaction_calls"],
@@ -198,7 +203,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         skipped_lines=trace.skipped_lines,
         oversized_lines=trace.oversized_lines,
         truncated_last_line=trace.truncated_last_line,
-        models=metrics.models_used(trace.calls),
+        models=metrics._models_used(rows.call_models),
         cli_version=trace.cli_version,
         prompt_tokens=series,
         spikes=ctx["spikes"],
@@ -207,5 +212,5 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         inherited_calls=trace.inherited_calls,
         warnings=list(trace.warnings),
         line_notes=list(trace.line_notes),
-        extra={"health": health_report(trace, window), "weather": weather_report(trace, window)},
+        extra={"health": health_of(session, choice), "weather": weather_of(session, choice.tokens)},
     )

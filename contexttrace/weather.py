@@ -323,6 +323,68 @@ def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, An
     return out
 
 
+def _severities_after(s: _Series, i: int, baselines: dict[str | None, float]) -> list[float]:
+    """The severities of `_signals_after(s, i, detail=False)` that are not None, in the same order.
+
+    The same measures through the same `curve`, without building the eight dicts; `baselines` caches
+    the latency baseline per model (the table's, else the trace's own first calls'), which is the same
+    after every call.
+    """
+    calls = s.rows.calls
+    cut = s.cuts[i]
+    out = [curve(calls[i].prompt_tokens / s.window, _CTX)]
+    out.append(curve(bisect.bisect_left(s.bound_seqs, cut), _SCAR))
+    if s.known_upto[i]:
+        out.append(curve(bisect.bisect_right(s.cutoff_calls, i), _TRUNC))
+    results = bisect.bisect_left(s.result_seqs, cut)
+    if results >= _STUCK.minimum:
+        out.append(curve(s.longest_before[results][0], _STUCK))
+    # latency_drift (see `_latency`)
+    recent = [v for c in calls[max(0, i - RECENT_CALLS + 1) : i + 1] if (v := c.latency_ms) is not None]
+    if len(recent) >= _LATENCY.minimum:
+        model = calls[i].model
+        base = baselines.get(model)
+        if base is None:
+            base = baseline_ms(model)
+            if base is None:
+                own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
+                base = float(statistics.median(own)) if own else 0.0
+            baselines[model] = base
+        p75 = percentile([float(v) for v in recent], 0.75)
+        out.append(curve(p75 / base if base > 0 else 0.0, _LATENCY))
+    # error_cluster (see `_signals_after`)
+    n_tools = n_failed = 0
+    for k in range(max(0, i - CLUSTER_CALLS + 1), i + 1):
+        for t in s.tools_by_call[k]:
+            if t.seq < cut:
+                n_tools += 1
+                n_failed += t.is_error and t.result_seq is not None and t.result_seq < cut
+    if n_tools >= _CLUSTER.minimum:
+        out.append(curve(n_failed / n_tools, _CLUSTER))
+    if s.tool_turns_upto[i] >= _CUMULATIVE.minimum:
+        uses = bisect.bisect_left(s.use_seqs, cut)
+        out.append(curve(s.errors_before[results] / uses if uses else 0.0, _CUMULATIVE))
+    # cache_health (see `_cache`)
+    hits = [
+        c.cache_read_tokens / c.prompt_tokens
+        for c in calls[max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS) : i + 1]
+        if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS
+    ]
+    if len(hits) >= _CACHE.minimum:
+        out.append(curve(statistics.median(hits), _CACHE))
+    return out
+
+
+_CTX, _SCAR, _TRUNC, _STUCK = (
+    SIGNALS["ctx_pressure"],
+    SIGNALS["compaction_scar"],
+    SIGNALS["truncation"],
+    SIGNALS["stuck"],
+)
+_LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
+_CACHE = SIGNALS["cache_health"]
+
+
 def _cache(calls: list[MainCall], i: int) -> dict[str, Any]:
     start = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
     picked = [
@@ -396,8 +458,7 @@ def weather_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
     statistics.StatisticsError
         Never in practice: a median is only taken over a non-empty list.
     """
-    choice = window_choice(trace, window)
-    return weather_of(session_rows(trace), choice.tokens)
+    return weather_of(session_rows(trace), window_choice(trace, window).tokens)
 
 
 def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
@@ -426,8 +487,9 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
         }
     s = _series(rows, window)
     worst: tuple[float, int] = (-1.0, 0)
+    baselines: dict[str | None, float] = {}
     for i in range(len(rows.calls)):
-        score = compose([x["severity"] for x in _signals_after(s, i, detail=False) if x["severity"] is not None])
+        score = compose(_severities_after(s, i, baselines))
         if score > worst[0]:
             worst = (score, i)
     last = len(rows.calls) - 1
