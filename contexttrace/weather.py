@@ -323,56 +323,72 @@ def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, An
     return out
 
 
-def _severities_after(s: _Series, i: int, baselines: dict[str | None, float]) -> list[float]:
-    """The severities of `_signals_after(s, i, detail=False)` that are not None, in the same order.
+def _worst(s: _Series) -> tuple[float, int]:
+    """The worst score after any call and the first call that reached it (`weather_of`'s `worst`).
 
-    The same measures through the same `curve`, without building the eight dicts; `baselines` caches
-    the latency baseline per model (the table's, else the trace's own first calls'), which is the same
-    after every call.
+    Per call, the severities of `_signals_after(s, i, detail=False)` that are not None, composed: the same
+    measures through the same `curve` and `compose` arithmetic, from per-trace arrays (latencies,
+    cache-hit fractions, integer-measure severities memoised) instead of the eight dicts; the latency
+    baseline is the same after every call, so it is looked up once per model.
     """
     calls = s.rows.calls
-    cut = s.cuts[i]
-    out = [curve(calls[i].prompt_tokens / s.window, _CTX)]
-    out.append(curve(bisect.bisect_left(s.bound_seqs, cut), _SCAR))
-    if s.known_upto[i]:
-        out.append(curve(bisect.bisect_right(s.cutoff_calls, i), _TRUNC))
-    results = bisect.bisect_left(s.result_seqs, cut)
-    if results >= _STUCK.minimum:
-        out.append(curve(s.longest_before[results][0], _STUCK))
-    # latency_drift (see `_latency`)
-    recent = [v for c in calls[max(0, i - RECENT_CALLS + 1) : i + 1] if (v := c.latency_ms) is not None]
-    if len(recent) >= _LATENCY.minimum:
-        model = calls[i].model
-        base = baselines.get(model)
-        if base is None:
-            base = baseline_ms(model)
-            if base is None:
-                own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
-                base = float(statistics.median(own)) if own else 0.0
-            baselines[model] = base
-        p75 = percentile([float(v) for v in recent], 0.75)
-        out.append(curve(p75 / base if base > 0 else 0.0, _LATENCY))
-    # error_cluster (see `_signals_after`)
-    n_tools = n_failed = 0
-    for k in range(max(0, i - CLUSTER_CALLS + 1), i + 1):
-        for t in s.tools_by_call[k]:
-            if t.seq < cut:
-                n_tools += 1
-                n_failed += t.is_error and t.result_seq is not None and t.result_seq < cut
-    if n_tools >= _CLUSTER.minimum:
-        out.append(curve(n_failed / n_tools, _CLUSTER))
-    if s.tool_turns_upto[i] >= _CUMULATIVE.minimum:
-        uses = bisect.bisect_left(s.use_seqs, cut)
-        out.append(curve(s.errors_before[results] / uses if uses else 0.0, _CUMULATIVE))
-    # cache_health (see `_cache`)
+    window = s.window
+    latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
     hits = [
-        c.cache_read_tokens / c.prompt_tokens
-        for c in calls[max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS) : i + 1]
-        if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS
+        c.cache_read_tokens / c.prompt_tokens if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS else None for c in calls
     ]
-    if len(hits) >= _CACHE.minimum:
-        out.append(curve(statistics.median(hits), _CACHE))
-    return out
+    baselines: dict[str | None, float] = {}
+    memo: dict[tuple[str, float], float] = {}
+
+    def memo_curve(name: str, spec: SignalSpec, measure: float) -> float:  # `curve` is pure: same measure, same value
+        value = memo.get((name, measure))
+        if value is None:
+            value = memo[(name, measure)] = curve(measure, spec)
+        return value
+
+    worst: tuple[float, int] = (-1.0, 0)
+    for i in range(len(calls)):
+        cut = s.cuts[i]
+        out = [curve(calls[i].prompt_tokens / window, _CTX)]
+        out.append(memo_curve("scar", _SCAR, bisect.bisect_left(s.bound_seqs, cut)))
+        if s.known_upto[i]:
+            out.append(memo_curve("trunc", _TRUNC, bisect.bisect_right(s.cutoff_calls, i)))
+        results = bisect.bisect_left(s.result_seqs, cut)
+        if results >= _STUCK.minimum:
+            out.append(memo_curve("stuck", _STUCK, s.longest_before[results][0]))
+        # latency_drift (see `_latency`)
+        recent = [v for v in latencies[max(0, i - RECENT_CALLS + 1) : i + 1] if v is not None]
+        if len(recent) >= _LATENCY.minimum:
+            model = calls[i].model
+            base = baselines.get(model)
+            if base is None:
+                base = baseline_ms(model)
+                if base is None:
+                    own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
+                    base = float(statistics.median(own)) if own else 0.0
+                baselines[model] = base
+            p75 = percentile(recent, 0.75)
+            out.append(memo_curve("latency", _LATENCY, p75 / base if base > 0 else 0.0))
+        # error_cluster (see `_signals_after`)
+        n_tools = n_failed = 0
+        for k in range(max(0, i - CLUSTER_CALLS + 1), i + 1):
+            for t in s.tools_by_call[k]:
+                if t.seq < cut:
+                    n_tools += 1
+                    n_failed += t.is_error and t.result_seq is not None and t.result_seq < cut
+        if n_tools >= _CLUSTER.minimum:
+            out.append(memo_curve("cluster", _CLUSTER, n_failed / n_tools))
+        if s.tool_turns_upto[i] >= _CUMULATIVE.minimum:
+            uses = bisect.bisect_left(s.use_seqs, cut)
+            out.append(memo_curve("cumulative", _CUMULATIVE, s.errors_before[results] / uses if uses else 0.0))
+        # cache_health (see `_cache`)
+        picked = [h for h in hits[max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS) : i + 1] if h is not None]
+        if len(picked) >= _CACHE.minimum:
+            out.append(memo_curve("cache", _CACHE, statistics.median(picked)))
+        score = compose(out)
+        if score > worst[0]:
+            worst = (score, i)
+    return worst
 
 
 _CTX, _SCAR, _TRUNC, _STUCK = (
@@ -486,12 +502,7 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
             "worst": None,
         }
     s = _series(rows, window)
-    worst: tuple[float, int] = (-1.0, 0)
-    baselines: dict[str | None, float] = {}
-    for i in range(len(rows.calls)):
-        score = compose(_severities_after(s, i, baselines))
-        if score > worst[0]:
-            worst = (score, i)
+    worst = _worst(s)
     last = len(rows.calls) - 1
     signals = _signals_after(s, last)
     score = compose([x["severity"] for x in signals if x["severity"] is not None])
