@@ -82,16 +82,31 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
     >>> priced_calls(calls, load_prices())["cost_usd"].to_list()
     [1.0, None]
     """
+    extra = _price_columns(calls.select(_PRICE_INPUT).rows(), table)
+    return calls.with_columns(
+        price_model=pl.Series(extra["price_model"], dtype=pl.String),
+        fast=pl.Series(extra["fast"], dtype=pl.Boolean),
+        long_context=pl.Series(extra["long_context"], dtype=pl.Boolean),
+        cache_write_assumed_5m_tokens=pl.Series(extra["cache_write_assumed_5m_tokens"], dtype=pl.Int64),
+        priced_as=pl.Series(extra["priced_as"], dtype=pl.String),
+        cost_usd=pl.Series(extra["cost_usd"], dtype=pl.Float64),
+    )
+
+
+_PRICE_INPUT = ("model", "input_tokens", "cache_write_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
+                "cache_split_known", "cache_read_tokens", "output_tokens", "prompt_tokens", "speed",
+                "web_search_requests")  # fmt: skip
+
+
+def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, list[Any]]:
+    """The columns `priced_calls` adds, from call rows in `_PRICE_INPUT` order."""
     price_model: list[str | None] = []
     fast_col: list[bool] = []
     long_col: list[bool] = []
     assumed: list[int] = []
     label: list[str | None] = []
     cost: list[float | None] = []
-    cols = ("model", "input_tokens", "cache_write_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
-            "cache_split_known", "cache_read_tokens", "output_tokens", "prompt_tokens", "speed",
-            "web_search_requests")  # fmt: skip
-    for model, inp, cw, c5, c1, known, cr, out, prompt, speed, web in calls.select(cols).iter_rows():
+    for model, inp, cw, c5, c1, known, cr, out, prompt, speed, web in rows:
         key = normalize_model(model) if model is not None else None
         price = price_of(model, table)
         fast = speed == "fast"
@@ -114,14 +129,33 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
                 price, inp, c5_eff, c1_eff, cr, out, fast, long, web or 0, table.web_search_usd_per_request
             )
         )
-    return calls.with_columns(
-        price_model=pl.Series(price_model, dtype=pl.String),
-        fast=pl.Series(fast_col, dtype=pl.Boolean),
-        long_context=pl.Series(long_col, dtype=pl.Boolean),
-        cache_write_assumed_5m_tokens=pl.Series(assumed, dtype=pl.Int64),
-        priced_as=pl.Series(label, dtype=pl.String),
-        cost_usd=pl.Series(cost, dtype=pl.Float64),
-    )
+    return {
+        "price_model": price_model,
+        "fast": fast_col,
+        "long_context": long_col,
+        "cache_write_assumed_5m_tokens": assumed,
+        "priced_as": label,
+        "cost_usd": cost,
+    }
+
+
+#: Call columns `build_usage` reads into its priced rows (dicts), besides those `_price_columns` adds.
+_ROW_COLS = ("seq", "thread", "thread_kind", "model", *_TOKEN_COLS, "web_search_requests", "stop_reason",
+             "prompt_tokens", "ts_ms", "end_ts_ms")  # fmt: skip
+
+
+def _priced_rows(calls: pl.DataFrame, table: PriceTable) -> list[dict[str, Any]]:
+    """The calls priced as `priced_calls` does, as one dict per call (frame order), for plain-Python sums."""
+    names = list(dict.fromkeys((*_ROW_COLS, *_PRICE_INPUT)))
+    cols = {c: calls.get_column(c).to_list() for c in names}
+    extra = _price_columns(list(zip(*(cols[c] for c in _PRICE_INPUT), strict=True)), table)
+    cols.update(extra)
+    keys = list(cols)
+    return [dict(zip(keys, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+
+
+def _by_seq(row: dict[str, Any]) -> int:
+    return row["seq"]  # type: ignore[no-any-return]
 
 
 def cache_hit_ratio(cache_read: int, cache_write: int, fresh_input: int) -> float | None:
@@ -150,22 +184,42 @@ def token_totals(priced: pl.DataFrame) -> dict[str, Any]:
         sorted), `long_context_calls`, `fast_calls`, `output_lower_bound_calls` (calls written with no
         `stop_reason`: their output_tokens may be a streaming placeholder, FORMATS G2).
     """
+    return _totals(priced.to_dicts())
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """`token_totals` over priced rows (`_priced_rows`, any subset, in the frame's order)."""
     cols = (*_TOKEN_COLS, "cache_write_assumed_5m_tokens", "web_search_requests")
-    sums = {c: int(priced[c].sum() or 0) for c in cols}
+    sums = {c: sum(r[c] or 0 for r in rows) for c in cols}  # integer sums skip nulls, as Polars'
     sums["cache_write_5m_tokens"] += sums["cache_write_assumed_5m_tokens"]
-    unpriced = priced.filter(pl.col("cost_usd").is_null())
+    costs = [r["cost_usd"] for r in rows]
+    unpriced = [r["model"] for r in rows if r["cost_usd"] is None]
     return {
-        "calls": priced.height,
+        "calls": len(rows),
         **sums,
         "cache_hit_ratio": cache_hit_ratio(sums["cache_read_tokens"], sums["cache_write_tokens"], sums["input_tokens"]),
-        "cost_usd": float(priced["cost_usd"].sum() or 0.0),
-        "cost_is_lower_bound": unpriced.height > 0,
-        "unpriced_calls": unpriced.height,
-        "unpriced_models": sorted({m if m is not None else "?" for m in unpriced["model"].to_list()}),
-        "long_context_calls": int(priced["long_context"].sum() or 0),
-        "fast_calls": int(priced["fast"].sum() or 0),
-        "output_lower_bound_calls": int(priced["stop_reason"].is_null().sum()),
+        # a float sum stays Polars' (its pairwise summation rounds differently from Python's `sum`)
+        "cost_usd": float(pl.Series(costs, dtype=pl.Float64).sum() or 0.0),
+        "cost_is_lower_bound": len(unpriced) > 0,
+        "unpriced_calls": len(unpriced),
+        "unpriced_models": sorted({m if m is not None else "?" for m in unpriced}),
+        "long_context_calls": sum(r["long_context"] is True for r in rows),
+        "fast_calls": sum(r["fast"] is True for r in rows),
+        "output_lower_bound_calls": sum(r["stop_reason"] is None for r in rows),
     }
+
+
+def _grouped(rows: list[dict[str, Any]], key: Any) -> dict[Any, list[dict[str, Any]]]:
+    """Rows grouped by `key(row)`, groups in order of first appearance, rows in order (Polars'
+    `group_by(maintain_order=True)`)."""
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(r)
+    return groups
+
+
+def _written(rows: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(r["model"] for r in rows if r["model"] is not None))
 
 
 def by_model(priced: pl.DataFrame) -> list[dict[str, Any]]:
@@ -178,15 +232,22 @@ def by_model(priced: pl.DataFrame) -> list[dict[str, Any]]:
         `models_written` (ids as the trace wrote them) and the keys of `token_totals`; `cost_usd` is None
         for a model the table cannot price.
     """
-    p = priced.sort("seq").with_columns(model_label=pl.coalesce("priced_as", "model").fill_null("?"))
-    rows = []
-    for (label,), part in p.group_by(["model_label"], maintain_order=True):
-        written = part["model"].drop_nulls().unique(maintain_order=True).to_list()
-        totals = token_totals(part)
+    return _by_model(sorted(priced.to_dicts(), key=_by_seq))
+
+
+def _by_model(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`by_model` over priced rows sorted by seq."""
+
+    def label_of(r: dict[str, Any]) -> str:  # coalesce(priced_as, model), null → "?"
+        return r["priced_as"] if r["priced_as"] is not None else (r["model"] if r["model"] is not None else "?")
+
+    out = []
+    for label, part in _grouped(ordered, label_of).items():
+        totals = _totals(part)
         if totals["unpriced_calls"] == totals["calls"]:
             totals["cost_usd"] = None  # unknown, never $0 (CASES B14)
-        rows.append({"model": label, "models_written": written, **totals})
-    return rows
+        out.append({"model": label, "models_written": _written(part), **totals})
+    return out
 
 
 def by_thread(priced: pl.DataFrame) -> list[dict[str, Any]]:
@@ -197,11 +258,16 @@ def by_thread(priced: pl.DataFrame) -> list[dict[str, Any]]:
     list of dict
         `thread`, `thread_kind`, `models` (ids as written) and the keys of `token_totals`.
     """
-    rows = []
-    for (thread, kind), part in priced.sort("seq").group_by(["thread", "thread_kind"], maintain_order=True):
-        models = part["model"].drop_nulls().unique(maintain_order=True).to_list()
-        rows.append({"thread": thread, "thread_kind": kind, "models": models, **token_totals(part)})
-    return rows
+    return _by_thread(sorted(priced.to_dicts(), key=_by_seq))
+
+
+def _by_thread(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`by_thread` over priced rows sorted by seq."""
+    groups = _grouped(ordered, lambda r: (r["thread"], r["thread_kind"]))
+    return [
+        {"thread": thread, "thread_kind": kind, "models": _written(part), **_totals(part)}
+        for (thread, kind), part in groups.items()
+    ]
 
 
 def turn_table(trace: Trace) -> list[dict[str, Any]]:
@@ -223,27 +289,43 @@ def turn_table(trace: Trace) -> list[dict[str, Any]]:
         `duration_ms`, exact; ``"timestamps"``: prompt timestamp to the last call's last line, ≈ as it
         omits the final tool work; None when nothing says).
     """
-    ev = trace.events.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
-    prompts = ev.filter(pl.col("kind") == "prompt")
-    main = metrics.main_calls(trace.calls)
-    starts: list[tuple[int, int | None, int | None]] = [
-        (s, ln, ts) for s, ln, ts in prompts.select("seq", "line", "ts_ms").iter_rows()
-    ]
-    if not starts and trace.format == FORMAT_STREAM_JSON and main.height:
-        starts = [(int(main["seq"].min()), None, None)]  # type: ignore[arg-type]
-    durations = ev.filter((pl.col("kind") == "turn_duration") & pl.col("duration_ms").is_not_null())
-    bounds = ev.filter(pl.col("kind") == "compact_boundary")["seq"].to_list()
-    call_rows = main.select("seq", "prompt_tokens", "end_ts_ms").rows()
+    return _turn_table(trace, _main_events(trace.events), _main_calls(trace.calls))
+
+
+#: Columns of `_main_events` rows: `metrics.EVENT_ROW`, then `duration_ms`.
+_EVENT_COLS = (*metrics.EVENT_ROW, "duration_ms")
+
+
+def _main_events(events: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """Main-thread event rows (`_EVENT_COLS`), sorted by seq."""
+    return metrics._main_rows(events.get_column("thread_kind").to_list(), events, _EVENT_COLS)
+
+
+def _main_calls(calls: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """Main-thread call rows (seq, prompt_tokens, end_ts_ms, cache_read_tokens, cache_write_tokens), by seq."""
+    cols = ("seq", "prompt_tokens", "end_ts_ms", "cache_read_tokens", "cache_write_tokens")
+    return metrics._main_rows(calls.get_column("thread_kind").to_list(), calls, cols)
+
+
+def _turn_table(trace: Trace, ev: list[tuple[Any, ...]], main: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """`turn_table` from the main thread's event rows (`_main_events`) and call rows (`_main_calls`)."""
+    # _EVENT_COLS: seq, kind, trigger, pre_tokens, post_tokens, line, ts_ms, duration_ms
+    starts: list[tuple[int, int | None, int | None]] = [(e[0], e[5], e[6]) for e in ev if e[1] == "prompt"]
+    if not starts and trace.format == FORMAT_STREAM_JSON and main:
+        starts = [(min(c[0] for c in main), None, None)]
+    durations = [(e[0], e[7]) for e in ev if e[1] == "turn_duration" and e[7] is not None]
+    bounds = [e[0] for e in ev if e[1] == "compact_boundary"]
+    call_rows = [c[:3] for c in main]
     turns: list[dict[str, Any]] = []
     prev_last_seq: int | None = None
     for i, (seq, line, ts) in enumerate(starts):
         end = starts[i + 1][0] if i + 1 < len(starts) else None
         inside = [r for r in call_rows if r[0] >= seq and (end is None or r[0] < end)]
-        dur_rows = durations.filter((pl.col("seq") >= seq) & (pl.col("seq") < end if end is not None else pl.lit(True)))
+        dur_rows = [d for s, d in durations if s >= seq and (end is None or s < end)]
         duration: int | None = None
         source: str | None = None
-        if dur_rows.height:
-            duration, source = int(dur_rows["duration_ms"][-1]), "turn_duration"
+        if dur_rows:
+            duration, source = int(dur_rows[-1]), "turn_duration"
         elif line is None and trace.result and type(trace.result.get("duration_ms")) is int:
             duration, source = trace.result["duration_ms"], "result"
         elif inside and ts is not None and inside[-1][2] is not None:
@@ -346,30 +428,30 @@ def turn_figures(trace: Trace, turns: list[dict[str, Any]], window_tokens: int) 
         `fixed_prefix_tokens` (cache read + cache write of the first main call, lowered to the context
         right after any compaction that lands below it; ≈: it also holds the opening message).
     """
-    main = metrics.main_calls(trace.calls)
-    first_turn_seq = None
-    prompts = trace.events.filter((pl.col("thread_kind") == THREAD_MAIN) & (pl.col("kind") == "prompt"))
-    if prompts.height:
-        first_turn_seq = int(prompts["seq"].min())  # type: ignore[arg-type]
-    before = main.filter(pl.col("seq") < first_turn_seq).height if first_turn_seq is not None and turns else 0
+    return _turn_figures(turns, window_tokens, _main_events(trace.events), _main_calls(trace.calls))
+
+
+def _turn_figures(
+    turns: list[dict[str, Any]], window_tokens: int, ev: list[tuple[Any, ...]], main: list[tuple[Any, ...]]
+) -> dict[str, Any]:
+    """`turn_figures` from the main thread's event rows (`_main_events`) and call rows (`_main_calls`)."""
+    prompt_seqs = [e[0] for e in ev if e[1] == "prompt"]
+    first_turn_seq = min(prompt_seqs) if prompt_seqs else None
+    before = sum(1 for c in main if c[0] < first_turn_seq) if first_turn_seq is not None and turns else 0
     per_turn = [t["calls"] for t in turns if t["calls"] > 0]
-    context = int(main["prompt_tokens"][-1]) if main.height else 0
+    context = int(main[-1][1]) if main else 0
     velocity = context_velocity(turns)
-    autos = trace.events.filter(
-        (pl.col("thread_kind") == THREAD_MAIN)
-        & (pl.col("kind") == "compact_boundary")
-        & (pl.col("trigger") == "auto")
-        & pl.col("pre_tokens").is_not_null()
-    ).sort("seq")
-    if autos.height:
-        threshold, source = int(autos["pre_tokens"][-1]), "observed"
+    autos = [e for e in ev if e[1] == "compact_boundary" and e[2] == "auto" and e[3] is not None]
+    if autos:
+        threshold, source = int(autos[-1][3]), "observed"
     else:
         threshold, source = window_tokens - OUTPUT_RESERVE_TOKENS - AUTOCOMPACT_BUFFER_TOKENS, "window"
     prefix = None
-    if main.height:
-        prefix = int(main["cache_read_tokens"][0] + main["cache_write_tokens"][0])
-        for ev in metrics.compaction_events(trace.events, trace.calls):
-            after = ev["context_after"]
+    if main:
+        prefix = int(main[0][3] + main[0][4])
+        bounds = [e[:7] for e in ev if e[1] == "compact_boundary"]
+        for event in metrics._compaction_events(bounds, [c[0] for c in main], [c[1] for c in main]):
+            after = event["context_after"]
             if after is not None and after < prefix:
                 prefix = after
     return {
@@ -381,13 +463,9 @@ def turn_figures(trace: Trace, turns: list[dict[str, Any]], window_tokens: int) 
         "autocompact_threshold_tokens": threshold,
         "autocompact_threshold_source": source,
         "turns_until_autocompact": (threshold - context) / velocity if velocity and velocity > 0 else None,
-        "context_band": context_band(context, threshold, window_tokens) if main.height else None,
+        "context_band": context_band(context, threshold, window_tokens) if main else None,
         "fixed_prefix_tokens": prefix,
     }
-
-
-def _agent_calls(trace: Trace) -> pl.DataFrame:
-    return trace.tool_uses.filter(pl.col("name").is_in(list(AGENT_TOOLS))).sort("seq")
 
 
 def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -399,8 +477,17 @@ def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, A
     `input.prompt` has the same length in characters, the earliest first (a length match, not a text
     match).
     """
+    frame = trace.tool_uses
+    calls = [
+        r
+        for r in zip(
+            *(frame.get_column(c).to_list() for c in ("tool_use_id", "input_json", "seq", "ts_ms", "name")), strict=True
+        )
+        if r[4] in AGENT_TOOLS
+    ]
+    calls.sort(key=lambda r: r[2])  # the Task/Agent calls by seq (stable, as Polars' sort)
     uses = []
-    for tid, payload, seq, ts in _agent_calls(trace).select("tool_use_id", "input_json", "seq", "ts_ms").iter_rows():
+    for tid, payload, seq, ts, _name in calls:
         decoded = orjson.loads(payload)
         inp = decoded if isinstance(decoded, dict) else {}
         prompt = inp.get("prompt")
@@ -414,13 +501,26 @@ def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, A
             links[t].append({**by_id[t], "linked_by": "tool_use_id"})
             used.add(t)
     # Transcripts: the Task/Agent result's toolUseResult.agentId names the agent file (exact).
-    named = trace.tool_results.filter(pl.col("agent_id").is_not_null()).select("agent_id", "tool_use_id")
-    for agent, tid in named.iter_rows():
+    results = trace.tool_results
+    named = [
+        (agent, tid)
+        for agent, tid in zip(
+            results.get_column("agent_id").to_list(), results.get_column("tool_use_id").to_list(), strict=True
+        )
+        if agent is not None
+    ]
+    for agent, tid in named:
         if agent in links and tid in by_id and tid not in used and not links[agent]:
             links[agent].append({**by_id[tid], "linked_by": "agent_id"})
             used.add(tid)
-    starts = trace.events.filter(pl.col("kind") == "subagent_prompt").sort("seq")
-    for thread, chars in starts.select("thread", "text_chars").iter_rows():
+    events = trace.events
+    starts = [
+        r
+        for r in zip(*(events.get_column(c).to_list() for c in ("seq", "thread", "text_chars", "kind")), strict=True)
+        if r[3] == "subagent_prompt"
+    ]
+    starts.sort(key=lambda r: r[0])
+    for _seq, thread, chars, _kind in starts:
         if thread not in links or any(link["linked_by"] in ("tool_use_id", "agent_id") for link in links[thread]):
             continue
         match = next((u for u in uses if u["tool_use_id"] not in used and u["prompt_chars"] == chars), None)
@@ -445,13 +545,20 @@ def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
         (chars of its Task results, exact), `returned_tokens` (chars ÷ 4, ≈) and `return_ratio`
         (returned ÷ the agent's output tokens, ≈; None without a link or output).
     """
-    sub = priced.filter(pl.col("thread_kind") == THREAD_SUBAGENT).sort("seq")
-    threads = sub["thread"].unique(maintain_order=True).to_list()
+    return _agent_rows(trace, priced.to_dicts())
+
+
+def _agent_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`agent_rows` from priced rows (`_priced_rows`)."""
+    sub = sorted((r for r in priced if r["thread_kind"] == THREAD_SUBAGENT), key=_by_seq)
+    parts = _grouped(sub, lambda r: r["thread"])
+    threads = list(parts)
     links = _link_agents(trace, threads)
-    results = trace.tool_results.select("tool_use_id", "result_chars", "ts_ms")
+    frame = trace.tool_results
+    results = list(zip(*(frame.get_column(c).to_list() for c in ("tool_use_id", "result_chars", "ts_ms")), strict=True))
     rows = []
     for thread in threads:
-        part = sub.filter(pl.col("thread") == thread)
+        part = parts[thread]
         meta = trace.agents.get(thread, {})
         tasks = links.get(thread, [])
         first_input = tasks[0]["input"] if tasks else {}
@@ -459,18 +566,19 @@ def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
         description = meta.get("description") or first_input.get("description")
         if description and len(tasks) > 1 and not meta.get("description"):
             description += f" (+{len(tasks) - 1} more)"  # inline sidechains: several Task calls, one thread
-        ids = [t["tool_use_id"] for t in tasks]
-        res = results.filter(pl.col("tool_use_id").is_in(ids))
-        returned = int(res["result_chars"].sum() or 0) if tasks else None
+        ids = {t["tool_use_id"] for t in tasks if t["tool_use_id"] is not None}  # `is_in` never matches a null
+        res = [r for r in results if r[0] in ids]
+        returned = sum(r[1] or 0 for r in res) if tasks else None
         duration, source = None, None
         use_ts = [t["ts_ms"] for t in tasks if t["ts_ms"] is not None]
-        res_ts = res["ts_ms"].drop_nulls().to_list()
+        res_ts = [r[2] for r in res if r[2] is not None]
+        first_ts = [r["ts_ms"] for r in part if r["ts_ms"] is not None]
         if use_ts and res_ts and len(res_ts) == len(tasks):
             duration, source = int(max(res_ts) - min(use_ts)), "task_call"
-        elif part["ts_ms"].drop_nulls().len():
-            first_ts, last_ts = part["ts_ms"].drop_nulls().to_list(), part["end_ts_ms"].drop_nulls().to_list()
+        elif first_ts:
+            last_ts = [r["end_ts_ms"] for r in part if r["end_ts_ms"] is not None]
             duration, source = max(last_ts) - min(first_ts), "agent_lines"
-        totals = token_totals(part)
+        totals = _totals(part)
         returned_tokens = returned / CHARS_PER_TOKEN if returned is not None else None
         rows.append(
             {
@@ -648,13 +756,16 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         See the class and the functions it names for each figure's source.
     """
     table = table or load_prices()
-    priced = priced_calls(trace.calls, table)
+    priced = _priced_rows(trace.calls, table)  # plain rows: every figure below is a pass over them
+    ordered = sorted(priced, key=_by_seq)
     choice = metrics.window_choice(trace, window)
-    turns = turn_table(trace)
-    total = token_totals(priced)
-    main = token_totals(priced.filter(pl.col("thread_kind") == THREAD_MAIN))
-    side = token_totals(priced.filter(pl.col("thread_kind").is_in([THREAD_SUBAGENT, THREAD_COMPACTION])))
-    agents = agent_rows(trace, priced)
+    events = _main_events(trace.events)
+    main_calls = _main_calls(trace.calls)
+    turns = _turn_table(trace, events, main_calls)
+    total = _totals(priced)
+    main = _totals([r for r in priced if r["thread_kind"] == THREAD_MAIN])
+    side = _totals([r for r in priced if r["thread_kind"] in (THREAD_SUBAGENT, THREAD_COMPACTION)])
+    agents = _agent_rows(trace, priced)
     agents_cost = sum(a["cost_usd"] for a in agents)
     returned = [a for a in agents if a["returned_tokens"] is not None]
     agent_out = sum(a["output_tokens"] for a in returned)
@@ -669,10 +780,10 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         total=total,
         main=main,
         subagents=side,
-        models=by_model(priced),
-        threads=by_thread(priced),
+        models=_by_model(ordered),
+        threads=_by_thread(ordered),
         turns=turns,
-        turn_figures=turn_figures(trace, turns, choice.tokens),
+        turn_figures=_turn_figures(turns, choice.tokens, events, main_calls),
         agents=agents,
         agents_cost_share=agents_cost / total["cost_usd"] if agents and total["cost_usd"] else None,
         agents_return_ratio=sum(a["returned_tokens"] for a in returned) / agent_out if returned and agent_out else None,
