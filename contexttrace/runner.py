@@ -5,20 +5,24 @@ This is the library's entry point for a whole command: `analyze(paths, window)` 
 large enough to pay for the workers; the result never depends on how they were read. It never prints:
 progress goes to an optional callback.
 
-Parallel runs use `workers - 1` spawned processes plus this process: the parent reads too, so the
-second or so a spawned worker needs to import Polars is never idle time. Each worker also builds the
+Parallel runs use `workers - 1` worker processes (`python -m contexttrace._worker`, fed pickled tasks
+over a pipe; never `multiprocessing`'s spawn, which would import the caller's main script) plus this
+process: the parent reads too, so the half second a worker needs to import Polars is never idle time. Each worker also builds the
 reports of the traces it read (when `build` can be pickled), so metrics use both cores as well; a report
 is rebuilt here only for a trace that `drop_inherited_calls` changed.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
+import struct
+import subprocess
+import sys
+import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from queue import SimpleQueue
 from typing import Any
 
 from .errors import ContextTraceError, EmptyTraceError
@@ -30,6 +34,9 @@ from .sources import TraceSource, find_traces
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 
 Progress = Callable[[int, int], None]
+
+#: Frames between this process and a worker: an 8-byte little-endian length, then a pickle.
+_HEADER = struct.Struct("<Q")
 
 
 def _read(source: TraceSource) -> list[Trace] | TraceFailure:
@@ -113,7 +120,7 @@ def _run(
                 progress(i, total)
         return out
     # Largest first keeps every core busy to the end; results are put back in argument order. The
-    # spawned workers are kept two tasks ahead; this process takes the next task whenever it is free.
+    # workers are kept two tasks ahead; this process takes the next task whenever it is free.
     queue = deque(sorted(range(total), key=lambda i: -_size(sources[i])))
     slots: list[list[tuple[Trace, Any]] | TraceFailure | None] = [None] * total
     remote_build = build if build is not None and _picklable(build) else None
@@ -126,27 +133,119 @@ def _run(
         if progress:
             progress(done, total)
 
-    ctx = multiprocessing.get_context("spawn")  # fork is unsafe with Polars' thread pool
-    with ProcessPoolExecutor(max_workers=workers - 1, mp_context=ctx) as pool:
-        pending: dict[Future[Any], int] = {}
+    pool = _WorkerPool(workers - 1)
+    try:
 
-        def collect(block: bool) -> None:
-            if pending:
-                ready, _ = wait(pending, timeout=None if block else 0, return_when=FIRST_COMPLETED)
-                for future in ready:
-                    finish(pending.pop(future), future.result())
-            while queue and len(pending) < 2 * (workers - 1):
-                i = queue.popleft()
-                pending[pool.submit(_read_built, sources[i], remote_build, window)] = i
+        def feed() -> None:
+            for worker in pool.workers:
+                while queue and worker.alive and len(worker.inflight) < 2:
+                    i = queue.popleft()
+                    worker.send(i, (sources[i], remote_build, window))
 
-        collect(block=False)
+        feed()
         while queue:
             i = queue.popleft()
             finish(i, _read_built(sources[i], build, window))
-            collect(block=False)
-        while pending:
-            collect(block=True)
+            for i, value in pool.ready():
+                finish(i, value)
+            feed()
+        for i, value in pool.drain():
+            finish(i, value)
+        # Tasks a dead worker never answered are done here (a bug in them then surfaces as a traceback).
+        for i in range(total):
+            if slots[i] is None:
+                finish(i, _read_built(sources[i], build, window))
+    finally:
+        pool.close()
     return [s for s in slots if s is not None]
+
+
+class _Worker:
+    """One `python -m contexttrace._worker` process and a thread that collects its answers."""
+
+    def __init__(self, results: SimpleQueue[tuple[int, Any]]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "contexttrace._worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+        )
+        self.inflight: deque[int] = deque()
+        self.alive = True
+        self._results = results
+        self._thread = threading.Thread(target=self._collect, daemon=True)
+        self._thread.start()
+
+    def send(self, i: int, task: tuple[Any, ...]) -> None:
+        blob = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        assert self.proc.stdin is not None
+        try:
+            self.inflight.append(i)
+            self.proc.stdin.write(_HEADER.pack(len(blob)) + blob)
+        except OSError:  # the worker died: what it was given is redone by the parent
+            self.alive = False
+
+    def _collect(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            header = _read_exact(out, _HEADER.size)
+            if header is None:
+                break
+            (size,) = _HEADER.unpack(header)
+            blob = _read_exact(out, size)
+            if blob is None:
+                break
+            self._results.put((self.inflight.popleft(), pickle.loads(blob)))
+        self.alive = False
+        self._results.put((-1, None))  # wakes a parent waiting in `drain`
+
+
+def _read_exact(stream: Any, size: int) -> bytes | None:
+    """Read exactly `size` bytes from a pipe (raw reads may return less), or None at its end."""
+    parts = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            return None
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+class _WorkerPool:
+    def __init__(self, n: int) -> None:
+        self.results: SimpleQueue[tuple[int, Any]] = SimpleQueue()
+        self.workers = [_Worker(self.results) for _ in range(n)]
+
+    def ready(self) -> list[tuple[int, Any]]:
+        out = []
+        while not self.results.empty():
+            i, value = self.results.get()
+            if i >= 0:
+                out.append((i, value))
+        return out
+
+    def drain(self) -> list[tuple[int, Any]]:
+        out = self.ready()
+        while any(w.inflight and w.alive for w in self.workers):
+            i, value = self.results.get()
+            if i >= 0:
+                out.append((i, value))
+        return out
+
+    def close(self) -> None:
+        for w in self.workers:
+            if w.proc.stdin is not None:
+                try:
+                    w.proc.stdin.close()
+                except OSError:
+                    pass
+        for w in self.workers:
+            try:
+                w.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                w.proc.kill()
 
 
 def analyze(

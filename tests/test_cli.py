@@ -164,3 +164,21 @@ def test_cli_orphan_flat_agent_file_is_counted(tmp_path):
     out = runner.invoke(app, ["context", "trace", str(tmp_path), "--json"], catch_exceptions=False)
     assert orjson.loads(out.stdout) == []
     assert "1 subagent file(s) left out" in out.stderr
+
+
+def test_parallel_analyze_from_an_unguarded_script(tmp_path):
+    """A script without `if __name__ == "__main__":` can run a parallel analysis: workers are started as
+    `python -m contexttrace._worker` and never import the caller's script (the spawn start method would
+    re-run it and fail)."""
+    script = tmp_path / "notes.py"
+    script.write_text(
+        "from contexttrace import analyze\n"
+        f"run = analyze([{str(SAMPLES)!r}], workers=2)\n"
+        "print(len(run.reports), sum(r.calls for r in run.reports))\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    from contexttrace import analyze
+
+    serial = analyze([str(SAMPLES)], workers=1)
+    assert proc.stdout.split() == [str(len(serial.reports)), str(sum(r.calls for r in serial.reports))]

@@ -1,0 +1,37 @@
+"""A worker process of `runner`: `python -m contexttrace._worker`.
+
+It reads tasks from standard input and writes results to standard output, each a pickle behind an
+8-byte little-endian length, until its input closes. A task is the argument tuple of
+`runner._read_built`; a result is what that returns. Being started as its own module (not through
+`multiprocessing`'s spawn), it never imports the caller's main script, so a script that calls
+`analyze` without an `if __name__ == "__main__":` guard still works.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+
+
+def serve() -> None:
+    """Answer tasks until standard input closes."""
+    inp = sys.stdin.buffer
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # anything printed by accident must not corrupt the result stream
+
+    from .runner import _HEADER, _read_built
+
+    while True:
+        header = inp.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return
+        (size,) = _HEADER.unpack(header)
+        task = pickle.loads(inp.read(size))
+        blob = pickle.dumps(_read_built(*task), protocol=pickle.HIGHEST_PROTOCOL)
+        out.write(_HEADER.pack(len(blob)))
+        out.write(blob)
+        out.flush()
+
+
+if __name__ == "__main__":
+    serve()
