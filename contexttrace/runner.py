@@ -35,6 +35,8 @@ PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 
 Progress = Callable[[int, int], None]
 
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 #: Frames between this process and a worker: an 8-byte little-endian length, then a pickle.
 _HEADER = struct.Struct("<Q")
 
@@ -164,11 +166,15 @@ class _Worker:
     """One `python -m contexttrace._worker` process and a thread that collects its answers."""
 
     def __init__(self, results: SimpleQueue[tuple[int, Any]]) -> None:
+        # The worker imports this very package, wherever it was imported from (a checkout, say).
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "contexttrace._worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             bufsize=0,
+            env=env,
         )
         self.inflight: deque[int] = deque()
         self.alive = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -176,7 +177,8 @@ def test_parallel_analyze_from_an_unguarded_script(tmp_path):
         f"run = analyze([{str(SAMPLES)!r}], workers=2)\n"
         "print(len(run.reports), sum(r.calls for r in run.reports))\n"
     )
-    proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, check=False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     from contexttrace import analyze
 
