@@ -34,7 +34,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -736,60 +736,6 @@ def _open(path: str) -> IO[bytes]:
         raise TraceReadError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
-def _lines(fh: IO[bytes], path: str) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield (1-based line number, line without its end, whether it ended with a newline).
-
-    Splits on b"\\n" only (never on U+2028 or other Unicode breaks, CASES B18); strips one trailing
-    b"\\r" (CRLF files) and a UTF-8 byte-order mark at the start of the file.
-    """
-    number = 0
-    head = 0  # bytes of the file's start checked for NUL bytes so far
-    try:
-        for raw in fh:
-            number += 1
-            complete = raw.endswith(b"\n")
-            line = raw[:-1] if complete else raw
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if head < 4096:  # JSON text never holds a raw NUL byte: the file is binary
-                if b"\x00" in line[: 4096 - head]:
-                    raise TraceReadError(path, "binary file (NUL bytes), not a JSONL trace")
-                if head == 0 and line.startswith(b"\xef\xbb\xbf"):
-                    line = line[3:]
-                head += len(raw)
-            yield number, line, complete
-    except OSError as exc:
-        raise TraceReadError(path, f"read failed at line {number + 1}: {exc.strerror or exc}") from None
-
-
-def _needed(line: bytes, builder: _Builder) -> bool:
-    """Tell from the raw bytes whether a line can hold a figure; count what is skipped unread.
-
-    The line's top-level `type` is read without decoding: the first `"type":"` in the line is a key of
-    the outermost object when exactly one `{` comes before it (JSON escapes every quote inside a string,
-    so `"type":"` is never text, and a nested object would open a second `{`). A line whose type is in
-    `_SKIP_TYPES` (progress, snapshots, queue operations, ...: half the lines of a 2.1.x transcript, and
-    the subagent usage embedded in progress lines must not be counted anyway) is skipped. When the test
-    cannot tell (a `{` inside an earlier string, say), the line is decoded: the test only saves work.
-    """
-    size = len(line)
-    if size > OVERSIZED_LINE_BYTES and not any(m in line for m in _OVERSIZED_NEEDED):
-        builder.oversized += 1
-        return False
-    at = line.find(_TYPE_KEY)
-    if at > 0 and line.count(b"{", 0, at) == 1:
-        start = at + len(_TYPE_KEY)
-        top = line[start : line.find(b'"', start)]
-        if top in _SKIP_TYPES:
-            builder.records += 1
-            if top == b"stream_event":
-                builder.seen_stream = True
-            else:
-                builder.seen_transcript = True
-            return False
-    return True
-
-
 def _format_of(builder: _Builder, path: str) -> str:
     if builder.seen_stream:
         return FORMAT_STREAM_JSON
@@ -803,53 +749,106 @@ def _format_of(builder: _Builder, path: str) -> str:
 def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: bool) -> None:
     """Decode one file into the last builder of `builders`, starting a new one at each run when asked.
 
+    Lines are the file object's own: split on b"\\n" only, never on U+2028 or other Unicode breaks
+    (CASES B18), read in binary and streamed. orjson takes a line with its b"\\n" or b"\\r\\n" end as it is
+    (JSON allows trailing whitespace), so no line is copied. A UTF-8 byte-order mark at the start of the
+    file is dropped; a NUL byte in its first 4 KiB makes it binary (`TraceReadError`).
+
+    Lines that hold no figure are skipped undecoded: the first `"type":"` of a line is a key of the
+    outermost object when exactly one `{` comes before it (JSON escapes every quote inside a string, so
+    `"type":"` is never text, and a nested object would open a second `{`), and a line whose top-level
+    type is in `_SKIP_TYPES` (progress, snapshots, queue operations, ...: half the lines of a 2.1.x
+    transcript, whose embedded subagent usage must not be counted anyway) is not decoded. When the test
+    cannot tell (a `{` inside an earlier string, say), the line is decoded: the test only saves work.
+
     With `split_runs` (the file a trace is named by), a `system/init` line after a run's init or calls
     starts a new run; non-JSON lines after a `result` line are counted in the run that follows them.
     """
     cur = builders[-1]
     cur.files.append(src.path)
+    path = src.path
     after_result = False
     pending_bad: list[tuple[int, str]] = []
     prev_ts: str | None = None
     loads = orjson.loads
-    for number, line, complete in _lines(fh, src.path):
-        # `isspace` stops at the first non-blank byte; `strip()` copied every line
-        if not line or line.isspace() or not _needed(line, cur):
-            continue
-        try:
-            rec = loads(line)
-        except orjson.JSONDecodeError:
-            rec = _loads_lenient(line)
-        if rec is _NOT_JSON:
-            if not complete:
-                cur.truncated_last = True
-                cur.skipped += 1
-            elif after_result:
-                pending_bad.append((number, "not JSON"))
-            else:
-                cur.skip(src.path, number, "not JSON")
-            continue
-        if not isinstance(rec, dict):
-            cur.skip(src.path, number, f"not a JSON object ({type(rec).__name__})")
-            continue
-        kind = rec.get("type")
-        if split_runs and kind == "system" and rec.get("subtype") == "init" and (cur.has_init or cur.calls["seq"]):
-            cur = _Builder(src.path, src.path)
-            cur.files.append(src.path)
-            builders.append(cur)
-            prev_ts = None
-        for n, reason in pending_bad:
-            cur.skip(src.path, n, reason)
-        pending_bad.clear()
-        after_result = kind == "result"
-        cur.add(rec, number, src, prev_ts)
-        if kind in ("user", "assistant", "system"):
-            ts = rec.get("timestamp")
-            if isinstance(ts, str):
-                prev_ts = ts
-                cur.stamps.append(ts)
+    decode_error = orjson.JSONDecodeError
+    skip_types = _SKIP_TYPES
+    type_key = _TYPE_KEY
+    key_len = len(_TYPE_KEY)
+    number = 0
+    head = 0  # bytes of the file's start checked for NUL bytes so far
+    try:
+        for raw in fh:
+            number += 1
+            if head < 4096:
+                raw = _check_head(raw, head, path)
+                head += len(raw) + 1
+            at = raw.find(type_key)
+            if at > 0 and raw.count(b"{", 0, at) == 1:
+                start = at + key_len
+                top = raw[start : raw.find(b'"', start)]
+                if top in skip_types:
+                    cur.records += 1
+                    if top == b"stream_event":
+                        cur.seen_stream = True
+                    else:
+                        cur.seen_transcript = True
+                    continue
+            elif at < 0 and raw.isspace():
+                continue  # a blank line
+            if len(raw) > OVERSIZED_LINE_BYTES and not any(m in raw for m in _OVERSIZED_NEEDED):
+                cur.oversized += 1
+                continue
+            try:
+                rec = loads(raw)
+            except decode_error:
+                rec = _loads_lenient(raw)
+            if rec is _NOT_JSON:
+                if not raw.endswith(b"\n"):
+                    cur.truncated_last = True
+                    cur.skipped += 1
+                elif after_result:
+                    pending_bad.append((number, "not JSON"))
+                else:
+                    cur.skip(path, number, "not JSON")
+                continue
+            if type(rec) is not dict:
+                cur.skip(path, number, f"not a JSON object ({type(rec).__name__})")
+                continue
+            kind = rec.get("type")
+            if split_runs and kind == "system" and rec.get("subtype") == "init" and (cur.has_init or cur.calls["seq"]):
+                cur = _Builder(path, path)
+                cur.files.append(path)
+                builders.append(cur)
+                prev_ts = None
+            if pending_bad:
+                for n, reason in pending_bad:
+                    cur.skip(path, n, reason)
+                pending_bad.clear()
+            after_result = kind == "result"
+            cur.add(rec, number, src, prev_ts)
+            if kind in _TIMED_TYPES:
+                ts = rec.get("timestamp")
+                if type(ts) is str:
+                    prev_ts = ts
+                    cur.stamps.append(ts)
+    except OSError as exc:
+        raise TraceReadError(path, f"read failed at line {number + 1}: {exc.strerror or exc}") from None
     for n, reason in pending_bad:
-        cur.skip(src.path, n, reason)
+        cur.skip(path, n, reason)
+
+
+_TIMED_TYPES = frozenset({"user", "assistant", "system"})
+
+
+def _check_head(raw: bytes, head: int, path: str) -> bytes:
+    """Check a line in the first 4 KiB of a file: no NUL byte (JSON text never holds one: the file is
+    binary), and drop a UTF-8 byte-order mark at the very start."""
+    if b"\x00" in raw[: 4096 - head]:
+        raise TraceReadError(path, "binary file (NUL bytes), not a JSONL trace")
+    if head == 0 and raw.startswith(b"\xef\xbb\xbf"):
+        return raw[3:]
+    return raw
 
 
 def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | None = None) -> list[Trace]:
