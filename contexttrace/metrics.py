@@ -91,7 +91,8 @@ class FrameRows:
     """
 
     def __init__(self, trace: Trace) -> None:
-        calls, uses, results, events = trace.calls, trace.tool_uses, trace.tool_results, trace.events
+        # Views, not frames: a report never needs the Polars frames it would turn straight into lists.
+        calls, uses, results, events = (trace.view(t) for t in ("calls", "tool_uses", "tool_results", "events"))
         self.call_kinds: list[str | None] = calls.get_column("thread_kind").to_list()
         self.main_calls = _main_rows(self.call_kinds, calls, CALL_ROW)
         #: every call's (seq, model), all threads
@@ -496,7 +497,7 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
     """
     if window is not None:
         return WindowChoice(window, "option")
-    calls = trace.calls
+    calls = trace.view("calls") if hasattr(trace, "view") else trace.calls
     main = _main_rows(calls.get_column("thread_kind").to_list(), calls, ("seq", "prompt_tokens", "model"))
     return _window_choice(trace, [m for _, _, m in main], [p for _, p, _ in main], window)
 
@@ -623,7 +624,7 @@ def durations(trace: Trace) -> dict[str, int | None]:
         timestamps (stream-json). Exact differences of the lines' ISO-8601 `timestamp` fields, whatever
         order the lines are in (max − min, CASES B25).
     """
-    stamps = trace.timestamps_ms.to_list()
+    stamps = trace.timestamps_ms
     if not stamps:
         return {"duration_ms": None, "active_duration_ms": None}
     active = 0

@@ -117,24 +117,68 @@ class SourceFile:
     meta: dict[str, Any] | None = None
 
 
+#: The four tables of a trace and their schemas.
+TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType]]] = {
+    "calls": CALL_SCHEMA,
+    "tool_uses": TOOL_USE_SCHEMA,
+    "tool_results": TOOL_RESULT_SCHEMA,
+    "events": EVENT_SCHEMA,
+}
+
+
+class _ListColumn:
+    """One column held as a Python list, with the one method of `polars.Series` the metrics use."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: list[Any]) -> None:
+        self._values = values
+
+    def to_list(self) -> list[Any]:
+        """The values themselves (not a copy): read them, never change them."""
+        return self._values
+
+
+class ColumnView:
+    """A table as Python lists, read through the same calls as a frame: `get_column(name).to_list()`,
+    `height`, `columns`. Metrics read tables this way so that a report of a small trace never pays
+    for building Polars frames it would turn straight back into lists."""
+
+    __slots__ = ("_cols",)
+
+    def __init__(self, cols: dict[str, list[Any]]) -> None:
+        self._cols = cols
+
+    def get_column(self, name: str) -> _ListColumn:
+        return _ListColumn(self._cols[name])
+
+    @property
+    def height(self) -> int:
+        return len(next(iter(self._cols.values()), []))
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._cols)
+
+
 @dataclass
 class Trace:
-    """One trace, read: its frames and the facts that are not rows.
+    """One trace, read: its four tables and the facts that are not rows.
 
-    Frames follow `schema.CALL_SCHEMA`, `TOOL_USE_SCHEMA`, `TOOL_RESULT_SCHEMA` and `EVENT_SCHEMA`.
-    `result` is the last stream-json `result` line (a dict with `subtype`, `is_error`,
-    `total_cost_usd`, `usage`, `modelUsage`, `duration_ms`, `duration_api_ms`, `num_turns`) or None;
-    `surface` comes from `system/init` (None for transcripts, which record no init).
+    `calls`, `tool_uses`, `tool_results` and `events` are Polars frames with the schemas of
+    `schema.CALL_SCHEMA`, `TOOL_USE_SCHEMA`, `TOOL_RESULT_SCHEMA` and `EVENT_SCHEMA` (`TABLES`), built
+    from the reader's columns the first time they are asked for; `view(table)` gives the same columns
+    without building a frame. `result` is the last stream-json `result` line (a dict with `subtype`,
+    `is_error`, `total_cost_usd`, `usage`, `modelUsage`, `duration_ms`, `duration_api_ms`,
+    `num_turns`) or None; `surface` comes from `system/init` (None for transcripts, which record no init).
     """
 
     name: str
     path: str
     format: str
     session_id: str | None
-    calls: pl.DataFrame
-    tool_uses: pl.DataFrame
-    tool_results: pl.DataFrame
-    events: pl.DataFrame
+    #: table name -> its frame, or its columns (dict of equal-length lists) until a frame is asked for
+    tables: dict[str, Any] = field(default_factory=dict, repr=False)
     skipped_lines: int = 0
     oversized_lines: int = 0
     truncated_last_line: bool = False
@@ -149,8 +193,41 @@ class Trace:
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     synthetic_errors: int = 0
     inherited_calls: int = 0
-    #: Unix epoch ms of every timestamped user/assistant/system line (all threads), sorted.
-    timestamps_ms: pl.Series = field(default_factory=lambda: pl.Series("ts_ms", [], dtype=pl.Int64))
+    #: Unix epoch ms of every timestamped user/assistant/system line (all threads), sorted, no nulls.
+    timestamps_ms: list[int] = field(default_factory=list)
+
+    def frame(self, table: str) -> pl.DataFrame:
+        """The Polars frame of one of `TABLES`, built once from the reader's columns."""
+        value = self.tables[table]
+        if isinstance(value, dict):
+            value = pl.DataFrame(value, schema=TABLES[table])
+            self.tables[table] = value
+        return value  # type: ignore[no-any-return]
+
+    def view(self, table: str) -> pl.DataFrame | ColumnView:
+        """The table as it is held: the frame once built, else a `ColumnView` of its lists."""
+        value = self.tables[table]
+        return ColumnView(value) if isinstance(value, dict) else value
+
+    @property
+    def calls(self) -> pl.DataFrame:
+        """One row per model call (`schema.CALL_SCHEMA`)."""
+        return self.frame("calls")
+
+    @property
+    def tool_uses(self) -> pl.DataFrame:
+        """One row per tool_use block (`schema.TOOL_USE_SCHEMA`)."""
+        return self.frame("tool_uses")
+
+    @property
+    def tool_results(self) -> pl.DataFrame:
+        """One row per tool_result block (`schema.TOOL_RESULT_SCHEMA`)."""
+        return self.frame("tool_results")
+
+    @property
+    def events(self) -> pl.DataFrame:
+        """One row per other event: compactions, prompts, errors, durations (`schema.EVENT_SCHEMA`)."""
+        return self.frame("events")
 
 
 #: Usage counts at or above this are not token counts (JSON numbers past 2**53 lose precision anyway).
@@ -602,38 +679,38 @@ class _Builder:
                 f"{self.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0"
             )
         c, u, r, e = self.calls, self.uses, self.results, self.events
-        # Every timestamp of the trace is parsed in one vectorised pass, then cut back into columns.
-        ts_columns = [c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"], self.stamps]
-        parsed = _epoch_ms([ts for column in ts_columns for ts in column])
-        cuts = list(itertools.accumulate(len(column) for column in ts_columns))
-        c_ts, c_end, c_prev, u_ts, r_ts, e_ts, stamps = (
-            parsed.slice(lo, hi - lo) for lo, hi in zip([0, *cuts[:-1]], cuts, strict=True)
-        )
-        calls = pl.DataFrame({**c, "ts_ms": c_ts, "end_ts_ms": c_end, "prev_ts_ms": c_prev}, schema=CALL_SCHEMA)
+        # Every distinct timestamp of the trace is parsed once, in one vectorised pass.
+        stamps = dict.fromkeys(self.stamps)
+        for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
+            stamps.update(dict.fromkeys(column))
+        stamps.pop(None, None)
+        ms = dict(zip(stamps, _epoch_ms(list(stamps)).to_list(), strict=True))
+        ms[None] = None  # type: ignore[index]
+        for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
+            column[:] = [ms[ts] for ts in column]
         # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
         # keeps its tool uses on the main thread (CASES B05).
-        threads = [c["thread"][self.call_at[k]] for k in u["key"]]
-        kinds = [c["thread_kind"][self.call_at[k]] for k in u["key"]]
-        uses = pl.DataFrame(
-            {**{k: u[k] for k in _USE_COLUMNS}, "thread": threads, "thread_kind": kinds, "ts_ms": u_ts},
-            schema=TOOL_USE_SCHEMA,
-        )
+        keys = u.pop("key")
+        u["thread"] = [c["thread"][self.call_at[k]] for k in keys]
+        u["thread_kind"] = [c["thread_kind"][self.call_at[k]] for k in keys]
         if self.denied_ids:
             r["denied"] = [
                 d or (err and tid in self.denied_ids)
                 for d, err, tid in zip(r["denied"], r["is_error"], r["tool_use_id"], strict=True)
             ]
-        results = pl.DataFrame({**r, "ts_ms": r_ts}, schema=TOOL_RESULT_SCHEMA)
-        events = pl.DataFrame({**e, "ts_ms": e_ts}, schema=EVENT_SCHEMA)
+        tables = {
+            "calls": c,
+            "tool_uses": {k: u[k] for k in TOOL_USE_SCHEMA},
+            "tool_results": r,
+            "events": e,
+        }
+        times = sorted(v for v in (ms[ts] for ts in self.stamps) if v is not None)
         return Trace(
             name=self.name,
             path=self.path,
             format=fmt,
             session_id=self.session_id,
-            calls=calls,
-            tool_uses=uses,
-            tool_results=results,
-            events=events,
+            tables=tables,
             skipped_lines=self.skipped,
             oversized_lines=self.oversized,
             truncated_last_line=self.truncated_last,
@@ -647,7 +724,7 @@ class _Builder:
             files=self.files,
             agents=self.agents,
             synthetic_errors=self.synthetic,
-            timestamps_ms=stamps.drop_nulls().sort(),
+            timestamps_ms=times,
         )
 
 
@@ -839,6 +916,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
 
 
 _TIMED_TYPES = frozenset({"user", "assistant", "system"})
+_KEY_COLUMNS = ("message_id", "input_tokens", "cache_write_tokens", "cache_read_tokens")
 
 
 def _check_head(raw: bytes, head: int, path: str) -> bytes:
@@ -930,25 +1008,34 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
         The same traces (new objects where something was dropped), in the same order.
     """
     keyed = [
-        (i, t) for i, t in enumerate(traces) if t.format == FORMAT_TRANSCRIPT and t.calls.height and len(traces) > 1
+        (i, t)
+        for i, t in enumerate(traces)
+        if t.format == FORMAT_TRANSCRIPT and t.view("calls").height and len(traces) > 1
     ]
     if len(keyed) < 2:
         return traces
-    frames = []
+    # Plain Python over the call columns: one pass per trace, no frame is built for traces that keep all.
+    owner: dict[str, tuple[int, int]] = {}  # call key -> (last timestamp, trace index) of its owner
+    held: list[tuple[int, set[str]]] = []
     for i, t in keyed:
-        last = t.calls["end_ts_ms"].max()
-        frames.append(
-            _call_keys(t.calls)
-            .select("key")
-            .filter(~pl.col("key").str.starts_with("#"))
-            .unique()
-            .with_columns(trace=pl.lit(i), last_ts=pl.lit(last if last is not None else 2**62, dtype=pl.Int64))
-        )
-    allkeys = pl.concat(frames)
-    owners = allkeys.sort(["last_ts", "trace"]).group_by("key", maintain_order=True).first()
-    lost = allkeys.join(owners.select("key", owner="trace"), on="key").filter(pl.col("trace") != pl.col("owner"))
-    if lost.height == 0:
+        view = t.view("calls")
+        cols = [view.get_column(c).to_list() for c in _KEY_COLUMNS]
+        ends = [v for v in view.get_column("end_ts_ms").to_list() if v is not None]
+        last = max(ends) if ends else 2**62
+        keys = {f"{m}|{a}|{b}|{c}" for m, a, b, c in zip(*cols, strict=True) if m is not None}
+        held.append((i, keys))
+        for key in keys:
+            if key not in owner or (last, i) < owner[key]:
+                owner[key] = (last, i)
+    lost_by_trace = {i: {k for k in keys if owner[k][1] != i} for i, keys in held}
+    lost_by_trace = {i: keys for i, keys in lost_by_trace.items() if keys}
+    if not lost_by_trace:
         return traces
+    lost = pl.DataFrame(
+        [(k, i) for i, keys in lost_by_trace.items() for k in sorted(keys)],
+        schema={"key": pl.String, "trace": pl.Int64},
+        orient="row",
+    )
     out = list(traces)
     for group, keys in lost.group_by("trace"):
         idx = int(group[0])  # type: ignore[arg-type]
@@ -966,10 +1053,12 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
         out[idx] = Trace(
             **{
                 **t.__dict__,
-                "calls": t.calls.filter(keep_calls),
-                "tool_uses": t.tool_uses.filter(~pl.col("message_id").is_in(dropped_ids)),
-                "tool_results": t.tool_results.filter(~pl.col("tool_use_id").is_in(uses_drop)),
-                "events": events,
+                "tables": {
+                    "calls": t.calls.filter(keep_calls),
+                    "tool_uses": t.tool_uses.filter(~pl.col("message_id").is_in(dropped_ids)),
+                    "tool_results": t.tool_results.filter(~pl.col("tool_use_id").is_in(uses_drop)),
+                    "events": events,
+                },
                 "inherited_calls": len(drop),
                 "warnings": [
                     *t.warnings,

@@ -295,7 +295,7 @@ def analyze(
                 result.left_out += 1  # an empty file a directory scan found: no model call, nothing wrong
             continue
         for trace, report in read:
-            if not source.explicit and trace.calls.height == 0:
+            if not source.explicit and trace.view("calls").height == 0:
                 result.left_out += 1
                 continue
             traces.append(trace)

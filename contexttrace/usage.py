@@ -477,7 +477,7 @@ def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, A
     `input.prompt` has the same length in characters, the earliest first (a length match, not a text
     match).
     """
-    frame = trace.tool_uses
+    frame = trace.view("tool_uses")
     calls = [
         r
         for r in zip(
@@ -501,7 +501,7 @@ def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, A
             links[t].append({**by_id[t], "linked_by": "tool_use_id"})
             used.add(t)
     # Transcripts: the Task/Agent result's toolUseResult.agentId names the agent file (exact).
-    results = trace.tool_results
+    results = trace.view("tool_results")
     named = [
         (agent, tid)
         for agent, tid in zip(
@@ -513,7 +513,7 @@ def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, A
         if agent in links and tid in by_id and tid not in used and not links[agent]:
             links[agent].append({**by_id[tid], "linked_by": "agent_id"})
             used.add(tid)
-    events = trace.events
+    events = trace.view("events")
     starts = [
         r
         for r in zip(*(events.get_column(c).to_list() for c in ("seq", "thread", "text_chars", "kind")), strict=True)
@@ -554,7 +554,7 @@ def _agent_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str, An
     parts = _grouped(sub, lambda r: r["thread"])
     threads = list(parts)
     links = _link_agents(trace, threads)
-    frame = trace.tool_results
+    frame = trace.view("tool_results")
     results = list(zip(*(frame.get_column(c).to_list() for c in ("tool_use_id", "result_chars", "ts_ms")), strict=True))
     rows = []
     for thread in threads:
@@ -756,11 +756,12 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         See the class and the functions it names for each figure's source.
     """
     table = table or load_prices()
-    priced = _priced_rows(trace.calls, table)  # plain rows: every figure below is a pass over them
+    # Views, not frames: every figure below is a pass over plain rows.
+    priced = _priced_rows(trace.view("calls"), table)
     ordered = sorted(priced, key=_by_seq)
     choice = metrics.window_choice(trace, window)
-    events = _main_events(trace.events)
-    main_calls = _main_calls(trace.calls)
+    events = _main_events(trace.view("events"))
+    main_calls = _main_calls(trace.view("calls"))
     turns = _turn_table(trace, events, main_calls)
     total = _totals(priced)
     main = _totals([r for r in priced if r["thread_kind"] == THREAD_MAIN])
