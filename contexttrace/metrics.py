@@ -24,7 +24,7 @@ import polars as pl
 from .schema import THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 
 if TYPE_CHECKING:
-    from .reader import Trace
+    from .reader import Table, Trace
 
 #: Tools whose call can change what a repeated read would return; a call after one is not a repeat.
 WRITER_TOOLS = frozenset({"Bash", "Edit", "MultiEdit", "NotebookEdit", "Write"})
@@ -69,7 +69,7 @@ EVENT_ROW = ("seq", "kind", "trigger", "pre_tokens", "post_tokens", "line", "ts_
 
 
 def _main_rows(
-    kinds: list[Any], frame: pl.DataFrame, cols: tuple[str, ...], sort: bool = True
+    kinds: list[Any], frame: Table, cols: tuple[str, ...], sort: bool = True
 ) -> list[tuple[Any, ...]]:
     """Rows (tuples of `cols`) whose thread kind is main; sorted by the first column (`seq`, stable, as
     Polars' sort) unless `sort` is false (then in frame order)."""
@@ -116,7 +116,7 @@ class FrameRows:
         self.bounds = [e for e in self.main_events if e[1] == "compact_boundary"]
 
 
-def _hashes(results: pl.DataFrame, ids: list[str | None] | None = None) -> dict[str, int]:
+def _hashes(results: Table, ids: list[str | None] | None = None) -> dict[str, int]:
     """tool_use_id → content_hash of the results that have both (a later row wins); {} without the column."""
     if "content_hash" not in results.columns:
         return {}

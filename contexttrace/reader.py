@@ -161,6 +161,10 @@ class ColumnView:
         return list(self._cols)
 
 
+#: A table as the metrics read it: a Polars frame, or the same columns as lists.
+Table = pl.DataFrame | ColumnView
+
+
 @dataclass
 class Trace:
     """One trace, read: its four tables and the facts that are not rows.
@@ -204,7 +208,7 @@ class Trace:
             self.tables[table] = value
         return value  # type: ignore[no-any-return]
 
-    def view(self, table: str) -> pl.DataFrame | ColumnView:
+    def view(self, table: str) -> Table:
         """The table as it is held: the frame once built, else a `ColumnView` of its lists."""
         value = self.tables[table]
         return ColumnView(value) if isinstance(value, dict) else value
@@ -683,9 +687,9 @@ class _Builder:
         stamps = dict.fromkeys(self.stamps)
         for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
             stamps.update(dict.fromkeys(column))
-        stamps.pop(None, None)
-        ms = dict(zip(stamps, _epoch_ms(list(stamps)).to_list(), strict=True))
-        ms[None] = None  # type: ignore[index]
+        stamps.pop(None, None)  # type: ignore[call-overload]
+        ms: dict[str | None, int | None] = dict(zip(stamps, _epoch_ms(list(stamps)).to_list(), strict=True))
+        ms[None] = None
         for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
             column[:] = [ms[ts] for ts in column]
         # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
@@ -1031,16 +1035,9 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
     lost_by_trace = {i: keys for i, keys in lost_by_trace.items() if keys}
     if not lost_by_trace:
         return traces
-    lost = pl.DataFrame(
-        [(k, i) for i, keys in lost_by_trace.items() for k in sorted(keys)],
-        schema={"key": pl.String, "trace": pl.Int64},
-        orient="row",
-    )
     out = list(traces)
-    for group, keys in lost.group_by("trace"):
-        idx = int(group[0])  # type: ignore[arg-type]
+    for idx, drop in lost_by_trace.items():
         t = traces[idx]
-        drop = set(keys["key"].to_list())
         call_keys = _call_keys(t.calls)["key"]
         keep_calls = ~call_keys.is_in(list(drop))
         dropped = t.calls.filter(~keep_calls)

@@ -30,7 +30,7 @@ from .pricing import PriceTable, call_cost_usd, load_prices, normalize_model, pr
 from .schema import FORMAT_STREAM_JSON, THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 
 if TYPE_CHECKING:
-    from .reader import LineNote, Trace
+    from .reader import LineNote, Table, Trace
 
 #: Claude Code keeps this many tokens of the window free for the model's output (spec 001).
 OUTPUT_RESERVE_TOKENS = 20_000
@@ -144,7 +144,7 @@ _ROW_COLS = ("seq", "thread", "thread_kind", "model", *_TOKEN_COLS, "web_search_
              "prompt_tokens", "ts_ms", "end_ts_ms")  # fmt: skip
 
 
-def _priced_rows(calls: pl.DataFrame, table: PriceTable) -> list[dict[str, Any]]:
+def _priced_rows(calls: Table, table: PriceTable) -> list[dict[str, Any]]:
     """The calls priced as `priced_calls` does, as one dict per call (frame order), for plain-Python sums."""
     names = list(dict.fromkeys((*_ROW_COLS, *_PRICE_INPUT)))
     cols = {c: calls.get_column(c).to_list() for c in names}
@@ -296,12 +296,12 @@ def turn_table(trace: Trace) -> list[dict[str, Any]]:
 _EVENT_COLS = (*metrics.EVENT_ROW, "duration_ms")
 
 
-def _main_events(events: pl.DataFrame) -> list[tuple[Any, ...]]:
+def _main_events(events: Table) -> list[tuple[Any, ...]]:
     """Main-thread event rows (`_EVENT_COLS`), sorted by seq."""
     return metrics._main_rows(events.get_column("thread_kind").to_list(), events, _EVENT_COLS)
 
 
-def _main_calls(calls: pl.DataFrame) -> list[tuple[Any, ...]]:
+def _main_calls(calls: Table) -> list[tuple[Any, ...]]:
     """Main-thread call rows (seq, prompt_tokens, end_ts_ms, cache_read_tokens, cache_write_tokens), by seq."""
     cols = ("seq", "prompt_tokens", "end_ts_ms", "cache_read_tokens", "cache_write_tokens")
     return metrics._main_rows(calls.get_column("thread_kind").to_list(), calls, cols)
