@@ -26,7 +26,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate import GENERATOR_VERSION, Corpus, Expected, generate_all, load_corpora  # noqa: E402
+from generate import GENERATOR_VERSION, Corpus, Expected, generate_all, load_corpora
 
 SEED = 20_260_501
 #: Median wall times (seconds) of the timed benchmarks, by name; filled as benchmarks run.
@@ -75,9 +75,9 @@ def corpora(corpus_dir: Path, bench_scale: float) -> dict[str, Corpus]:
     """The corpora, generated once per session (or reused from `--bench-dir` when they match)."""
     stamp = {"scale": bench_scale, "seed": SEED, "generator": GENERATOR_VERSION}
     stamp_file = corpus_dir / "stamp.json"
-    if stamp_file.is_file() and (corpus_dir / "expected.json").is_file():
-        if json.loads(stamp_file.read_text()) == stamp:
-            return load_corpora(corpus_dir)
+    fresh = stamp_file.is_file() and (corpus_dir / "expected.json").is_file()
+    if fresh and json.loads(stamp_file.read_text()) == stamp:
+        return load_corpora(corpus_dir)
     stamp_file.unlink(missing_ok=True)
     corpora = generate_all(corpus_dir, bench_scale, SEED)
     stamp_file.write_text(json.dumps(stamp))  # written last: a half-made corpus is never reused
@@ -126,7 +126,7 @@ def orjson_baseline(files: list[str]) -> int:
     for path in files:
         with open(path, "rb") as fh:
             for line in fh:
-                try:
+                try:  # noqa: SIM105 - the baseline's loop, kept as plain as a reader would write it
                     loads(line)
                 except orjson.JSONDecodeError:
                     pass
@@ -187,5 +187,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     root = _STATE.get("dir")
     if root is not None:
         path = Path(root) / "results.json"
-        path.write_text(json.dumps({"medians_s": MEDIANS, "figures": FIGURES, "ratios": {k: v for k, v, _ in ratios}}, indent=2))
+        path.write_text(
+            json.dumps({"medians_s": MEDIANS, "figures": FIGURES, "ratios": {k: v for k, v, _ in ratios}}, indent=2)
+        )
         tr.write_line(f"written to {path}")

@@ -156,7 +156,10 @@ class _Writer:
 
     def ts(self) -> str:
         self.clock_ms += self.rng.randint(5, 4000)
-        return datetime.fromtimestamp(self.clock_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.clock_ms % 1000:03d}Z"
+        return (
+            datetime.fromtimestamp(self.clock_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+            + f"{self.clock_ms % 1000:03d}Z"
+        )
 
     # -- main-thread figures ---------------------------------------------------------------------
     def usage(self, main: bool) -> dict[str, Any]:
@@ -206,7 +209,11 @@ class _Writer:
         if name == "Glob":
             return {"pattern": f"**/*_{k}.py"}
         if name == "Edit":
-            return {"file_path": f"/work/src/pkg/module_{k}.py", "old_string": self.text(120), "new_string": self.text(160)}
+            return {
+                "file_path": f"/work/src/pkg/module_{k}.py",
+                "old_string": self.text(120),
+                "new_string": self.text(160),
+            }
         return {"description": "Explore the code", "prompt": self.text(600), "subagent_type": "Explore"}
 
     def main_tool(self, name: str, inp: dict[str, Any], failed: bool) -> None:
@@ -246,7 +253,10 @@ class _Writer:
             return blocks, len(text), text
         if r < 0.15:
             data = "iVBORw0KGgo" + "A" * rng.randrange(4_000, 40_000, 4) + "=="
-            blocks = [{"type": "text", "text": text}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}]
+            blocks = [
+                {"type": "text", "text": text},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+            ]
             return blocks, len(text), text
         return text, len(text), text
 
@@ -289,16 +299,34 @@ class _Transcript(_Writer):
         self.line(fh, self.rec("progress", data=data, parentToolUseID=tool_id, toolUseID=tool_id))
 
     def write(self) -> Expected:
-        rng = self.rng
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "wb", buffering=1 << 20) as fh:
-            self.line(fh, {"type": "file-history-snapshot", "messageId": self.uid(), "snapshot": {"messageId": self.uid(), "trackedFileBackups": {}, "timestamp": self.ts()}, "isSnapshotUpdate": False})
+            self.line(
+                fh,
+                {
+                    "type": "file-history-snapshot",
+                    "messageId": self.uid(),
+                    "snapshot": {"messageId": self.uid(), "trackedFileBackups": {}, "timestamp": self.ts()},
+                    "isSnapshotUpdate": False,
+                },
+            )
             while self.written < self.target:
                 self.turn(fh)
             if self.truncate:
                 # A session cut off while the CLI wrote its last line: half an assistant line, no newline.
                 usage = self.usage(main=False)  # not a figure: the line is skipped
-                rec = self.rec("assistant", message={"model": "claude-opus-4-6", "id": self.nid("msg"), "type": "message", "role": "assistant", "content": [{"type": "text", "text": self.text(800)}], "stop_reason": None, "usage": {**usage, "output_tokens": 3}})
+                rec = self.rec(
+                    "assistant",
+                    message={
+                        "model": "claude-opus-4-6",
+                        "id": self.nid("msg"),
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": self.text(800)}],
+                        "stop_reason": None,
+                        "usage": {**usage, "output_tokens": 3},
+                    },
+                )
                 data = orjson.dumps(rec)
                 fh.write(data[: len(data) * 2 // 3])
                 self.exp.truncated_last_line = True
@@ -308,24 +336,75 @@ class _Transcript(_Writer):
     def turn(self, fh: Any) -> None:
         rng = self.rng
         prompt = self.text(rng.randint(40, 1_500))
-        self.line(fh, {"type": "file-history-snapshot", "messageId": self.uid(), "snapshot": {"messageId": self.uid(), "trackedFileBackups": {}, "timestamp": self.ts()}, "isSnapshotUpdate": False})
+        self.line(
+            fh,
+            {
+                "type": "file-history-snapshot",
+                "messageId": self.uid(),
+                "snapshot": {"messageId": self.uid(), "trackedFileBackups": {}, "timestamp": self.ts()},
+                "isSnapshotUpdate": False,
+            },
+        )
         self.line(fh, self.rec("user", message={"role": "user", "content": prompt}, permissionMode="default"))
-        self.progress(fh, {"type": "hook_progress", "hookEvent": "UserPromptSubmit", "hookName": "UserPromptSubmit", "command": "/home/u/.claude/hooks/mark.sh"}, self.uid())
+        self.progress(
+            fh,
+            {
+                "type": "hook_progress",
+                "hookEvent": "UserPromptSubmit",
+                "hookName": "UserPromptSubmit",
+                "command": "/home/u/.claude/hooks/mark.sh",
+            },
+            self.uid(),
+        )
         steps = rng.randint(2, 12)
         for step in range(steps):
             if self.ctx > 150_000 and rng.random() < 0.5:
                 self.compact(fh)
             last = step == steps - 1
             self.call(fh, n_tools=0 if last else rng.choice((1, 1, 1, 2, 3)))
-        self.line(fh, self.rec("system", subtype="stop_hook_summary", hookCount=1, hookInfos=[{"command": "/home/u/.claude/hooks/mark.sh"}], hookErrors=[], preventedContinuation=False, stopReason="", hasOutput=True, level="suggestion"))
+        self.line(
+            fh,
+            self.rec(
+                "system",
+                subtype="stop_hook_summary",
+                hookCount=1,
+                hookInfos=[{"command": "/home/u/.claude/hooks/mark.sh"}],
+                hookErrors=[],
+                preventedContinuation=False,
+                stopReason="",
+                hasOutput=True,
+                level="suggestion",
+            ),
+        )
         self.line(fh, self.rec("system", subtype="turn_duration", durationMs=rng.randint(1_000, 400_000), isMeta=False))
         if rng.random() < 0.5:
             self.line(fh, {"type": "last-prompt", "lastPrompt": prompt[:200], "sessionId": self.sid})
 
     def compact(self, fh: Any) -> None:
         pre = self.compaction()
-        self.line(fh, self.rec("system", subtype="compact_boundary", content="Conversation compacted", isMeta=False, level="info", compactMetadata={"trigger": "auto", "preTokens": pre}))
-        self.line(fh, self.rec("user", message={"role": "user", "content": "This session is being continued from a previous conversation. " + self.text(6_000)}, isCompactSummary=True, isVisibleInTranscriptOnly=True))
+        self.line(
+            fh,
+            self.rec(
+                "system",
+                subtype="compact_boundary",
+                content="Conversation compacted",
+                isMeta=False,
+                level="info",
+                compactMetadata={"trigger": "auto", "preTokens": pre},
+            ),
+        )
+        self.line(
+            fh,
+            self.rec(
+                "user",
+                message={
+                    "role": "user",
+                    "content": "This session is being continued from a previous conversation. " + self.text(6_000),
+                },
+                isCompactSummary=True,
+                isVisibleInTranscriptOnly=True,
+            ),
+        )
         # the summariser's own call, in its own file
         self.sub_dir.mkdir(parents=True, exist_ok=True)
         path = self.sub_dir / f"agent-acompact-{self.nid('c')[2:]}.jsonl"
@@ -333,13 +412,34 @@ class _Transcript(_Writer):
             env = {**self.env, "isSidechain": True, "agentId": path.stem[6:]}
             usage = self.usage(main=False)
             for i, block in enumerate(({"type": "text", "text": self.text(3_000)},)):
-                rec = {**env, "type": "assistant", "message": {"model": "claude-opus-4-6", "id": self.nid("msg"), "type": "message", "role": "assistant", "content": [block], "stop_reason": "end_turn", "usage": {**usage, "output_tokens": 900 + i}}, "uuid": self.uid(), "timestamp": self.ts()}
+                rec = {
+                    **env,
+                    "type": "assistant",
+                    "message": {
+                        "model": "claude-opus-4-6",
+                        "id": self.nid("msg"),
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [block],
+                        "stop_reason": "end_turn",
+                        "usage": {**usage, "output_tokens": 900 + i},
+                    },
+                    "uuid": self.uid(),
+                    "timestamp": self.ts(),
+                }
                 sub.write(orjson.dumps(rec) + b"\n")
             self.written += sub.tell()
         self.files.append(str(path))
         self.exp.compaction_calls += 1
 
-    def assistant_lines(self, fh: Any, blocks: list[dict[str, Any]], usage: dict[str, Any], env: dict[str, Any] | None = None, model: str = "claude-opus-4-6") -> None:
+    def assistant_lines(
+        self,
+        fh: Any,
+        blocks: list[dict[str, Any]],
+        usage: dict[str, Any],
+        env: dict[str, Any] | None = None,
+        model: str = "claude-opus-4-6",
+    ) -> None:
         mid = self.nid("msg")
         rid = self.nid("req")
         out = self.rng.randint(1, 9)
@@ -347,18 +447,41 @@ class _Transcript(_Writer):
             out += self.rng.randint(5, 400)
             last = i == len(blocks) - 1
             stop = ("tool_use" if block["type"] == "tool_use" else "end_turn") if last else None
-            msg = {"model": model, "id": mid, "type": "message", "role": "assistant", "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": {**usage, "output_tokens": out, "service_tier": "standard"}}
+            msg = {
+                "model": model,
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "content": [block],
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {**usage, "output_tokens": out, "service_tier": "standard"},
+            }
             if env is None:
                 self.line(fh, self.rec("assistant", message=msg, requestId=rid))
             else:
-                fh.write(orjson.dumps({**env, "type": "assistant", "message": msg, "requestId": rid, "uuid": self.uid(), "timestamp": self.ts()}) + b"\n")
+                fh.write(
+                    orjson.dumps(
+                        {
+                            **env,
+                            "type": "assistant",
+                            "message": msg,
+                            "requestId": rid,
+                            "uuid": self.uid(),
+                            "timestamp": self.ts(),
+                        }
+                    )
+                    + b"\n"
+                )
 
     def call(self, fh: Any, n_tools: int) -> None:
         rng = self.rng
         usage = self.usage(main=True)
         blocks: list[dict[str, Any]] = []
         if rng.random() < 0.35:
-            blocks.append({"type": "thinking", "thinking": self.text(rng.randint(300, 4_000)), "signature": "Eu" + "A" * 300})
+            blocks.append(
+                {"type": "thinking", "thinking": self.text(rng.randint(300, 4_000)), "signature": "Eu" + "A" * 300}
+            )
         if n_tools == 0 or rng.random() < 0.5:
             blocks.append({"type": "text", "text": self.text(rng.randint(20, 2_000))})
         tools = []
@@ -372,11 +495,30 @@ class _Transcript(_Writer):
             failed = name != "Agent" and rng.random() < 0.06
             self.main_tool(name, inp, failed)
             for hook in ("tmux-waiting.sh clear", "guard.sh", "audit.sh"):
-                self.progress(fh, {"type": "hook_progress", "hookEvent": "PreToolUse", "hookName": f"PreToolUse:{name}", "command": f"/home/u/.claude/hooks/{hook}"}, tid)
+                self.progress(
+                    fh,
+                    {
+                        "type": "hook_progress",
+                        "hookEvent": "PreToolUse",
+                        "hookName": f"PreToolUse:{name}",
+                        "command": f"/home/u/.claude/hooks/{hook}",
+                    },
+                    tid,
+                )
             if name == "Bash":
                 for _ in range(rng.randint(1, 10)):
                     out = self.text(rng.randint(200, 3_000))
-                    self.progress(fh, {"type": "bash_progress", "output": out[-400:], "fullOutput": out, "elapsedTimeSeconds": 3, "totalLines": 40}, tid)
+                    self.progress(
+                        fh,
+                        {
+                            "type": "bash_progress",
+                            "output": out[-400:],
+                            "fullOutput": out,
+                            "elapsedTimeSeconds": 3,
+                            "totalLines": 40,
+                        },
+                        tid,
+                    )
             if name == "Agent":
                 self.subagent(fh, tid)
             content, chars, text = self.result_content(name, failed)
@@ -388,14 +530,50 @@ class _Transcript(_Writer):
             elif name == "Bash":
                 tur = {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}
             elif name == "Read":
-                tur = {"type": "text", "file": {"filePath": inp["file_path"], "content": text, "numLines": text.count("\n") + 1, "startLine": 1, "totalLines": 900}}
+                tur = {
+                    "type": "text",
+                    "file": {
+                        "filePath": inp["file_path"],
+                        "content": text,
+                        "numLines": text.count("\n") + 1,
+                        "startLine": 1,
+                        "totalLines": 900,
+                    },
+                }
             else:
                 tur = {"status": "completed", "content": text[:2_000]}
-            self.line(fh, self.rec("user", message={"role": "user", "content": [block]}, toolUseResult=tur, sourceToolAssistantUUID=self.env["parentUuid"]))
+            self.line(
+                fh,
+                self.rec(
+                    "user",
+                    message={"role": "user", "content": [block]},
+                    toolUseResult=tur,
+                    sourceToolAssistantUUID=self.env["parentUuid"],
+                ),
+            )
             for hook in ("tmux-waiting.sh mark", "format.sh", "audit.sh"):
-                self.progress(fh, {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": f"PostToolUse:{name}", "command": f"/home/u/.claude/hooks/{hook}"}, tid)
+                self.progress(
+                    fh,
+                    {
+                        "type": "hook_progress",
+                        "hookEvent": "PostToolUse",
+                        "hookName": f"PostToolUse:{name}",
+                        "command": f"/home/u/.claude/hooks/{hook}",
+                    },
+                    tid,
+                )
             if rng.random() < 0.3:
-                self.line(fh, self.rec("attachment", attachment={"type": "hook_success", "hookName": f"PostToolUse:{name}", "content": self.text(rng.randint(50, 900))}))
+                self.line(
+                    fh,
+                    self.rec(
+                        "attachment",
+                        attachment={
+                            "type": "hook_success",
+                            "hookName": f"PostToolUse:{name}",
+                            "content": self.text(rng.randint(50, 900)),
+                        },
+                    ),
+                )
 
     def subagent(self, fh: Any, tool_id: str) -> None:
         """A subagent: its own file under `<session>/subagents/`, and agent_progress lines in the main file."""
@@ -403,11 +581,24 @@ class _Transcript(_Writer):
         agent_id = "a" + "".join(rng.choices("0123456789abcdef", k=16))
         self.sub_dir.mkdir(parents=True, exist_ok=True)
         path = self.sub_dir / f"agent-{agent_id}.jsonl"
-        (self.sub_dir / f"agent-{agent_id}.meta.json").write_bytes(orjson.dumps({"agentType": "Explore", "description": "Explore the code"}))
+        (self.sub_dir / f"agent-{agent_id}.meta.json").write_bytes(
+            orjson.dumps({"agentType": "Explore", "description": "Explore the code"})
+        )
         env = {**self.env, "isSidechain": True, "agentId": agent_id, "parentUuid": None}
         n_calls = rng.randint(2, 14)
         with open(path, "wb", buffering=1 << 20) as sub:
-            sub.write(orjson.dumps({**env, "type": "user", "message": {"role": "user", "content": self.text(500)}, "uuid": self.uid(), "timestamp": self.ts()}) + b"\n")
+            sub.write(
+                orjson.dumps(
+                    {
+                        **env,
+                        "type": "user",
+                        "message": {"role": "user", "content": self.text(500)},
+                        "uuid": self.uid(),
+                        "timestamp": self.ts(),
+                    }
+                )
+                + b"\n"
+            )
             for i in range(n_calls):
                 usage = self.usage(main=False)
                 self.exp.subagent_calls += 1
@@ -415,15 +606,50 @@ class _Transcript(_Writer):
                 tid = None
                 if i < n_calls - 1:
                     tid = self.nid("toolu")
-                    blocks.append({"type": "tool_use", "id": tid, "name": "Read", "input": self.tool_input_fresh("Read")})
+                    blocks.append(
+                        {"type": "tool_use", "id": tid, "name": "Read", "input": self.tool_input_fresh("Read")}
+                    )
                 self.assistant_lines(sub, blocks, usage, env=env, model="claude-haiku-4-5-20251001")
                 if i % 3 == 0:
                     # the parent's copy of the subagent's message, with usage: must never be counted
-                    msg = {"type": "assistant", "message": {"id": f"msg_sub_copy_{self.n}", "model": "claude-haiku-4-5-20251001", "usage": {**usage, "output_tokens": 5}, "content": blocks[:1]}}
-                    self.progress(fh, {"message": msg, "normalizedMessages": [], "type": "agent_progress", "prompt": "Explore", "agentId": agent_id}, tool_id)
+                    msg = {
+                        "type": "assistant",
+                        "message": {
+                            "id": f"msg_sub_copy_{self.n}",
+                            "model": "claude-haiku-4-5-20251001",
+                            "usage": {**usage, "output_tokens": 5},
+                            "content": blocks[:1],
+                        },
+                    }
+                    self.progress(
+                        fh,
+                        {
+                            "message": msg,
+                            "normalizedMessages": [],
+                            "type": "agent_progress",
+                            "prompt": "Explore",
+                            "agentId": agent_id,
+                        },
+                        tool_id,
+                    )
                 if tid is not None:
                     res = self.text(int(rng.lognormvariate(7.5, 1.0)))
-                    sub.write(orjson.dumps({**env, "type": "user", "message": {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": res}]}, "uuid": self.uid(), "timestamp": self.ts(), "toolUseResult": {"type": "text", "file": {"filePath": "/w/x.py", "content": res}}}) + b"\n")
+                    sub.write(
+                        orjson.dumps(
+                            {
+                                **env,
+                                "type": "user",
+                                "message": {
+                                    "role": "user",
+                                    "content": [{"tool_use_id": tid, "type": "tool_result", "content": res}],
+                                },
+                                "uuid": self.uid(),
+                                "timestamp": self.ts(),
+                                "toolUseResult": {"type": "text", "file": {"filePath": "/w/x.py", "content": res}},
+                            }
+                        )
+                        + b"\n"
+                    )
             self.written += sub.tell()
         self.files.append(str(path))
 
@@ -447,24 +673,108 @@ class _StreamRun(_Writer):
     def run(self, with_result: bool) -> list[bytes]:
         rng = self.rng
         out: list[bytes] = []
-        tools = ["Task", "Agent", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "TodoWrite", "WebFetch", "WebSearch"] + [f"mcp__srv__tool_{i}" for i in range(40)]
-        self.line(out, {"type": "system", "subtype": "init", "cwd": "/work/src", "session_id": self.sid, "tools": tools, "mcp_servers": [{"name": "srv", "status": "connected"}], "model": "claude-opus-4-5-20251101", "permissionMode": "bypassPermissions", "slash_commands": ["compact", "context", "cost"], "apiKeySource": "none", "claude_code_version": "2.0.57", "output_style": "default", "agents": ["general-purpose", "Explore"], "skills": [], "plugins": [], "uuid": self.uid()})
+        tools = [
+            "Task",
+            "Agent",
+            "Bash",
+            "Glob",
+            "Grep",
+            "Read",
+            "Edit",
+            "Write",
+            "TodoWrite",
+            "WebFetch",
+            "WebSearch",
+        ] + [f"mcp__srv__tool_{i}" for i in range(40)]
+        self.line(
+            out,
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": "/work/src",
+                "session_id": self.sid,
+                "tools": tools,
+                "mcp_servers": [{"name": "srv", "status": "connected"}],
+                "model": "claude-opus-4-5-20251101",
+                "permissionMode": "bypassPermissions",
+                "slash_commands": ["compact", "context", "cost"],
+                "apiKeySource": "none",
+                "claude_code_version": "2.0.57",
+                "output_style": "default",
+                "agents": ["general-purpose", "Explore"],
+                "skills": [],
+                "plugins": [],
+                "uuid": self.uid(),
+            },
+        )
         while self.written < self.target:
             if self.ctx > 150_000 and rng.random() < 0.5:
                 pre = self.compaction()
-                self.line(out, {"type": "system", "subtype": "compact_boundary", "session_id": self.sid, "uuid": self.uid(), "compact_metadata": {"trigger": "auto", "pre_tokens": pre}})
+                self.line(
+                    out,
+                    {
+                        "type": "system",
+                        "subtype": "compact_boundary",
+                        "session_id": self.sid,
+                        "uuid": self.uid(),
+                        "compact_metadata": {"trigger": "auto", "pre_tokens": pre},
+                    },
+                )
             self.call(out, rng.choice((0, 1, 1, 1, 2)))
         self.call(out, 0)
         if with_result:
-            self.line(out, {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 48_000, "duration_api_ms": 45_000, "num_turns": self.exp.calls, "result": self.text(300), "session_id": self.sid, "total_cost_usd": 0.42, "usage": {"input_tokens": 40, "cache_creation_input_tokens": 9_000, "cache_read_input_tokens": 120_000, "output_tokens": 2_100}, "modelUsage": {}, "permission_denials": [], "uuid": self.uid()})
+            self.line(
+                out,
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": False,
+                    "duration_ms": 48_000,
+                    "duration_api_ms": 45_000,
+                    "num_turns": self.exp.calls,
+                    "result": self.text(300),
+                    "session_id": self.sid,
+                    "total_cost_usd": 0.42,
+                    "usage": {
+                        "input_tokens": 40,
+                        "cache_creation_input_tokens": 9_000,
+                        "cache_read_input_tokens": 120_000,
+                        "output_tokens": 2_100,
+                    },
+                    "modelUsage": {},
+                    "permission_denials": [],
+                    "uuid": self.uid(),
+                },
+            )
         return out
 
-    def assistant_lines(self, out: list[bytes], blocks: list[dict[str, Any]], usage: dict[str, Any], parent: str | None, model: str) -> None:
+    def assistant_lines(
+        self, out: list[bytes], blocks: list[dict[str, Any]], usage: dict[str, Any], parent: str | None, model: str
+    ) -> None:
         mid = self.nid("msg")
         o = self.rng.randint(1, 9)
         for block in blocks:
             o += self.rng.randint(0, 30)
-            self.line(out, {"type": "assistant", "message": {"model": model, "id": mid, "type": "message", "role": "assistant", "content": [block], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": o, "service_tier": "standard"}, "context_management": None}, "parent_tool_use_id": parent, "session_id": self.sid, "uuid": self.uid()})
+            self.line(
+                out,
+                {
+                    "type": "assistant",
+                    "message": {
+                        "model": model,
+                        "id": mid,
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [block],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": {**usage, "output_tokens": o, "service_tier": "standard"},
+                        "context_management": None,
+                    },
+                    "parent_tool_use_id": parent,
+                    "session_id": self.sid,
+                    "uuid": self.uid(),
+                },
+            )
 
     def call(self, out: list[bytes], n_tools: int) -> None:
         rng = self.rng
@@ -490,11 +800,30 @@ class _StreamRun(_Writer):
             if failed:
                 block["is_error"] = True
             tur = f"Error: {text[:200]}" if failed else {"stdout": text, "stderr": "", "interrupted": False}
-            self.line(out, {"type": "user", "message": {"role": "user", "content": [block]}, "parent_tool_use_id": None, "session_id": self.sid, "uuid": self.uid(), "tool_use_result": tur})
+            self.line(
+                out,
+                {
+                    "type": "user",
+                    "message": {"role": "user", "content": [block]},
+                    "parent_tool_use_id": None,
+                    "session_id": self.sid,
+                    "uuid": self.uid(),
+                    "tool_use_result": tur,
+                },
+            )
 
     def subagent(self, out: list[bytes], parent: str) -> None:
         rng = self.rng
-        self.line(out, {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": self.text(400)}]}, "parent_tool_use_id": parent, "session_id": self.sid, "uuid": self.uid()})
+        self.line(
+            out,
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [{"type": "text", "text": self.text(400)}]},
+                "parent_tool_use_id": parent,
+                "session_id": self.sid,
+                "uuid": self.uid(),
+            },
+        )
         n_calls = rng.randint(2, 10)
         for i in range(n_calls):
             usage = self.usage(main=False)
@@ -506,7 +835,25 @@ class _StreamRun(_Writer):
                 blocks.append({"type": "tool_use", "id": tid, "name": "Grep", "input": self.tool_input_fresh("Grep")})
             self.assistant_lines(out, blocks, usage, parent, "claude-haiku-4-5-20251001")
             if tid is not None:
-                self.line(out, {"type": "user", "message": {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": self.text(int(rng.lognormvariate(7.0, 1.0)))}]}, "parent_tool_use_id": parent, "session_id": self.sid, "uuid": self.uid()})
+                self.line(
+                    out,
+                    {
+                        "type": "user",
+                        "message": {
+                            "role": "user",
+                            "content": [
+                                {
+                                    "tool_use_id": tid,
+                                    "type": "tool_result",
+                                    "content": self.text(int(rng.lognormvariate(7.0, 1.0))),
+                                }
+                            ],
+                        },
+                        "parent_tool_use_id": parent,
+                        "session_id": self.sid,
+                        "uuid": self.uid(),
+                    },
+                )
 
 
 # -- corpora ---------------------------------------------------------------------------------------
@@ -519,10 +866,14 @@ def _session_sizes(rng: random.Random, total: int, n: int) -> list[int]:
     return [max(20_000, int(r * scale)) for r in raw]
 
 
-def generate_transcript(path: Path, target_bytes: int, seed: int, truncate: bool = True, text: _Text | None = None) -> tuple[Expected, list[str]]:
+def generate_transcript(
+    path: Path, target_bytes: int, seed: int, truncate: bool = True, text: _Text | None = None
+) -> tuple[Expected, list[str]]:
     """Write one session transcript (and its subagent files) of about `target_bytes` in all."""
     rng = random.Random(seed)
-    t = _Transcript(rng, text or _Text(random.Random(seed ^ 0x5EED)), path, target_bytes, tag=f"{seed:x}x", truncate=truncate)
+    t = _Transcript(
+        rng, text or _Text(random.Random(seed ^ 0x5EED)), path, target_bytes, tag=f"{seed:x}x", truncate=truncate
+    )
     return t.write(), t.files
 
 
@@ -539,7 +890,9 @@ def generate_directory(root: Path, total_bytes: int, sessions: int, seed: int) -
     for i, size in enumerate(sizes):
         project = root / "projects" / ("-work-A" if i % 2 == 0 else "-work-B")
         sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        exp, files = generate_transcript(project / f"{sid}.jsonl", size, seed * 100_003 + i, truncate=i % 10 == 3, text=text)
+        exp, files = generate_transcript(
+            project / f"{sid}.jsonl", size, seed * 100_003 + i, truncate=i % 10 == 3, text=text
+        )
         corpus.expected.append(exp)
         corpus.files.extend(files)
     corpus.bytes = sum(os.path.getsize(f) for f in corpus.files)
@@ -570,7 +923,18 @@ def generate_stream(path: Path, total_bytes: int, seed: int) -> Corpus:
             i += 1
             if last:
                 # killed mid-write: a truncated last line, no result
-                data = orjson.dumps({"type": "assistant", "message": {"id": "msg_cut", "usage": {"input_tokens": 1}, "content": [{"type": "text", "text": text(2_000)}]}, "parent_tool_use_id": None, "session_id": run.sid})
+                data = orjson.dumps(
+                    {
+                        "type": "assistant",
+                        "message": {
+                            "id": "msg_cut",
+                            "usage": {"input_tokens": 1},
+                            "content": [{"type": "text", "text": text(2_000)}],
+                        },
+                        "parent_tool_use_id": None,
+                        "session_id": run.sid,
+                    }
+                )
                 fh.write(data[: len(data) // 2])
                 run.exp.truncated_last_line = True
                 run.exp.skipped_lines += 1
@@ -592,7 +956,9 @@ def generate_single(root: Path, total_bytes: int, seed: int) -> Corpus:
     sid = str(uuid.UUID(int=random.Random(seed).getrandbits(128), version=4))
     path = root / "big" / f"{sid}.jsonl"
     exp, files = generate_transcript(path, total_bytes, seed, truncate=True)
-    return Corpus(name="single", paths=[str(path)], files=files, bytes=sum(os.path.getsize(f) for f in files), expected=[exp])
+    return Corpus(
+        name="single", paths=[str(path)], files=files, bytes=sum(os.path.getsize(f) for f in files), expected=[exp]
+    )
 
 
 def generate_all(root: Path, scale: float, seed: int = 20_260_501) -> dict[str, Corpus]:
@@ -609,20 +975,30 @@ def generate_all(root: Path, scale: float, seed: int = 20_260_501) -> dict[str, 
     stream = generate_stream(root / "stream" / "runs.jsonl", int(FULL_STREAM_BYTES * scale), seed + 1)
     single = generate_single(root, int(FULL_BIG_BYTES * scale), seed + 2)
     corpora = {c.name: c for c in (directory, half, stream, single)}
-    (root / "expected.json").write_bytes(orjson.dumps({k: asdict(c) for k, c in corpora.items()}, option=orjson.OPT_INDENT_2))
+    (root / "expected.json").write_bytes(
+        orjson.dumps({k: asdict(c) for k, c in corpora.items()}, option=orjson.OPT_INDENT_2)
+    )
     return corpora
 
 
 def load_corpora(root: Path) -> dict[str, Corpus]:
     """Read back what `generate_all` wrote under `root`."""
     data = json.loads((root / "expected.json").read_text())
-    return {k: Corpus(v["name"], v["paths"], v["files"], v["bytes"], [Expected(**e) for e in v["expected"]]) for k, v in data.items()}
+    return {
+        k: Corpus(v["name"], v["paths"], v["files"], v["bytes"], [Expected(**e) for e in v["expected"]])
+        for k, v in data.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
-    parser.add_argument("--scale", type=float, default=0.01, help="fraction of the full sizes (1.0: 300 MB dir, 50 MB stream, 500 MB file)")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=0.01,
+        help="fraction of the full sizes (1.0: 300 MB dir, 50 MB stream, 500 MB file)",
+    )
     parser.add_argument("--seed", type=int, default=20_260_501)
     args = parser.parse_args(argv)
     corpora = generate_all(args.out, args.scale, args.seed)

@@ -6,9 +6,8 @@ import os
 import subprocess
 import sys
 
-from conftest import FIGURES, check_reports
-
 import orjson
+from conftest import FIGURES, check_reports
 
 #: Target of issue 5: the 500 MB transcript is read in at most this much resident memory.
 MAX_RSS_BYTES = 300 * 1024**2

@@ -24,7 +24,9 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,  # plain help: flags show no "<bool>" placeholder
 )
-context_app = typer.Typer(help="Context-window figures of recorded traces.", no_args_is_help=True, rich_markup_mode=None)
+context_app = typer.Typer(
+    help="Context-window figures of recorded traces.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(context_app, name="context")
 
 PathsArg = Annotated[

@@ -68,9 +68,7 @@ RESULT_ROW = ("seq", "tool_use_id", "is_error", "denied", "result_chars", "resul
 EVENT_ROW = ("seq", "kind", "trigger", "pre_tokens", "post_tokens", "line", "ts_ms")
 
 
-def _main_rows(
-    kinds: list[Any], frame: Table, cols: tuple[str, ...], sort: bool = True
-) -> list[tuple[Any, ...]]:
+def _main_rows(kinds: list[Any], frame: Table, cols: tuple[str, ...], sort: bool = True) -> list[tuple[Any, ...]]:
     """Rows (tuples of `cols`) whose thread kind is main; sorted by the first column (`seq`, stable, as
     Polars' sort) unless `sort` is false (then in frame order)."""
     lists = [frame.get_column(c).to_list() for c in cols]
@@ -256,10 +254,10 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
         One row per main-thread tool use, in trace order: `seq` (i64), `tool_use_id` (str), `name`
         (str), `is_repeat` (bool), `same_result` (bool: a repeat whose result text is identical to the
         earlier call's, so it fetched exactly what the agent already had; polling that returns new
-        output each time is a repeat but not `same_result`, CASES B24). A call is a repeat when an earlier main-thread call had the same name
-        and canonical input (sorted keys), its result did not fail (`is_error` not true; a call with no
-        result yet counts as not failed), and no `WRITER_TOOLS` call nor compaction boundary lies
-        strictly between the two. Exact.
+        output each time is a repeat but not `same_result`, CASES B24). A call is a repeat when an
+        earlier main-thread call had the same name and canonical input (sorted keys), its result did
+        not fail (`is_error` not true; a call with no result yet counts as not failed), and no
+        `WRITER_TOOLS` call nor compaction boundary lies strictly between the two. Exact.
 
     Examples
     --------
@@ -267,7 +265,7 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
     >>> uses = pl.DataFrame({"seq": [1, 2, 3], "tool_use_id": ["a", "b", "c"], "thread_kind": ["main"] * 3,
     ...     "name": ["Read", "Read", "Read"], "input_json": ['{"f":1}', '{"f":1}', '{"f":2}']})
     >>> res = pl.DataFrame({"tool_use_id": ["a"], "is_error": [False]})
-    >>> ev = pl.DataFrame({"seq": [], "kind": [], "thread_kind": []}, schema={"seq": pl.Int64, "kind": pl.String, "thread_kind": pl.String})
+    >>> ev = pl.DataFrame(schema={"seq": pl.Int64, "kind": pl.String, "thread_kind": pl.String})
     >>> repeat_flags(uses, res, ev)["is_repeat"].to_list()
     [False, True, False]
     """
@@ -481,7 +479,8 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
         In order of preference: `window`; the `contextWindow` of the main thread's last model in the
         stream-json `result` line's `modelUsage` (or, if that model is not listed, the largest
         `contextWindow` listed); else 1,000,000 when a model id (the init line's or a call's) ends in
-        ``[1m]``; else 200,000, raised to 1,000,000 when the main thread's peak prompt exceeds 200,000. Exact as far as the trace states it; the default is an assumption (a model-name
+        ``[1m]``; else 200,000, raised to 1,000,000 when the main thread's peak prompt exceeds 200,000.
+        Exact as far as the trace states it; the default is an assumption (a model-name
         table is never consulted: Opus 4.6 appears at 1M in some tables, yet the b-spotter-compaction
         sample auto-compacted at 170,251 tokens, which only a 200,000 window explains).
 

@@ -29,7 +29,6 @@ returned `Trace`.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -236,8 +235,6 @@ class Trace:
 
 #: Usage counts at or above this are not token counts (JSON numbers past 2**53 lose precision anyway).
 MAX_TOKENS = 2**53
-
-
 
 
 _NOT_JSON = object()
@@ -499,7 +496,9 @@ class _Builder:
                 if type(block) is dict and block.get("type") == "tool_use":
                     self._tool_use(block, line, key, mid, ts)
 
-    def _kept_line(self, rec: dict[str, Any], msg: dict[str, Any], usage: dict[str, Any], model: Any, out: int) -> tuple[Any, ...]:
+    def _kept_line(
+        self, rec: dict[str, Any], msg: dict[str, Any], usage: dict[str, Any], model: Any, out: int
+    ) -> tuple[Any, ...]:
         """The values of `_KEPT_LINE_COLUMNS` that a call takes from the line kept for it."""
         split = usage.get("cache_creation")
         if isinstance(split, dict):
@@ -643,7 +642,14 @@ class _Builder:
                     self.cli_version = version
         elif subtype == "turn_duration":
             duration = rec.get("durationMs")
-            self._event(line, thread, thread_kind, "turn_duration", ts=ts, duration_ms=duration if type(duration) is int else None)
+            self._event(
+                line,
+                thread,
+                thread_kind,
+                "turn_duration",
+                ts=ts,
+                duration_ms=duration if type(duration) is int else None,
+            )
         elif subtype == "api_error":
             self._event(line, thread, thread_kind, "api_error", ts=ts)
 
@@ -651,7 +657,16 @@ class _Builder:
         self.result_count += 1
         self.result = {
             k: rec.get(k)
-            for k in ("subtype", "is_error", "total_cost_usd", "usage", "modelUsage", "duration_ms", "duration_api_ms", "num_turns")
+            for k in (
+                "subtype",
+                "is_error",
+                "total_cost_usd",
+                "usage",
+                "modelUsage",
+                "duration_ms",
+                "duration_api_ms",
+                "num_turns",
+            )
         }
         denials = rec.get("permission_denials")
         if isinstance(denials, list):
@@ -759,7 +774,12 @@ def _call_keys(calls: pl.DataFrame) -> pl.DataFrame:
         key=pl.when(pl.col("message_id").is_not_null())
         .then(
             pl.concat_str(
-                [pl.col("message_id"), pl.col("input_tokens"), pl.col("cache_write_tokens"), pl.col("cache_read_tokens")],
+                [
+                    pl.col("message_id"),
+                    pl.col("input_tokens"),
+                    pl.col("cache_write_tokens"),
+                    pl.col("cache_read_tokens"),
+                ],
                 separator="|",
             )
         )
@@ -810,7 +830,7 @@ def _open(path: str) -> IO[bytes]:
     if os.path.isdir(path):
         raise TraceReadError(path, "is a directory where a file was expected")
     try:
-        return open(path, "rb", buffering=1024 * 1024)  # noqa: SIM115 - closed by the caller
+        return open(path, "rb", buffering=1024 * 1024)
     except FileNotFoundError:
         raise TraceReadError(path, "no such file") from None
     except OSError as exc:
@@ -1059,8 +1079,7 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
                 "inherited_calls": len(drop),
                 "warnings": [
                     *t.warnings,
-                    f"{len(drop)} call(s) copied from another session's file (resume, continue or fork): "
-                    "counted there",
+                    f"{len(drop)} call(s) copied from another session's file (resume, continue or fork): counted there",
                 ],
             }
         )

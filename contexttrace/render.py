@@ -6,7 +6,7 @@ not depend on a terminal, on dict order or on locale: traces print in argument o
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -21,7 +21,7 @@ TABLE_FORMAT = "github"
 NOTES_SHOWN = 3
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     """The output the `--json` switch selects."""
 
     TABLE = "table"
@@ -95,7 +95,9 @@ def render_table(run: RunResult, with_window: bool, with_calls: bool = False) ->
     columns = [c for c in _COLUMNS + EXTRA_COLUMNS if with_window or c[0] != "fill"]
     rows = [[cell(r) for _, cell in columns] for r in run.reports]
     align = ["left"] + ["right"] * (len(columns) - 1)
-    lines = [tabulate(rows, headers=[h for h, _ in columns], tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=align)]
+    lines = [
+        tabulate(rows, headers=[h for h, _ in columns], tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=align)
+    ]
     for r in run.reports:
         if r.largest_results:
             parts = ", ".join(f"{x['tool']} {fmt_int(x['chars'])}" for x in r.largest_results)

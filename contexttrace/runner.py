@@ -7,13 +7,15 @@ progress goes to an optional callback.
 
 Parallel runs use `workers - 1` worker processes (`python -m contexttrace._worker`, fed pickled tasks
 over a pipe; never `multiprocessing`'s spawn, which would import the caller's main script) plus this
-process: the parent reads too, so the half second a worker needs to import Polars is never idle time. Each worker also builds the
+process: the parent reads too, so the half second a worker needs to import Polars is never idle time.
+Each worker also builds the
 reports of the traces it read (when `build` can be pickled), so metrics use both cores as well; a report
 is rebuilt here only for a trace that `drop_inherited_calls` changed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import struct
@@ -61,7 +63,7 @@ def _read_built(
 def _picklable(obj: Any) -> bool:
     try:
         pickle.dumps(obj)
-    except Exception:  # noqa: BLE001 - any failure means "build in the parent"
+    except Exception:
         return False
     return True
 
@@ -73,7 +75,9 @@ def _size(source: TraceSource) -> int:
         return 0
 
 
-def read_sources(sources: list[TraceSource], progress: Progress | None = None, workers: int | None = None) -> list[list[Trace] | TraceFailure]:
+def read_sources(
+    sources: list[TraceSource], progress: Progress | None = None, workers: int | None = None
+) -> list[list[Trace] | TraceFailure]:
     """Read every source, in parallel when it pays; results in the order of `sources`.
 
     Parameters
@@ -243,10 +247,8 @@ class _WorkerPool:
     def close(self) -> None:
         for w in self.workers:
             if w.proc.stdin is not None:
-                try:
+                with contextlib.suppress(OSError):  # already gone
                     w.proc.stdin.close()
-                except OSError:
-                    pass
         for w in self.workers:
             try:
                 w.proc.wait(timeout=10)

@@ -539,7 +539,8 @@ def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
         In order of the thread's first call: `thread`, `agent_type` and `description` (the `.meta.json`
         beside the agent file, else the Task/Agent call's `input.subagent_type` / `input.description`;
         None when neither is known, e.g. warmups), `tasks` (Task/Agent calls linked to it),
-        `linked_by` (``"tool_use_id"`` or ``"agent_id"`` exact, ``"prompt_length"`` ≈, or None), the keys of `token_totals`
+        `linked_by` (``"tool_use_id"`` or ``"agent_id"`` exact, ``"prompt_length"`` ≈, or None), the keys
+        of `token_totals`
         (its own calls), `duration_ms` (last tool_result − first tool_use of its Task calls, else first
         to last line of its own calls; None without timestamps) and `duration_source`, `returned_chars`
         (chars of its Task results, exact), `returned_tokens` (chars ÷ 4, ≈) and `return_ratio`

@@ -124,7 +124,7 @@ def test_b06_no_copies_means_no_change(write):
 
 def test_b07_synthetic_line_is_not_a_call():
     """B07: a <synthetic> isApiErrorMessage line adds no call, no context point, no model."""
-    trace, rep = one(str(CASES / "B07.jsonl"))
+    _, rep = one(str(CASES / "B07.jsonl"))
     assert rep.calls == 0
     assert rep.prompt_tokens == []
     assert rep.models == []
@@ -210,7 +210,8 @@ def test_b18_u2028_inside_a_string_does_not_split_the_line(write):
     """B18: a tool result with a raw U+2028 between 'alpha' and 'beta' parses; its size is 10 chars."""
     text = "alpha\u2028beta"
     path = write("t.jsonl", assistant("m1", 1, 1, 1, tools=[("t1", "Read", {})]), result("t1", text))
-    raw = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        raw = fh.read()
     assert "\u2028".encode() in raw
     _, rep = one(path)
     assert rep.skipped_lines == 0
@@ -270,7 +271,9 @@ def test_b24_repeats_canonical_input_parallel_reads(write):
         result("t1", "aaa"),
         assistant("m2", 1, 1, 20, tools=[("t2", "Read", {"limit": 50, "file_path": "src/a.py"})]),
         result("t2", "aaa"),
-        assistant("m3", 1, 1, 30, tools=[("t3", "Read", {"file_path": "src/b.py"}), ("t4", "Read", {"file_path": "src/c.py"})]),
+        assistant(
+            "m3", 1, 1, 30, tools=[("t3", "Read", {"file_path": "src/b.py"}), ("t4", "Read", {"file_path": "src/c.py"})]
+        ),
     )
     _, rep = one(path)
     assert rep.tools == 4
@@ -389,7 +392,12 @@ def test_b23_mcp_tool_names_group_by_longest_known_server(write):
 
 def test_b25_wall_and_active_duration(write):
     """B25: wall = max − min whatever the line order; active leaves out the 2-hour idle gap: 60 + 30 s."""
-    stamps = ["2026-01-24T04:08:00.000Z", "2026-01-24T04:09:00.000Z", "2026-01-24T06:09:00.000Z", "2026-01-24T06:09:30.000Z"]
+    stamps = [
+        "2026-01-24T04:08:00.000Z",
+        "2026-01-24T04:09:00.000Z",
+        "2026-01-24T06:09:00.000Z",
+        "2026-01-24T06:09:30.000Z",
+    ]
     lines = []
     for i, ts in enumerate(stamps):
         rec = assistant(f"m{i}", 0, 0, 10)

@@ -49,9 +49,22 @@ def test_cli_table_columns_and_lines():
     out = runner.invoke(app, ["context", "trace", GOOD], catch_exceptions=False)
     header = out.stdout.splitlines()[0]
     cols = [c.strip() for c in header.strip("|").split("|")]
-    assert cols[:10] == ["trace", "calls", "first", "peak", "growth", "compact", "tools", "failed", "repeat", "result chars"]
+    assert cols[:10] == [
+        "trace",
+        "calls",
+        "first",
+        "peak",
+        "growth",
+        "compact",
+        "tools",
+        "failed",
+        "repeat",
+        "result chars",
+    ]
     assert "largest tool results (chars): Read 55,483" in out.stdout
-    with_window = runner.invoke(app, ["context", "trace", GOOD, "--window", "200000", "--calls"], catch_exceptions=False)
+    with_window = runner.invoke(
+        app, ["context", "trace", GOOD, "--window", "200000", "--calls"], catch_exceptions=False
+    )
     cols = [c.strip() for c in with_window.stdout.splitlines()[0].strip("|").split("|")]
     assert cols[:6] == ["trace", "calls", "first", "peak", "fill", "growth"]
     row = [c.strip() for c in with_window.stdout.splitlines()[2].strip("|").split("|")]
@@ -68,7 +81,16 @@ def test_cli_json_single_trace_is_a_list():
     out = runner.invoke(app, ["context", "trace", GOOD, "--json", "--calls"], catch_exceptions=False)
     [obj] = orjson.loads(out.stdout)
     assert len(obj["prompt_tokens"]) == obj["calls"] == 36
-    for key in ("subagent_calls", "compaction_calls", "compaction_events", "surface", "skipped_lines", "format", "session_id", "models"):
+    for key in (
+        "subagent_calls",
+        "compaction_calls",
+        "compaction_events",
+        "surface",
+        "skipped_lines",
+        "format",
+        "session_id",
+        "models",
+    ):
         assert key in obj
 
 
@@ -128,7 +150,10 @@ def test_shim_from_repo_root():
 
 def test_metrics_import_does_not_pull_cli_or_tables():
     """The library core imports neither typer nor tabulate (only cli.py and render.py do)."""
-    code = "import sys, contexttrace.metrics, contexttrace.reader; print('typer' in sys.modules, 'tabulate' in sys.modules)"
+    code = (
+        "import sys, contexttrace.metrics, contexttrace.reader; "
+        "print('typer' in sys.modules, 'tabulate' in sys.modules)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False False"
 
@@ -155,7 +180,12 @@ def test_cli_skipped_line_notes_capped_per_file_across_runs():
     path = str(SAMPLES / "a-ralph-27runs-with-separators.jsonl")
     out = runner.invoke(app, ["context", "trace", path], catch_exceptions=False)
     lines = out.stderr.splitlines()
-    assert lines == [f"{path}:1: not JSON", f"{path}:105: not JSON", f"{path}:219: not JSON", f"{path}: 24 more line(s) skipped (27 in all)"]
+    assert lines == [
+        f"{path}:1: not JSON",
+        f"{path}:105: not JSON",
+        f"{path}:219: not JSON",
+        f"{path}: 24 more line(s) skipped (27 in all)",
+    ]
 
 
 def test_cli_orphan_flat_agent_file_is_counted(tmp_path):
@@ -178,7 +208,9 @@ def test_parallel_analyze_from_an_unguarded_script(tmp_path):
         "print(len(run.reports), sum(r.calls for r in run.reports))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     from contexttrace import analyze
 

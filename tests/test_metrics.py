@@ -12,7 +12,12 @@ from contexttrace.report import build_report
 
 from .conftest import assistant, jsonl, result
 
-BOUNDARY = {"type": "system", "subtype": "compact_boundary", "sessionId": "s", "compactMetadata": {"trigger": "manual", "preTokens": 9}}
+BOUNDARY = {
+    "type": "system",
+    "subtype": "compact_boundary",
+    "sessionId": "s",
+    "compactMetadata": {"trigger": "manual", "preTokens": 9},
+}
 
 
 def trace_of(*records):
@@ -92,7 +97,10 @@ def test_compaction_event_at_end_has_no_following_call():
 
 def test_stream_compact_boundary_snake_case_with_spacing(write):
     """stream-json compact_metadata (snake case, any spacing) is read like the transcript's camel case."""
-    line = '{"type": "system", "subtype": "compact_boundary", "session_id": "s", "compact_metadata": {"trigger": "auto", "pre_tokens": 171000, "post_tokens": 30000}}'
+    line = (
+        '{"type": "system", "subtype": "compact_boundary", "session_id": "s", '
+        '"compact_metadata": {"trigger": "auto", "pre_tokens": 171000, "post_tokens": 30000}}'
+    )
     path = write("r.jsonl", assistant("m1", 0, 0, 171000, parent=""), line, assistant("m2", 0, 0, 31000, parent=""))
     [t] = read_trace(path)
     rep = build_report(t)

@@ -212,7 +212,11 @@ def test_reader_never_fails_otherwise(lines):
 @given(
     st.lists(
         st.tuples(
-            st.integers(0, 5), st.integers(0, 10**6), st.integers(0, 10**6), st.booleans(), st.sampled_from(["Read", "Bash"])
+            st.integers(0, 5),
+            st.integers(0, 10**6),
+            st.integers(0, 10**6),
+            st.booleans(),
+            st.sampled_from(["Read", "Bash"]),
         ),
         min_size=1,
         max_size=12,
@@ -235,6 +239,7 @@ def test_metric_invariants(rows):
 def test_reader_inline_sidechains_split_by_chain(write):
     """CLI 1.0.x inline sidechains without agentId: each chain (root = a line with no known parent) is
     its own subagent thread, named by its root's uuid."""
+
     def side(mid, uuid, parent, cr):
         rec = assistant(mid, 1, 1, cr, sidechain=True)
         rec.update(uuid=uuid, parentUuid=parent)
@@ -281,7 +286,9 @@ def test_reader_permission_refusal_texts_are_denials(write, text):
 
 def test_reader_tool_failure_text_is_not_a_denial(write):
     """An ordinary tool error is failed but not denied."""
-    path = write("t.jsonl", assistant("m1", 1, 1, 1, tools=[("t1", "Bash", {})]), result("t1", "Exit code 1", is_error=True))
+    path = write(
+        "t.jsonl", assistant("m1", 1, 1, 1, tools=[("t1", "Bash", {})]), result("t1", "Exit code 1", is_error=True)
+    )
     rep = build_report(read_trace(path)[0])
     assert (rep.failed, rep.denied) == (1, 0)
 
@@ -293,7 +300,9 @@ def test_directory_scan_reports_unreadable_files_and_skips_empty_ones(tmp_path):
     (tmp_path / "empty.jsonl").write_bytes(b"")
     run = analyze([str(tmp_path)])
     assert [r.trace for r in run.reports] == [str(tmp_path / "good.jsonl")]
-    assert [(f.path, f.reason) for f in run.failures] == [(str(tmp_path / "bin.jsonl"), "binary file (NUL bytes), not a JSONL trace")]
+    assert [(f.path, f.reason) for f in run.failures] == [
+        (str(tmp_path / "bin.jsonl"), "binary file (NUL bytes), not a JSONL trace")
+    ]
     assert run.left_out == 1
 
 

@@ -23,43 +23,63 @@ FIELDS = (
 )  # fmt: skip
 
 EXPECTED = [
-    ('a-ralph-27runs-with-separators.jsonl#1', (40, 26329, 80284, 53955, 0, 40, 0, 1, 111915, 1, 0, 0, 1), 2502008),
-    ('a-ralph-27runs-with-separators.jsonl#2', (44, 26351, 60876, 34525, 0, 43, 0, 3, 73408, 2, 0, 0, 1), 2004372),
-    ('a-ralph-27runs-with-separators.jsonl#3', (4, 26009, 34814, 8805, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122731),
-    ('a-ralph-27runs-with-separators.jsonl#4', (3, 26009, 32546, 6537, 0, 2, 0, 0, 18811, 0, 0, 0, 1), 87890),
-    ('a-ralph-27runs-with-separators.jsonl#5', (4, 26009, 34770, 8761, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122637),
-    ('a-ralph-27runs-with-separators.jsonl#6', (4, 26009, 34816, 8807, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122740),
-    ('a-ralph-27runs-with-separators.jsonl#7', (4, 26009, 34789, 8780, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122659),
-    ('a-ralph-27runs-with-separators.jsonl#8', (4, 26009, 34777, 8768, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122658),
-    ('a-ralph-27runs-with-separators.jsonl#9', (4, 26009, 34791, 8782, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122678),
-    ('a-ralph-27runs-with-separators.jsonl#10', (4, 26009, 34816, 8807, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122737),
-    ('a-ralph-27runs-with-separators.jsonl#11', (4, 26009, 34790, 8781, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122670),
-    ('a-ralph-27runs-with-separators.jsonl#12', (4, 26009, 34814, 8805, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122732),
-    ('a-ralph-27runs-with-separators.jsonl#13', (4, 26009, 34855, 8846, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122747),
-    ('a-ralph-27runs-with-separators.jsonl#14', (4, 26009, 34778, 8769, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122670),
-    ('a-ralph-27runs-with-separators.jsonl#15', (4, 26009, 34824, 8815, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122761),
-    ('a-ralph-27runs-with-separators.jsonl#16', (4, 26009, 34742, 8733, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122565),
-    ('a-ralph-27runs-with-separators.jsonl#17', (4, 26009, 34750, 8741, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122577),
-    ('a-ralph-27runs-with-separators.jsonl#18', (4, 26009, 34772, 8763, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122641),
-    ('a-ralph-27runs-with-separators.jsonl#19', (4, 26009, 34780, 8771, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122665),
-    ('a-ralph-27runs-with-separators.jsonl#20', (4, 26009, 34788, 8779, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122662),
-    ('a-ralph-27runs-with-separators.jsonl#21', (4, 26009, 34816, 8807, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122745),
-    ('a-ralph-27runs-with-separators.jsonl#22', (4, 26009, 34814, 8805, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122733),
-    ('a-ralph-27runs-with-separators.jsonl#23', (4, 26009, 34793, 8784, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122673),
-    ('a-ralph-27runs-with-separators.jsonl#24', (4, 26009, 34748, 8739, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122577),
-    ('a-ralph-27runs-with-separators.jsonl#25', (4, 26009, 34784, 8775, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122661),
-    ('a-ralph-27runs-with-separators.jsonl#26', (4, 26009, 34806, 8797, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122711),
-    ('a-ralph-27runs-with-separators.jsonl#27', (4, 26009, 34819, 8810, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122748),
-    ('a-ralph-subagent-opus45-haiku45.jsonl#1', (68, 25104, 133511, 108407, 0, 73, 0, 0, 245600, 3, 12, 0, 0), 6583941),
-    ('a-ralph-subagent-opus45-haiku45.jsonl#2', (16, 25100, 81886, 56786, 0, 21, 0, 0, 151906, 0, 0, 0, 0), 1112186),
-    ('b-ccl-image-and-errors.jsonl', (101, 19367, 78284, 58917, 0, 92, 10, 0, 78711, 0, 0, 0, 0), 5106066),
-    ('b-ccl-thinking-sonnet45.jsonl', (36, 16386, 72484, 56098, 0, 71, 6, 0, 80767, 0, 0, 0, 0), 1687656),
-    ('b-ccv-inline-sidechains-v1098.jsonl', (9, 16208, 21552, 5344, 0, 11, 0, 0, 7903, 0, 161, 0, 0), 168358),
-    ('b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl', (17, 27866, 66603, 38737, 0, 40, 0, 0, 17856, 0, 66, 0, 0), 832157),
-    ('b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl', (80, 16350, 68182, 51832, 0, 76, 7, 3, 63659, 0, 7, 0, 0), 3635985),
-    ('b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl', (2, 20053, 23954, 3901, 0, 1, 0, 0, 13552, 0, 10, 0, 0), 44007),
-    ('b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl', (10, 20011, 23256, 3245, 0, 9, 6, 0, 9762, 0, 0, 0, 0), 221611),
-    ('b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl', (139, 26450, 164831, 138381, 1, 150, 5, 0, 428944, 0, 12, 1, 0), 12098281),
+    ("a-ralph-27runs-with-separators.jsonl#1", (40, 26329, 80284, 53955, 0, 40, 0, 1, 111915, 1, 0, 0, 1), 2502008),
+    ("a-ralph-27runs-with-separators.jsonl#2", (44, 26351, 60876, 34525, 0, 43, 0, 3, 73408, 2, 0, 0, 1), 2004372),
+    ("a-ralph-27runs-with-separators.jsonl#3", (4, 26009, 34814, 8805, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122731),
+    ("a-ralph-27runs-with-separators.jsonl#4", (3, 26009, 32546, 6537, 0, 2, 0, 0, 18811, 0, 0, 0, 1), 87890),
+    ("a-ralph-27runs-with-separators.jsonl#5", (4, 26009, 34770, 8761, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122637),
+    ("a-ralph-27runs-with-separators.jsonl#6", (4, 26009, 34816, 8807, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122740),
+    ("a-ralph-27runs-with-separators.jsonl#7", (4, 26009, 34789, 8780, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122659),
+    ("a-ralph-27runs-with-separators.jsonl#8", (4, 26009, 34777, 8768, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122658),
+    ("a-ralph-27runs-with-separators.jsonl#9", (4, 26009, 34791, 8782, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122678),
+    ("a-ralph-27runs-with-separators.jsonl#10", (4, 26009, 34816, 8807, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122737),
+    ("a-ralph-27runs-with-separators.jsonl#11", (4, 26009, 34790, 8781, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122670),
+    ("a-ralph-27runs-with-separators.jsonl#12", (4, 26009, 34814, 8805, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122732),
+    ("a-ralph-27runs-with-separators.jsonl#13", (4, 26009, 34855, 8846, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122747),
+    ("a-ralph-27runs-with-separators.jsonl#14", (4, 26009, 34778, 8769, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122670),
+    ("a-ralph-27runs-with-separators.jsonl#15", (4, 26009, 34824, 8815, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122761),
+    ("a-ralph-27runs-with-separators.jsonl#16", (4, 26009, 34742, 8733, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122565),
+    ("a-ralph-27runs-with-separators.jsonl#17", (4, 26009, 34750, 8741, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122577),
+    ("a-ralph-27runs-with-separators.jsonl#18", (4, 26009, 34772, 8763, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122641),
+    ("a-ralph-27runs-with-separators.jsonl#19", (4, 26009, 34780, 8771, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122665),
+    ("a-ralph-27runs-with-separators.jsonl#20", (4, 26009, 34788, 8779, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122662),
+    ("a-ralph-27runs-with-separators.jsonl#21", (4, 26009, 34816, 8807, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122745),
+    ("a-ralph-27runs-with-separators.jsonl#22", (4, 26009, 34814, 8805, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122733),
+    ("a-ralph-27runs-with-separators.jsonl#23", (4, 26009, 34793, 8784, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122673),
+    ("a-ralph-27runs-with-separators.jsonl#24", (4, 26009, 34748, 8739, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122577),
+    ("a-ralph-27runs-with-separators.jsonl#25", (4, 26009, 34784, 8775, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122661),
+    ("a-ralph-27runs-with-separators.jsonl#26", (4, 26009, 34806, 8797, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122711),
+    ("a-ralph-27runs-with-separators.jsonl#27", (4, 26009, 34819, 8810, 0, 3, 0, 0, 25434, 0, 0, 0, 1), 122748),
+    ("a-ralph-subagent-opus45-haiku45.jsonl#1", (68, 25104, 133511, 108407, 0, 73, 0, 0, 245600, 3, 12, 0, 0), 6583941),
+    ("a-ralph-subagent-opus45-haiku45.jsonl#2", (16, 25100, 81886, 56786, 0, 21, 0, 0, 151906, 0, 0, 0, 0), 1112186),
+    ("b-ccl-image-and-errors.jsonl", (101, 19367, 78284, 58917, 0, 92, 10, 0, 78711, 0, 0, 0, 0), 5106066),
+    ("b-ccl-thinking-sonnet45.jsonl", (36, 16386, 72484, 56098, 0, 71, 6, 0, 80767, 0, 0, 0, 0), 1687656),
+    ("b-ccv-inline-sidechains-v1098.jsonl", (9, 16208, 21552, 5344, 0, 11, 0, 0, 7903, 0, 161, 0, 0), 168358),
+    (
+        "b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+        (17, 27866, 66603, 38737, 0, 40, 0, 0, 17856, 0, 66, 0, 0),
+        832157,
+    ),
+    (
+        "b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl",
+        (80, 16350, 68182, 51832, 0, 76, 7, 3, 63659, 0, 7, 0, 0),
+        3635985,
+    ),
+    (
+        "b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl",
+        (2, 20053, 23954, 3901, 0, 1, 0, 0, 13552, 0, 10, 0, 0),
+        44007,
+    ),
+    (
+        "b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl",
+        (10, 20011, 23256, 3245, 0, 9, 6, 0, 9762, 0, 0, 0, 0),
+        221611,
+    ),
+    (
+        "b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+        (139, 26450, 164831, 138381, 1, 150, 5, 0, 428944, 0, 12, 1, 0),
+        12098281,
+    ),
 ]
 
 
@@ -124,7 +144,9 @@ def test_sample_denials(reports):
 
 def test_sample_subagent_files_are_attached_when_the_session_is_named(reports):
     """Naming only the 2.0.x session file still attaches its flat agent files (7 subagent calls)."""
-    [r] = analyze([str(SAMPLES / "b-ccl-flat-agent-files-v2037" / "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl")]).reports
+    [r] = analyze(
+        [str(SAMPLES / "b-ccl-flat-agent-files-v2037" / "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl")]
+    ).reports
     assert r.subagent_calls == 7
 
 

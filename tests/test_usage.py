@@ -299,7 +299,8 @@ def test_agent_rows_stream_json_linked_by_id(reports: dict) -> None:
 
 
 def test_agent_rows_warmups_have_no_task(reports: dict) -> None:
-    """flat-agent-files: two Warmup sidechains have no Task call; the Plan agent is linked exactly by its result's agentId."""
+    """flat-agent-files: two Warmup sidechains have no Task call; the Plan agent is linked exactly by its
+    result's agentId."""
     r = reports["b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"]
     rows = {a["thread"]: a for a in r.agents}
     assert rows["2b93909d"]["tasks"] == 0 and rows["2b93909d"]["returned_tokens"] is None
@@ -339,7 +340,11 @@ def test_cache_write_without_split_counts_once_as_assumed_5m() -> None:
 
     [trace] = read_trace(str(CASES / "B01.jsonl"))
     total = build_usage(trace).total
-    assert (total["cache_write_tokens"], total["cache_write_5m_tokens"], total["cache_write_1h_tokens"]) == (1200, 1200, 0)
+    assert (total["cache_write_tokens"], total["cache_write_5m_tokens"], total["cache_write_1h_tokens"]) == (
+        1200,
+        1200,
+        0,
+    )
     assert total["cache_write_assumed_5m_tokens"] == 1200
 
 
