@@ -116,6 +116,8 @@ def trace_command(
     for line in render_diagnostics(run):
         typer.echo(line, err=True)
     if fmt is OutputFormat.JSON:
+        if explain:
+            typer.echo("note: --explain prints under the table; the JSON holds health and weather", err=True)
         typer.echo(render_json(run, with_calls=calls))
     else:
         text = render_table(run, with_window=window is not None, with_calls=calls)

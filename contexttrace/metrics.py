@@ -479,7 +479,8 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
         In order of preference: `window`; the `contextWindow` of the main thread's last model in the
         stream-json `result` line's `modelUsage` (or, if that model is not listed, the largest
         `contextWindow` listed); else 1,000,000 when a model id (the init line's or a call's) ends in
-        ``[1m]``; else 200,000, raised to 1,000,000 when the main thread's peak prompt exceeds 200,000.
+        ``[1m]``; else 200,000, raised to 1,000,000 when the main thread's peak prompt exceeds 200,000
+        (transient spikes, at least 1.8× both neighbours, left out: CASES B11).
         Exact as far as the trace states it; the default is an assumption (a model-name
         table is never consulted: Opus 4.6 appears at 1M in some tables, yet the b-spotter-compaction
         sample auto-compacted at 170,251 tokens, which only a 200,000 window explains).
@@ -526,8 +527,14 @@ def _window_choice(
     named = [surface.get("model"), *main_models]
     if any(isinstance(m, str) and m.lower().endswith("[1m]") for m in named):
         return WindowChoice(LARGE_WINDOW_TOKENS, "model [1m]")
-    peak = int(max((p for p in prompts if p is not None), default=0) or 0)
-    if peak > DEFAULT_WINDOW_TOKENS:
+    # A transient spike (at least 1.8x both neighbours, CASES B11) is not evidence of a larger window.
+    series = [p for p in prompts if p is not None]
+    steady = [
+        v
+        for i, v in enumerate(series)
+        if not (0 < i < len(series) - 1 and v >= SPIKE_FACTOR * series[i - 1] and v >= SPIKE_FACTOR * series[i + 1])
+    ]
+    if max(steady, default=0) > DEFAULT_WINDOW_TOKENS:
         return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
     return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")
 

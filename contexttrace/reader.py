@@ -241,11 +241,15 @@ _NOT_JSON = object()
 
 
 def _loads_lenient(line: bytes) -> Any:
-    """Decode a line orjson refused: the stdlib accepts escaped lone surrogates (CASES B19), which Claude
-    Code writes for non-UTF-8 bytes and for emoji cut in half. Returns `_NOT_JSON` when it is not JSON."""
+    """Decode a line orjson refused, or return `_NOT_JSON`.
+
+    The stdlib accepts escaped lone surrogates (CASES B19), which Claude Code writes for non-UTF-8 bytes
+    and for emoji cut in half; a raw byte that is not UTF-8 is read as U+FFFD (one character, as the
+    byte was), so the line still counts. Nesting too deep to decode is not JSON to us.
+    """
     try:
-        return json.loads(line)
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError are both ValueErrors
+        return json.loads(line.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return _NOT_JSON
 
 
@@ -539,7 +543,7 @@ class _Builder:
         u["key"].append(key)
         u["message_id"].append(mid)
         u["name"].append(name if isinstance(name, str) else "?")
-        u["input_json"].append(orjson.dumps(block.get("input"), option=orjson.OPT_SORT_KEYS).decode())
+        u["input_json"].append(_canonical(block.get("input")))
         u["ts_ms"].append(ts)
 
     def _user(self, rec: dict[str, Any], line: int, src: SourceFile) -> None:
@@ -940,6 +944,23 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
 
 
 _TIMED_TYPES = frozenset({"user", "assistant", "system"})
+
+
+def _canonical(value: Any) -> str:
+    """A tool input as canonical JSON (sorted keys, no spaces): two inputs are identical when these are.
+
+    orjson stops at 255 levels of nesting; the stdlib takes deeper inputs, and an input too deep even
+    for it gets a text of its own that equals no other (it cannot be compared, so it is never a repeat).
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONEncodeError:
+        try:
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except (ValueError, RecursionError):
+            return f"<input nested too deep #{id(value)}>"
+
+
 _KEY_COLUMNS = ("message_id", "input_tokens", "cache_write_tokens", "cache_read_tokens")
 
 

@@ -185,6 +185,17 @@ def _scan(root: Path) -> list[TraceSource]:
         for sid, files in by_session.items():
             if (directory, sid) not in stems:
                 out.extend(TraceSource(str(f), explicit=False, orphan=True) for f in files)
+    # Nested subagent folders (`<session>/subagents/`) whose session file is missing: counted, not read.
+    known = {str(s) for s in sessions}
+    for dirpath, _dirs, _files in os.walk(root):
+        here = Path(dirpath)
+        if here.name == "subagents" and str(here.parent.parent / (here.parent.name + ".jsonl")) not in known:
+            for sub_dir, _sub, names in os.walk(here):
+                out.extend(
+                    TraceSource(str(Path(sub_dir) / n), explicit=False, orphan=True)
+                    for n in sorted(names)
+                    if n.startswith("agent-") and n.endswith(".jsonl")
+                )
     for dirpath, _dirs, filenames in os.walk(root):
         if Path(dirpath) in flat_cache or "subagents" in Path(dirpath).parts[len(root.parts) :]:
             continue

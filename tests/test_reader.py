@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import polars as pl
 import pytest
@@ -325,3 +326,36 @@ def test_implausible_usage_values_are_zero_and_warned(write):
     [t] = read_trace(write("t.jsonl", line))
     assert t.calls["prompt_tokens"].to_list() == [0]
     assert t.warnings == ["3 usage field(s) not a count of tokens (negative, huge or not a number), read as 0"]
+
+
+def test_deeply_nested_lines_never_stop_the_run(write):
+    """A line nested too deep to decode is a skipped line; a tool input deeper than orjson encodes still
+    gets a canonical text; neither stops the trace nor the others."""
+    deep_line = '{"type":"user","sessionId":"s","x":' + "[" * 1500 + "]" * 1500 + "}"
+    deep_input = {"a": 1}
+    for _ in range(300):
+        deep_input = {"a": deep_input}
+    deep_call = json.dumps(assistant("m1", 1, 1, 1, tools=[("t1", "Read", deep_input)]))  # orjson stops at 255
+    path = write("t.jsonl", deep_line, deep_call)
+    [t] = read_trace(path)
+    assert (t.calls.height, t.skipped_lines) == (1, 1)
+    assert t.tool_uses["input_json"].to_list()[0].startswith('{"a":{"a":')
+
+
+def test_invalid_utf8_byte_keeps_the_line(write):
+    """A raw byte that is not UTF-8 reads as one replacement character; the line still counts."""
+    line = (
+        b'{"type":"user","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result",'
+        b'"tool_use_id":"t","is_error":true,"content":"caf\xe9"}]}}'
+    )
+    rep = build_report(read_trace(write("t.jsonl", line, assistant("m1", 1, 1, 1)))[0])
+    assert (rep.failed, rep.result_chars, rep.skipped_lines) == (1, 4, 0)
+
+
+def test_nested_subagent_files_without_their_session_are_counted(tmp_path):
+    """`<session>/subagents/agent-*.jsonl` with no `<session>.jsonl` beside it: left out and counted."""
+    side = tmp_path / "s8" / "subagents"
+    side.mkdir(parents=True)
+    (side / "agent-x1.jsonl").write_bytes(jsonl(assistant("m1", 1, 1, 1, sidechain=True)))
+    run = analyze([str(tmp_path)])
+    assert (run.reports, run.orphan_agent_files) == ([], 1)
