@@ -17,6 +17,15 @@ settings.register_profile("ci", derandomize=True, max_examples=200, deadline=Non
 settings.load_profile("ci")
 
 
+@pytest.fixture(scope="session")
+def sample_reports():
+    """`context trace` reports of every bundled sample, keyed by their path under samples/ (read once)."""
+    from contexttrace.runner import analyze
+
+    run = analyze([str(SAMPLES)], workers=1)
+    return {r.trace.split("samples/", 1)[1]: r for r in run.reports}
+
+
 def jsonl(*records: dict | str | bytes) -> bytes:
     """Join records into JSONL bytes: dicts are dumped, str/bytes lines are written as they are."""
     out = []

@@ -206,12 +206,6 @@ SAMPLE_HEALTH = [
 ]
 
 
-@pytest.fixture(scope="module")
-def sample_reports():
-    run = analyze([str(SAMPLES)], workers=1)
-    return {r.trace.split("samples/", 1)[1]: r for r in run.reports}
-
-
 @pytest.mark.parametrize(("name", "letter", "score", "subs"), SAMPLE_HEALTH, ids=[s[0] for s in SAMPLE_HEALTH])
 def test_sample_health(sample_reports, name, letter, score, subs):
     """Each real sample's grade, score and sub-scores are as checked by hand."""

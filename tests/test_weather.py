@@ -192,12 +192,6 @@ SAMPLE_WEATHER = [
 ]
 
 
-@pytest.fixture(scope="module")
-def sample_reports():
-    run = analyze([str(SAMPLES)], workers=1)
-    return {r.trace.split("samples/", 1)[1]: r for r in run.reports}
-
-
 @pytest.mark.parametrize(("name", "level", "score", "worst"), SAMPLE_WEATHER, ids=[s[0] for s in SAMPLE_WEATHER])
 def test_sample_weather(sample_reports, name, level, score, worst):
     """Each real sample's weather and worst weather are as checked by hand."""
