@@ -112,8 +112,3 @@ EVENT_KINDS = (
     "synthetic",  # assistant line with model <synthetic> or isApiErrorMessage: not a call
     "turn_duration",  # system/turn_duration
 )
-
-
-def empty_frame(schema: dict[str, pl.DataType | type[pl.DataType]]) -> pl.DataFrame:
-    """Return a zero-row frame with the given schema."""
-    return pl.DataFrame(schema=schema)
