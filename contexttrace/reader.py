@@ -107,7 +107,8 @@ class SourceFile:
     """One file of a trace: the main file or one of its subagent files.
 
     `thread_kind` is the kind of thread its sidechain lines belong to; `agent_id` names the subagent
-    (from the file name `agent-<id>.jsonl`); `meta` is the `agent-<id>.meta.json` beside it, if any.
+    (from the file name `agent-<id>.jsonl`); `meta` is the `agent-<id>.meta.json` beside it (None: the
+    reader reads it when it reads the file).
     """
 
     path: str
@@ -946,6 +947,19 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
 _TIMED_TYPES = frozenset({"user", "assistant", "system"})
 
 
+def _agent_meta(path: str) -> dict[str, Any] | None:
+    """The `agent-<id>.meta.json` beside a subagent file (`agentType`, `description`, ...), if any."""
+    meta_path = path[: -len(".jsonl")] + ".meta.json" if path.endswith(".jsonl") else None
+    if meta_path is None or not os.path.isfile(meta_path):
+        return None
+    try:
+        with open(meta_path, "rb") as fh:
+            loaded = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
 def _canonical(value: Any) -> str:
     """A tool input as canonical JSON (sorted keys, no spaces): two inputs are identical when these are.
 
@@ -1029,7 +1043,8 @@ def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | 
                 builder.warnings.append(f"{sub.path}: {exc.reason}")
                 continue
             if sub.agent_id is not None:
-                builder.agents[sub.agent_id] = {"file": sub.path, "kind": sub.thread_kind, **(sub.meta or {})}
+                meta = sub.meta if sub.meta is not None else _agent_meta(sub.path)
+                builder.agents[sub.agent_id] = {"file": sub.path, "kind": sub.thread_kind, **(meta or {})}
     return [b.build(f) for b, f in zip(runs, formats, strict=True)]
 
 

@@ -61,17 +61,10 @@ def _is_agent_file(path: Path) -> bool:
 
 
 def _agent_source(path: Path) -> SourceFile:
+    # The `.meta.json` beside it is read by the reader, in the process that reads the file.
     agent_id = path.stem.removeprefix("agent-")
     kind = THREAD_COMPACTION if agent_id.startswith("acompact") else THREAD_SUBAGENT
-    meta_path = path.with_name(path.stem + ".meta.json")
-    meta = None
-    if meta_path.is_file():
-        try:
-            loaded = orjson.loads(meta_path.read_bytes())
-            meta = loaded if isinstance(loaded, dict) else None
-        except (OSError, orjson.JSONDecodeError):
-            meta = None
-    return SourceFile(str(path), thread_kind=kind, agent_id=agent_id, meta=meta)
+    return SourceFile(str(path), thread_kind=kind, agent_id=agent_id)
 
 
 def _session_id_of(path: Path, max_lines: int = 20) -> str | None:
@@ -164,42 +157,38 @@ def _first_of_each(sources: list[TraceSource]) -> list[TraceSource]:
 
 
 def _scan(root: Path) -> list[TraceSource]:
-    sessions: list[Path] = []
+    """Walk a directory once: session files, their nested and flat subagent files, and the orphans."""
+    sessions: list[str] = []
+    nested: dict[str, list[str]] = {}  # session folder `<dir>/<stem>` -> its agent files under subagents/
+    flat: dict[str, list[str]] = {}  # folder -> the flat agent-*.jsonl files in it
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
-        if "subagents" in Path(dirpath).parts[len(root.parts) :]:
+        parts = Path(dirpath).parts[len(root.parts) :]
+        agents = sorted(n for n in filenames if n.startswith("agent-") and n.endswith(".jsonl"))
+        if "subagents" in parts:
+            session_dir = os.path.join(root, *parts[: parts.index("subagents")])
+            nested.setdefault(session_dir, []).extend(os.path.join(dirpath, n) for n in agents)
             continue
-        for name in sorted(filenames):
-            if name.endswith(".jsonl") and not name.startswith("agent-"):
-                sessions.append(Path(dirpath) / name)
-    sessions.sort(key=str)  # one order for the whole tree, not directory by directory
-    flat_cache: dict[Path, dict[str, list[Path]]] = {}
+        sessions.extend(os.path.join(dirpath, n) for n in filenames if n.endswith(".jsonl") and n not in agents)
+        if agents:
+            flat[dirpath] = [os.path.join(dirpath, n) for n in agents]
+    sessions.sort()  # one order for the whole tree, not directory by directory
+    # A flat agent file names its session in its lines (2.0.x): read the first lines of each, once.
+    flat_by_session: dict[tuple[str, str | None], list[str]] = {}
+    for directory, files in flat.items():
+        for f in files:
+            flat_by_session.setdefault((directory, _session_id_of(Path(f))), []).append(f)
     out = []
+    attached: set[tuple[str, str | None]] = set()
     for session in sessions:
-        if session.parent not in flat_cache:
-            flat_cache[session.parent] = _flat_agents(session.parent)
-        out.append(TraceSource(str(session), _subagents_of(session, flat_cache[session.parent]), explicit=False))
-    # Flat agent files whose session is not beside them cannot be attached: count them, never report them.
-    stems = {(s.parent, s.stem) for s in sessions}
-    for directory, by_session in flat_cache.items():
-        for sid, files in by_session.items():
-            if (directory, sid) not in stems:
-                out.extend(TraceSource(str(f), explicit=False, orphan=True) for f in files)
-    # Nested subagent folders (`<session>/subagents/`) whose session file is missing: counted, not read.
-    known = {str(s) for s in sessions}
-    for dirpath, _dirs, _files in os.walk(root):
-        here = Path(dirpath)
-        if here.name == "subagents" and str(here.parent.parent / (here.parent.name + ".jsonl")) not in known:
-            for sub_dir, _sub, names in os.walk(here):
-                out.extend(
-                    TraceSource(str(Path(sub_dir) / n), explicit=False, orphan=True)
-                    for n in sorted(names)
-                    if n.startswith("agent-") and n.endswith(".jsonl")
-                )
-    for dirpath, _dirs, filenames in os.walk(root):
-        if Path(dirpath) in flat_cache or "subagents" in Path(dirpath).parts[len(root.parts) :]:
-            continue
-        if any(n.startswith("agent-") and n.endswith(".jsonl") for n in filenames):
-            agents = _flat_agents(Path(dirpath))
-            out.extend(TraceSource(str(f), explicit=False, orphan=True) for fs in agents.values() for f in fs)
+        directory, name = os.path.split(session)
+        stem = name[: -len(".jsonl")]
+        files = sorted(nested.pop(os.path.join(directory, stem), []))
+        files += flat_by_session.get((directory, stem), [])
+        attached.add((directory, stem))
+        out.append(TraceSource(session, tuple(_agent_source(Path(f)) for f in files), explicit=False))
+    # Subagent files whose session file is not beside them cannot be attached: counted, never reported.
+    orphans = [f for files in nested.values() for f in files]
+    orphans += [f for key, files in flat_by_session.items() if key not in attached for f in files]
+    out.extend(TraceSource(f, explicit=False, orphan=True) for f in sorted(orphans))
     return out
