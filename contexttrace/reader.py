@@ -22,6 +22,9 @@ Rules it owns (see ../shared/FORMATS.md and the CASES it cites):
   compaction summariser.
 * stream-json files are split into runs at each `system/init`; non-JSON lines written after a run's
   `result` (a loop script's separator, say) are counted in the run that follows them.
+* Rows are built while reading (split lines merged into their call, tool blocks deduplicated), and a
+  `Trace` keeps its four tables as columns: each Polars frame is built the first time it is asked for
+  (`Trace.frame`), and reports read the same columns through `Trace.view` without building one.
 
 It never prints and never exits: problems are raised as `errors.ContextTraceError` or reported in the
 returned `Trace`.
