@@ -453,11 +453,26 @@ class _Builder:
             return
         mid = msg.get("id")
         mid = mid if isinstance(mid, str) and mid else None
-        count = self._count
-        inp = count(usage, "input_tokens")
-        cw = count(usage, "cache_creation_input_tokens")
-        cr = count(usage, "cache_read_input_tokens")
-        out = count(usage, "output_tokens")
+        # The four counts inline (the common case: plausible ints); anything else goes through `_count`.
+        inp = usage.get("input_tokens")
+        cw = usage.get("cache_creation_input_tokens")
+        cr = usage.get("cache_read_input_tokens")
+        out = usage.get("output_tokens")
+        if not (
+            type(inp) is int
+            and type(cw) is int
+            and type(cr) is int
+            and type(out) is int
+            and 0 <= inp < MAX_TOKENS
+            and 0 <= cw < MAX_TOKENS
+            and 0 <= cr < MAX_TOKENS
+            and 0 <= out < MAX_TOKENS
+        ):
+            count = self._count
+            inp = count(usage, "input_tokens")
+            cw = count(usage, "cache_creation_input_tokens")
+            cr = count(usage, "cache_read_input_tokens")
+            out = count(usage, "output_tokens")
         key = f"{mid}|{inp}|{cw}|{cr}" if mid is not None else f"#{self.seq}"
         c = self.calls
         at = self.call_at.get(key)
