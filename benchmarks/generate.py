@@ -301,15 +301,7 @@ class _Transcript(_Writer):
     def write(self) -> Expected:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "wb", buffering=1 << 20) as fh:
-            self.line(
-                fh,
-                {
-                    "type": "file-history-snapshot",
-                    "messageId": self.uid(),
-                    "snapshot": {"messageId": self.uid(), "trackedFileBackups": {}, "timestamp": self.ts()},
-                    "isSnapshotUpdate": False,
-                },
-            )
+            self.snapshot(fh)
             while self.written < self.target:
                 self.turn(fh)
             if self.truncate:
@@ -333,9 +325,8 @@ class _Transcript(_Writer):
                 self.exp.skipped_lines += 1
         return self.exp
 
-    def turn(self, fh: Any) -> None:
-        rng = self.rng
-        prompt = self.text(rng.randint(40, 1_500))
+    def snapshot(self, fh: Any) -> None:
+        """A file-history-snapshot line: bookkeeping that holds no figure (skipped by the reader)."""
         self.line(
             fh,
             {
@@ -345,6 +336,11 @@ class _Transcript(_Writer):
                 "isSnapshotUpdate": False,
             },
         )
+
+    def turn(self, fh: Any) -> None:
+        rng = self.rng
+        prompt = self.text(rng.randint(40, 1_500))
+        self.snapshot(fh)
         self.line(fh, self.rec("user", message={"role": "user", "content": prompt}, permissionMode="default"))
         self.progress(
             fh,

@@ -223,6 +223,13 @@ def _usage_cells(label: str, totals: dict[str, Any], turns: int | None) -> list[
         label,
         fmt_int(totals["calls"]),
         fmt_int(turns),
+        *_token_cells(totals),
+    ]
+
+
+def _token_cells(totals: dict[str, Any]) -> list[str]:
+    """fresh input, cache write, cache read, output, hit, cost USD: the cells every usage row shares."""
+    return [
         fmt_int(totals["input_tokens"]),
         fmt_int(totals["cache_write_tokens"]),
         fmt_int(totals["cache_read_tokens"]),
@@ -331,12 +338,7 @@ def _usage_breakdown(r: Any) -> list[str]:
             t["thread"],
             t["thread_kind"],
             fmt_int(t["calls"]),
-            fmt_int(t["input_tokens"]),
-            fmt_int(t["cache_write_tokens"]),
-            fmt_int(t["cache_read_tokens"]),
-            _output_cell(t),
-            fmt_percent(t["cache_hit_ratio"]),
-            fmt_usd(t["cost_usd"], t["cost_is_lower_bound"]),
+            *_token_cells(t),
         ]
         for t in r.threads
     ]
