@@ -38,6 +38,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
 import orjson
@@ -326,21 +327,38 @@ def _is_denial(text: str) -> bool:
     return head.startswith(DENIAL_PREFIXES) or _DENIAL_RE.search(head) is not None
 
 
+#: Positions of columns in a call row (rows are lists in `CALL_SCHEMA` order).
+_CALL_POS = {name: i for i, name in enumerate(CALL_SCHEMA)}
+_C_THREAD, _C_KIND, _C_OUT, _C_END_TS, _C_LINES = (
+    _CALL_POS[n] for n in ("thread", "thread_kind", "output_tokens", "end_ts_ms", "n_lines")
+)
+_TS_COLUMNS = ("ts_ms", "end_ts_ms", "prev_ts_ms")
+
+
+def _columns(rows: list[Any], names: Iterable[str]) -> dict[str, list[Any]]:
+    """Rows (sequences in `names` order) as a dict of column lists."""
+    names = tuple(names)
+    if not rows:
+        return {n: [] for n in names}
+    return dict(zip(names, map(list, zip(*rows, strict=True)), strict=True))
+
+
 class _Builder:
-    """Accumulates one trace's rows as Python lists, then builds the frames once."""
+    """Accumulates one trace's rows (one Python list or tuple per row, in schema column order), then
+    turns them into the trace's column tables once."""
 
     def __init__(self, name: str, path: str) -> None:
         self.name = name
         self.path = path
-        self.calls: dict[str, list[Any]] = {k: [] for k in CALL_SCHEMA}
-        self.call_at: dict[str, int] = {}  # call identity key -> its row in `calls`
-        self.key_of_id: dict[str, str] = {}  # message.id -> the first identity key seen with it
+        self.call_rows: list[list[Any]] = []  # `CALL_SCHEMA` order; merged lines update them in place
+        self.call_at: dict[Any, int] = {}  # call identity key -> its row in `call_rows`
+        self.key_of_id: dict[str, Any] = {}  # message.id -> the first identity key seen with it
         self.clashing_ids: set[str] = set()  # message ids seen with different input-side usage
-        self.uses: dict[str, list[Any]] = {k: [] for k in _USE_LINE_COLUMNS}
+        self.use_rows: list[tuple[Any, ...]] = []  # `_USE_ROW` order: the call's row, not its thread
         self.use_ids: set[str] = set()
         self.result_ids: set[str] = set()
-        self.results: dict[str, list[Any]] = {k: [] for k in TOOL_RESULT_SCHEMA}
-        self.events: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
+        self.result_rows: list[tuple[Any, ...]] = []  # `TOOL_RESULT_SCHEMA` order
+        self.event_rows: list[tuple[Any, ...]] = []  # `EVENT_SCHEMA` order
         self.skipped = 0
         self.oversized = 0
         self.truncated_last = False
@@ -375,11 +393,10 @@ class _Builder:
             self.notes.append(LineNote(path, line, reason))
 
     # -- records -----------------------------------------------------------------------------------
-    def add(self, rec: dict[str, Any], line: int, src: SourceFile, prev_ts: str | None) -> None:
-        """Route one decoded record to its rows."""
+    def add(self, rec: dict[str, Any], kind: Any, line: int, src: SourceFile, prev_ts: str | None) -> None:
+        """Route one decoded record (its top-level `type` is `kind`) to its rows."""
         self.records += 1
         self.seq += 1
-        kind = rec.get("type")
         if "session_id" in rec or "parent_tool_use_id" in rec:
             self.seen_stream = True
             if self.session_id is None and isinstance(rec.get("session_id"), str):
@@ -440,10 +457,18 @@ class _Builder:
         msg = rec.get("message")
         if not isinstance(msg, dict):
             return
-        thread, thread_kind = self._thread(rec, src)
+        if (
+            src.thread_kind == THREAD_MAIN
+            and rec.get("parent_tool_use_id") is None
+            and rec.get("isSidechain") is not True
+        ):
+            thread = thread_kind = THREAD_MAIN  # the common case, without `_thread`'s call
+        else:
+            thread, thread_kind = self._thread(rec, src)
         model = msg.get("model")
         ts = rec.get("timestamp")
-        ts = ts if isinstance(ts, str) else None
+        if type(ts) is not str:
+            ts = None
         if model == "<synthetic>" or rec.get("isApiErrorMessage") is True:
             self.synthetic += 1
             self._event(line, thread, thread_kind, "synthetic", ts=ts)
@@ -452,7 +477,8 @@ class _Builder:
         if not isinstance(usage, dict):
             return
         mid = msg.get("id")
-        mid = mid if isinstance(mid, str) and mid else None
+        if not (type(mid) is str and mid):
+            mid = None
         # The four counts inline (the common case: plausible ints); anything else goes through `_count`.
         inp = usage.get("input_tokens")
         cw = usage.get("cache_creation_input_tokens")
@@ -473,51 +499,42 @@ class _Builder:
             cw = count(usage, "cache_creation_input_tokens")
             cr = count(usage, "cache_read_input_tokens")
             out = count(usage, "output_tokens")
-        key = f"{mid}|{inp}|{cw}|{cr}" if mid is not None else f"#{self.seq}"
-        c = self.calls
+        # A call's identity: its message id and input-side usage (a line without an id is a call of its own).
+        key: Any = (mid, inp, cw, cr) if mid is not None else self.seq
+        rows = self.call_rows
         at = self.call_at.get(key)
-        if at is None or out >= c["output_tokens"][at]:
-            kept = self._kept_line(rec, msg, usage, model, out)
         if at is None:
             # A new call: one row, in the order of its first line.
             if mid is not None:
                 first_key = self.key_of_id.setdefault(mid, key)
                 if first_key != key:
                     self.clashing_ids.add(mid)  # the same id with other input-side usage (CASES B04)
-            self.call_at[key] = len(c["seq"])
-            c["seq"].append(self.seq)
-            c["line"].append(line)
-            c["file"].append(src.path)
-            c["message_id"].append(mid)
-            c["thread"].append(thread)
-            c["thread_kind"].append(thread_kind)
-            c["input_tokens"].append(inp)
-            c["cache_write_tokens"].append(cw)
-            c["cache_read_tokens"].append(cr)
-            c["prompt_tokens"].append(inp + cw + cr)
-            c["ts_ms"].append(ts)
-            c["end_ts_ms"].append(ts)
-            c["prev_ts_ms"].append(prev_ts)
-            c["n_lines"].append(1)
-            for col, value in zip(_KEPT_LINE_COLUMNS, kept, strict=True):
-                c[col].append(value)
+            req, model, out, c5, c1, known, web, stop, speed = self._kept_line(rec, msg, usage, model, out)
+            at = self.call_at[key] = len(rows)
+            # fmt: off
+            rows.append([
+                self.seq, line, src.path, mid, req, thread, thread_kind, model, inp, cw, cr, out,
+                inp + cw + cr, c5, c1, known, web, stop, speed, ts, ts, prev_ts, 1,
+            ])
+            # fmt: on
         else:
             # Another line of the same call: the main thread wins over a sidechain copy (B05); the line
             # with the highest output_tokens is kept, the last one on a tie (B01, G1).
-            c["n_lines"][at] += 1
+            row = rows[at]
+            row[_C_LINES] += 1
             if ts is not None:
-                c["end_ts_ms"][at] = ts
-            if _THREAD_RANK[thread_kind] < _THREAD_RANK[c["thread_kind"][at]]:
-                c["thread"][at] = thread
-                c["thread_kind"][at] = thread_kind
-            if out >= c["output_tokens"][at]:
-                for col, value in zip(_KEPT_LINE_COLUMNS, kept, strict=True):
-                    c[col][at] = value
+                row[_C_END_TS] = ts
+            if _THREAD_RANK[thread_kind] < _THREAD_RANK[row[_C_KIND]]:
+                row[_C_THREAD] = thread
+                row[_C_KIND] = thread_kind
+            if out >= row[_C_OUT]:
+                for col, value in zip(_C_KEPT, self._kept_line(rec, msg, usage, model, out), strict=True):
+                    row[col] = value
         content = msg.get("content")
-        if isinstance(content, list):
+        if type(content) is list:
             for block in content:
                 if type(block) is dict and block.get("type") == "tool_use":
-                    self._tool_use(block, line, key, mid, ts)
+                    self._tool_use(block, line, at, mid, ts)
 
     def _kept_line(
         self, rec: dict[str, Any], msg: dict[str, Any], usage: dict[str, Any], model: Any, out: int
@@ -525,8 +542,11 @@ class _Builder:
         """The values of `_KEPT_LINE_COLUMNS` that a call takes from the line kept for it."""
         split = usage.get("cache_creation")
         if isinstance(split, dict):
-            c5 = self._count(split, "ephemeral_5m_input_tokens")
-            c1 = self._count(split, "ephemeral_1h_input_tokens")
+            c5 = split.get("ephemeral_5m_input_tokens")
+            c1 = split.get("ephemeral_1h_input_tokens")
+            if not (type(c5) is int and type(c1) is int and 0 <= c5 < MAX_TOKENS and 0 <= c1 < MAX_TOKENS):
+                c5 = self._count(split, "ephemeral_5m_input_tokens")
+                c1 = self._count(split, "ephemeral_1h_input_tokens")
             known = True
         else:
             c5, c1, known = 0, 0, False  # no split written: `usage` counts the write as 5-minute, marked assumed
@@ -536,83 +556,89 @@ class _Builder:
         speed = usage.get("speed")
         stop = msg.get("stop_reason")
         return (
-            req if isinstance(req, str) and req else None,
-            model if isinstance(model, str) else None,
+            req if type(req) is str and req else None,
+            model if type(model) is str else None,
             out,
             c5,
             c1,
             known,
             web,
-            stop if isinstance(stop, str) else None,
-            speed if isinstance(speed, str) else None,
+            stop if type(stop) is str else None,
+            speed if type(speed) is str else None,
         )
 
-    def _tool_use(self, block: dict[str, Any], line: int, key: str, mid: str | None, ts: str | None) -> None:
+    def _tool_use(self, block: dict[str, Any], line: int, at: int, mid: str | None, ts: str | None) -> None:
         tid = block.get("id")
-        tid = tid if isinstance(tid, str) and tid else None
-        if tid is not None:
+        if not (type(tid) is str and tid):
+            tid = None
+        else:
             if tid in self.use_ids:
                 return  # the same tool use on another line of the call, or a replayed copy
             self.use_ids.add(tid)
         name = block.get("name")
-        u = self.uses
-        u["seq"].append(self.seq)
-        u["line"].append(line)
-        u["tool_use_id"].append(tid)
-        u["key"].append(key)
-        u["message_id"].append(mid)
-        u["name"].append(name if isinstance(name, str) else "?")
-        u["input_json"].append(_canonical(block.get("input")))
-        u["ts_ms"].append(ts)
+        self.use_rows.append(
+            (self.seq, line, tid, mid, at, name if type(name) is str else "?", _canonical(block.get("input")), ts)
+        )
 
     def _user(self, rec: dict[str, Any], line: int, src: SourceFile) -> None:
         msg = rec.get("message")
         if not isinstance(msg, dict):
             return
-        thread, thread_kind = self._thread(rec, src)
+        if (
+            src.thread_kind == THREAD_MAIN
+            and rec.get("parent_tool_use_id") is None
+            and rec.get("isSidechain") is not True
+        ):
+            thread = thread_kind = THREAD_MAIN
+        else:
+            thread, thread_kind = self._thread(rec, src)
         content = msg.get("content")
-        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        ts = rec.get("timestamp")
+        if type(ts) is not str:
+            ts = None
         has_result = False
-        if isinstance(content, list):
+        if type(content) is list:
             denial_kind = rec.get("toolDenialKind")
             structured = rec.get("toolUseResult", rec.get("tool_use_result"))
             agent_id = agent_ms = None
-            if isinstance(structured, dict):
-                agent_id = structured.get("agentId") if isinstance(structured.get("agentId"), str) else None
-                agent_ms = structured.get("totalDurationMs") if type(structured.get("totalDurationMs")) is int else None
-            r = self.results
+            if type(structured) is dict:
+                agent_id = structured.get("agentId")
+                if type(agent_id) is not str:
+                    agent_id = None
+                agent_ms = structured.get("totalDurationMs")
+                if type(agent_ms) is not int:
+                    agent_ms = None
             for block in content:
-                if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+                if not (type(block) is dict and block.get("type") == "tool_result"):
                     continue
                 has_result = True
                 tid = block.get("tool_use_id")
-                tid = tid if isinstance(tid, str) and tid else None
-                if tid is not None:
+                if not (type(tid) is str and tid):
+                    tid = None
+                else:
                     if tid in self.result_ids:
                         continue  # a replayed copy of a result already counted
                     self.result_ids.add(tid)
                 inner = block.get("content")
-                chars, images, image_bytes, unknown = result_size(inner)
+                if type(inner) is str:  # the common case: one text
+                    chars, images, image_bytes, unknown = len(inner), 0, 0, 0
+                    text = inner
+                    content_hash = hash(inner)
+                else:
+                    chars, images, image_bytes, unknown = result_size(inner)
+                    text = _first_text(inner)
+                    content_hash = hash(text) if chars else 0
                 is_error = block.get("is_error") is True
-                text = _first_text(inner)
                 persisted = text.startswith("<persisted-output>")
-                r["seq"].append(self.seq)
-                r["line"].append(line)
-                r["tool_use_id"].append(tid)
-                r["thread"].append(thread)
-                r["thread_kind"].append(thread_kind)
-                r["is_error"].append(is_error)
-                r["denied"].append(bool(denial_kind) or (is_error and _is_denial(text)))
-                r["result_chars"].append(chars)
-                r["result_images"].append(images)
-                r["result_image_bytes"].append(image_bytes)
-                r["unknown_blocks"].append(unknown)
-                r["persisted"].append(persisted)
-                r["persisted_bytes"].append(_persisted_bytes(text) if persisted else None)
-                r["content_hash"].append(hash(inner) if isinstance(inner, str) else hash(text) if chars else 0)
-                r["agent_id"].append(agent_id)
-                r["agent_duration_ms"].append(agent_ms)
-                r["ts_ms"].append(ts)
+                # fmt: off
+                self.result_rows.append((
+                    self.seq, line, tid, thread, thread_kind, is_error,
+                    bool(denial_kind) or (is_error and _is_denial(text)),
+                    chars, images, image_bytes, unknown, persisted,
+                    _persisted_bytes(text) if persisted else None,
+                    content_hash, agent_id, agent_ms, ts,
+                ))
+                # fmt: on
         if has_result:
             return
         text = _first_text(content)
@@ -697,18 +723,25 @@ class _Builder:
                 if isinstance(d, dict) and isinstance(d.get("tool_use_id"), str):
                     self.denied_ids.add(d["tool_use_id"])
 
-    def _event(self, line: int, thread: str, thread_kind: str, kind: str, **values: Any) -> None:
-        e = self.events
-        e["seq"].append(self.seq)
-        e["line"].append(line)
-        e["thread"].append(thread)
-        e["thread_kind"].append(thread_kind)
-        e["kind"].append(kind)
-        for col in ("trigger", "pre_tokens", "post_tokens", "duration_ms", "text_chars"):
-            e[col].append(values.get(col))
-        e["ts_ms"].append(values.get("ts"))
+    def _event(
+        self,
+        line: int,
+        thread: str,
+        thread_kind: str,
+        kind: str,
+        *,
+        ts: str | None = None,
+        trigger: str | None = None,
+        pre_tokens: int | None = None,
+        post_tokens: int | None = None,
+        duration_ms: int | None = None,
+        text_chars: int | None = None,
+    ) -> None:
+        self.event_rows.append(
+            (self.seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars, ts)
+        )
 
-    # -- frames ------------------------------------------------------------------------------------
+    # -- tables ------------------------------------------------------------------------------------
     def build(self, fmt: str) -> Trace:
         warnings = list(self.warnings)
         if self.clashing_ids:
@@ -720,21 +753,20 @@ class _Builder:
             warnings.append(
                 f"{self.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0"
             )
-        c, u, r, e = self.calls, self.uses, self.results, self.events
-        # Every distinct timestamp of the trace is parsed once, in one vectorised pass.
-        stamps = dict.fromkeys(self.stamps)
-        for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
-            stamps.update(dict.fromkeys(column))
-        stamps.pop(None, None)  # type: ignore[call-overload]
-        ms: dict[str | None, int | None] = dict(zip(stamps, _epoch_ms(list(stamps)).to_list(), strict=True))
-        ms[None] = None
-        for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
-            column[:] = [ms[ts] for ts in column]
+        calls = self.call_rows
+        c = _columns(calls, CALL_SCHEMA)
+        r = _columns(self.result_rows, TOOL_RESULT_SCHEMA)
+        e = _columns(self.event_rows, EVENT_SCHEMA)
+        u = _columns(self.use_rows, _USE_ROW)
         # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
         # keeps its tool uses on the main thread (CASES B05).
-        keys = u.pop("key")
-        u["thread"] = [c["thread"][self.call_at[k]] for k in keys]
-        u["thread_kind"] = [c["thread_kind"][self.call_at[k]] for k in keys]
+        at = u.pop("call_row")
+        u["thread"] = [calls[i][_C_THREAD] for i in at]
+        u["thread_kind"] = [calls[i][_C_KIND] for i in at]
+        # Every distinct timestamp of the trace is parsed once.
+        ms = _epoch_ms(self.stamps, c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"])
+        for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
+            column[:] = [ms[ts] for ts in column]
         if self.denied_ids:
             r["denied"] = [
                 d or (err and tid in self.denied_ids)
@@ -778,17 +810,37 @@ _KEPT_LINE_COLUMNS = (
     "request_id", "model", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_split_known",
     "web_search_requests", "stop_reason", "speed",
 )  # fmt: skip
-_USE_COLUMNS = ("seq", "line", "tool_use_id", "message_id", "name", "input_json")
-_USE_LINE_COLUMNS = (*_USE_COLUMNS, "key", "ts_ms")
+_C_KEPT = tuple(_CALL_POS[n] for n in _KEPT_LINE_COLUMNS)
+#: A tool-use row as the builder holds it: the row of its call in place of its thread.
+_USE_ROW = ("seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "ts_ms")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
 
 
-def _epoch_ms(values: list[str | None]) -> pl.Series:
-    """Parse ISO-8601 timestamps (`Z` or an offset, any fraction) to Unix epoch ms; null when unparsable."""
-    return (
-        pl.Series("ts_ms", values, dtype=pl.String)
-        .str.to_datetime(time_unit="ms", time_zone="UTC", strict=False)
-        .dt.epoch("ms")
-    )
+def _epoch_ms(*columns: Iterable[str | None]) -> dict[str | None, int | None]:
+    """Unix epoch ms (floored) of every distinct ISO-8601 timestamp in `columns`; None for None and for a
+    value that is not a date with a time. A timestamp without an offset is read as UTC.
+
+    >>> _epoch_ms(["2026-01-24T04:08:00.123Z", "2026-01-24T06:08:00.5+02:00", "soon", None])
+    {'2026-01-24T04:08:00.123Z': 1769227680123, '2026-01-24T06:08:00.5+02:00': 1769227680500, 'soon': None, None: None}
+    """
+    out: dict[str | None, int | None] = {}
+    for column in columns:
+        for value in column:
+            if value in out:
+                continue
+            try:
+                if value is None or len(value) <= 10:  # None, or a date without a time
+                    raise ValueError
+                moment = datetime.fromisoformat(value)
+            except ValueError:
+                out[value] = None
+                continue
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            out[value] = (moment - _EPOCH) // _MS
+    return out
 
 
 def _call_keys(calls: pl.DataFrame) -> pl.DataFrame:
@@ -863,7 +915,7 @@ def _open(path: str) -> IO[bytes]:
 def _format_of(builder: _Builder, path: str) -> str:
     if builder.seen_stream:
         return FORMAT_STREAM_JSON
-    if builder.seen_transcript or builder.calls["seq"] or builder.events["seq"] or builder.results["seq"]:
+    if builder.seen_transcript or builder.call_rows or builder.event_rows or builder.result_rows:
         return FORMAT_TRANSCRIPT
     if builder.records == 0 and builder.skipped == 0:
         raise EmptyTraceError(path, "empty file: no JSON record")
@@ -940,7 +992,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
                 cur.skip(path, number, f"not a JSON object ({type(rec).__name__})")
                 continue
             kind = rec.get("type")
-            if split_runs and kind == "system" and rec.get("subtype") == "init" and (cur.has_init or cur.calls["seq"]):
+            if split_runs and kind == "system" and rec.get("subtype") == "init" and (cur.has_init or cur.call_rows):
                 cur = _Builder(path, path)
                 cur.files.append(path)
                 builders.append(cur)
@@ -950,7 +1002,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
                     cur.skip(path, n, reason)
                 pending_bad.clear()
             after_result = kind == "result"
-            cur.add(rec, number, src, prev_ts)
+            cur.add(rec, kind, number, src, prev_ts)
             if kind in _TIMED_TYPES:
                 ts = rec.get("timestamp")
                 if type(ts) is str:
