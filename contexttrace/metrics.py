@@ -19,11 +19,11 @@ from collections import Counter
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import polars as pl
-
 from .schema import THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from .reader import Table, Trace
 
 #: Tools whose call can change what a repeated read would return; a call after one is not a repeat.
@@ -55,6 +55,8 @@ def main_calls(calls: pl.DataFrame) -> pl.DataFrame:
     >>> main_calls(pl.DataFrame({"seq": [2, 1], "thread_kind": ["main", "subagent"]})).height
     1
     """
+    import polars as pl  # the frame API imports Polars; reports (plain rows) never do
+
     return calls.filter(pl.col("thread_kind") == THREAD_MAIN).sort("seq")
 
 
@@ -285,6 +287,8 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
         if k == "compact_boundary" and t == THREAD_MAIN
     ]
     flags, same = _repeats(uses, failed, _hashes(tool_results, ids), bounds)
+    import polars as pl
+
     return pl.DataFrame(
         {
             "seq": [u[0] for u in uses],

@@ -39,10 +39,9 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 import orjson
-import polars as pl
 
 from .errors import EmptyTraceError, TraceFormatError, TraceReadError
 from .schema import (
@@ -55,7 +54,11 @@ from .schema import (
     THREAD_SUBAGENT,
     TOOL_RESULT_SCHEMA,
     TOOL_USE_SCHEMA,
+    polars_schema,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: How many bad lines per file are named one by one before the rest are only counted.
 MAX_LINE_NOTES = 3
@@ -122,7 +125,7 @@ class SourceFile:
 
 
 #: The four tables of a trace and their schemas.
-TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType]]] = {
+TABLES: dict[str, dict[str, str]] = {
     "calls": CALL_SCHEMA,
     "tool_uses": TOOL_USE_SCHEMA,
     "tool_results": TOOL_RESULT_SCHEMA,
@@ -166,7 +169,7 @@ class ColumnView:
 
 
 #: A table as the metrics read it: a Polars frame, or the same columns as lists.
-Table = pl.DataFrame | ColumnView
+Table: TypeAlias = "pl.DataFrame | ColumnView"
 
 
 @dataclass
@@ -208,7 +211,9 @@ class Trace:
         """The Polars frame of one of `TABLES`, built once from the reader's columns."""
         value = self.tables[table]
         if isinstance(value, dict):
-            value = pl.DataFrame(value, schema=TABLES[table])
+            import polars as pl  # only here: reading and reports never import Polars
+
+            value = pl.DataFrame(value, schema=polars_schema(TABLES[table]))
             self.tables[table] = value
         return value  # type: ignore[no-any-return]
 
@@ -844,6 +849,8 @@ def _epoch_ms(*columns: Iterable[str | None]) -> dict[str | None, int | None]:
 
 
 def _call_keys(calls: pl.DataFrame) -> pl.DataFrame:
+    import polars as pl
+
     # `calls` has lost the key column; rebuild key → thread from the call rows.
     return calls.select(
         key=pl.when(pl.col("message_id").is_not_null())
@@ -1161,6 +1168,8 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
     lost_by_trace = {i: keys for i, keys in lost_by_trace.items() if keys}
     if not lost_by_trace:
         return traces
+    import polars as pl
+
     out = list(traces)
     for idx, drop in lost_by_trace.items():
         t = traces[idx]

@@ -1,7 +1,8 @@
 """The normalised-frame contract between reading and metrics.
 
-`reader.py` produces, per trace, four Polars frames with exactly these columns and dtypes; every metric
-reads only these. Units are in the column names' suffixes (`_tokens`, `_chars`, `_bytes`, `_ms`).
+`reader.py` produces, per trace, four Polars frames with exactly these columns and dtypes (named here;
+`polars_schema` turns a table's names into a `polars.Schema`); every metric reads only these. Units are
+in the column names' suffixes (`_tokens`, `_chars`, `_bytes`, `_ms`).
 
 Threads: `thread_kind` is one of `THREAD_MAIN` (the conversation whose prompt is the context window we
 report), `THREAD_SUBAGENT` (a Task/Agent subagent, a warmup or `/btw` sidechain: its own window) and
@@ -15,7 +16,10 @@ so sorting by `seq` gives file order with stable ties; timestamps are never used
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
 
 THREAD_MAIN = "main"
 THREAD_SUBAGENT = "subagent"
@@ -25,80 +29,95 @@ FORMAT_STREAM_JSON = "stream-json"
 FORMAT_TRANSCRIPT = "transcript"
 
 #: One row per model call (one API response), deduplicated: see `reader` for the identity rule.
-CALL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "seq": pl.Int64,  # reading-order position of the call's first line
-    "line": pl.Int64,  # 1-based line of the call's first line in `file`
-    "file": pl.String,  # file the call's first line is in
-    "message_id": pl.String,  # message.id (null when the line has none)
-    "request_id": pl.String,  # requestId of the kept line (transcripts; null in stream-json)
-    "thread": pl.String,
-    "thread_kind": pl.String,
-    "model": pl.String,  # message.model as written (not normalised)
-    "input_tokens": pl.Int64,  # usage.input_tokens: the uncached tail of the prompt
-    "cache_write_tokens": pl.Int64,  # usage.cache_creation_input_tokens
-    "cache_read_tokens": pl.Int64,  # usage.cache_read_input_tokens
-    "output_tokens": pl.Int64,  # usage.output_tokens of the kept line (the highest)
-    "prompt_tokens": pl.Int64,  # input + cache write + cache read: the call's whole prompt
-    "cache_write_5m_tokens": pl.Int64,  # usage.cache_creation.ephemeral_5m_input_tokens (0 when absent)
-    "cache_write_1h_tokens": pl.Int64,  # usage.cache_creation.ephemeral_1h_input_tokens
-    "cache_split_known": pl.Boolean,  # False when usage.cache_creation is absent
-    "web_search_requests": pl.Int64,  # usage.server_tool_use.web_search_requests
-    "stop_reason": pl.String,  # message.stop_reason of the kept line (null: output is a lower bound)
-    "speed": pl.String,  # usage.speed ("fast" in fast mode), null when absent
-    "ts_ms": pl.Int64,  # Unix epoch ms of the call's first line (null in stream-json)
-    "end_ts_ms": pl.Int64,  # Unix epoch ms of the call's last line
-    "prev_ts_ms": pl.Int64,  # Unix epoch ms of the last timestamped line before the call, same file
-    "n_lines": pl.Int64,  # how many lines the call was written as
+CALL_SCHEMA: dict[str, str] = {
+    "seq": "Int64",  # reading-order position of the call's first line
+    "line": "Int64",  # 1-based line of the call's first line in `file`
+    "file": "String",  # file the call's first line is in
+    "message_id": "String",  # message.id (null when the line has none)
+    "request_id": "String",  # requestId of the kept line (transcripts; null in stream-json)
+    "thread": "String",
+    "thread_kind": "String",
+    "model": "String",  # message.model as written (not normalised)
+    "input_tokens": "Int64",  # usage.input_tokens: the uncached tail of the prompt
+    "cache_write_tokens": "Int64",  # usage.cache_creation_input_tokens
+    "cache_read_tokens": "Int64",  # usage.cache_read_input_tokens
+    "output_tokens": "Int64",  # usage.output_tokens of the kept line (the highest)
+    "prompt_tokens": "Int64",  # input + cache write + cache read: the call's whole prompt
+    "cache_write_5m_tokens": "Int64",  # usage.cache_creation.ephemeral_5m_input_tokens (0 when absent)
+    "cache_write_1h_tokens": "Int64",  # usage.cache_creation.ephemeral_1h_input_tokens
+    "cache_split_known": "Boolean",  # False when usage.cache_creation is absent
+    "web_search_requests": "Int64",  # usage.server_tool_use.web_search_requests
+    "stop_reason": "String",  # message.stop_reason of the kept line (null: output is a lower bound)
+    "speed": "String",  # usage.speed ("fast" in fast mode), null when absent
+    "ts_ms": "Int64",  # Unix epoch ms of the call's first line (null in stream-json)
+    "end_ts_ms": "Int64",  # Unix epoch ms of the call's last line
+    "prev_ts_ms": "Int64",  # Unix epoch ms of the last timestamped line before the call, same file
+    "n_lines": "Int64",  # how many lines the call was written as
 }
 
 #: One row per tool_use block, deduplicated by tool_use.id, in reading order.
-TOOL_USE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "seq": pl.Int64,
-    "line": pl.Int64,
-    "tool_use_id": pl.String,
-    "message_id": pl.String,  # the call that asked for it
-    "thread": pl.String,
-    "thread_kind": pl.String,
-    "name": pl.String,  # tool name as written (full MCP name, e.g. mcp__server__tool)
-    "input_json": pl.String,  # the input as canonical JSON: sorted keys, no spaces
-    "ts_ms": pl.Int64,
+TOOL_USE_SCHEMA: dict[str, str] = {
+    "seq": "Int64",
+    "line": "Int64",
+    "tool_use_id": "String",
+    "message_id": "String",  # the call that asked for it
+    "thread": "String",
+    "thread_kind": "String",
+    "name": "String",  # tool name as written (full MCP name, e.g. mcp__server__tool)
+    "input_json": "String",  # the input as canonical JSON: sorted keys, no spaces
+    "ts_ms": "Int64",
 }
 
 #: One row per tool_result block, deduplicated by tool_use_id, in reading order.
-TOOL_RESULT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "seq": pl.Int64,
-    "line": pl.Int64,
-    "tool_use_id": pl.String,
-    "thread": pl.String,
-    "thread_kind": pl.String,
-    "is_error": pl.Boolean,  # tool_result.is_error is true (absent means success)
-    "denied": pl.Boolean,  # a person's or a rule's refusal, not a failure of the tool
-    "result_chars": pl.Int64,  # characters of text: a string's length or the sum of text blocks
-    "result_images": pl.Int64,  # image blocks, never counted as characters
-    "result_image_bytes": pl.Int64,  # decoded size of those images (from the base64 length)
-    "unknown_blocks": pl.Int64,  # content blocks of another type, skipped
-    "persisted": pl.Boolean,  # a <persisted-output> preview: the full output went to a file
-    "persisted_bytes": pl.Int64,  # ≈ the full output's size as the preview states it (null if unknown)
-    "content_hash": pl.Int64,  # hash of the result's text, to tell identical results apart (same process only)
-    "agent_id": pl.String,  # Task/Agent results: toolUseResult.agentId (the subagent's file id)
-    "agent_duration_ms": pl.Int64,  # Task/Agent results: toolUseResult.totalDurationMs
-    "ts_ms": pl.Int64,
+TOOL_RESULT_SCHEMA: dict[str, str] = {
+    "seq": "Int64",
+    "line": "Int64",
+    "tool_use_id": "String",
+    "thread": "String",
+    "thread_kind": "String",
+    "is_error": "Boolean",  # tool_result.is_error is true (absent means success)
+    "denied": "Boolean",  # a person's or a rule's refusal, not a failure of the tool
+    "result_chars": "Int64",  # characters of text: a string's length or the sum of text blocks
+    "result_images": "Int64",  # image blocks, never counted as characters
+    "result_image_bytes": "Int64",  # decoded size of those images (from the base64 length)
+    "unknown_blocks": "Int64",  # content blocks of another type, skipped
+    "persisted": "Boolean",  # a <persisted-output> preview: the full output went to a file
+    "persisted_bytes": "Int64",  # ≈ the full output's size as the preview states it (null if unknown)
+    "content_hash": "Int64",  # hash of the result's text, to tell identical results apart (same process only)
+    "agent_id": "String",  # Task/Agent results: toolUseResult.agentId (the subagent's file id)
+    "agent_duration_ms": "Int64",  # Task/Agent results: toolUseResult.totalDurationMs
+    "ts_ms": "Int64",
 }
 
 #: One row per event that is not a call or a tool block: compactions, prompts, errors, durations.
-EVENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "seq": pl.Int64,
-    "line": pl.Int64,
-    "thread": pl.String,
-    "thread_kind": pl.String,
-    "kind": pl.String,  # one of EVENT_KINDS
-    "trigger": pl.String,  # compact_boundary: "auto" or "manual"
-    "pre_tokens": pl.Int64,  # compact_boundary: context size the harness states before it
-    "post_tokens": pl.Int64,  # compact_boundary: context size after it (newer CLIs only)
-    "duration_ms": pl.Int64,  # turn_duration: durationMs; compact_boundary: durationMs when written
-    "text_chars": pl.Int64,  # prompt kinds: characters of the text
-    "ts_ms": pl.Int64,
+EVENT_SCHEMA: dict[str, str] = {
+    "seq": "Int64",
+    "line": "Int64",
+    "thread": "String",
+    "thread_kind": "String",
+    "kind": "String",  # one of EVENT_KINDS
+    "trigger": "String",  # compact_boundary: "auto" or "manual"
+    "pre_tokens": "Int64",  # compact_boundary: context size the harness states before it
+    "post_tokens": "Int64",  # compact_boundary: context size after it (newer CLIs only)
+    "duration_ms": "Int64",  # turn_duration: durationMs; compact_boundary: durationMs when written
+    "text_chars": "Int64",  # prompt kinds: characters of the text
+    "ts_ms": "Int64",
 }
+
+
+def polars_schema(columns: dict[str, str]) -> pl.Schema:
+    """The Polars schema of one of the tables above (`CALL_SCHEMA`, ...): its column names and dtypes.
+
+    The tables name their dtypes (`"Int64"`, `"String"`, `"Boolean"`) so that reading a trace never
+    imports Polars; frames are built with this schema when they are asked for.
+
+    >>> polars_schema({"seq": "Int64", "model": "String"})
+    Schema([('seq', Int64), ('model', String)])
+    """
+    import polars as pl
+
+    return pl.Schema({name: getattr(pl, dtype) for name, dtype in columns.items()})
+
 
 EVENT_KINDS = (
     "compact_boundary",  # system/compact_boundary

@@ -18,18 +18,20 @@ Rules this module owns (docs/usage.md states each with its source and exact/≈)
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
-import polars as pl
 
 from . import metrics
 from .pricing import PriceTable, call_cost_usd, load_prices, normalize_model, price_of
 from .schema import FORMAT_STREAM_JSON, THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from .reader import LineNote, Table, Trace
 
 #: Claude Code keeps this many tokens of the window free for the model's output (spec 001).
@@ -83,6 +85,8 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
     [1.0, None]
     """
     extra = _price_columns(calls.select(_PRICE_INPUT).rows(), table)
+    import polars as pl  # the frame API imports Polars; `build_usage` (plain rows) never does
+
     return calls.with_columns(
         price_model=pl.Series(extra["price_model"], dtype=pl.String),
         fast=pl.Series(extra["fast"], dtype=pl.Boolean),
@@ -198,8 +202,8 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "calls": len(rows),
         **sums,
         "cache_hit_ratio": cache_hit_ratio(sums["cache_read_tokens"], sums["cache_write_tokens"], sums["input_tokens"]),
-        # a float sum stays Polars' (its pairwise summation rounds differently from Python's `sum`)
-        "cost_usd": float(pl.Series(costs, dtype=pl.Float64).sum() or 0.0),
+        # correctly rounded (`math.fsum`), whatever the order of the calls
+        "cost_usd": math.fsum(c for c in costs if c is not None),
         "cost_is_lower_bound": len(unpriced) > 0,
         "unpriced_calls": len(unpriced),
         "unpriced_models": sorted({m if m is not None else "?" for m in unpriced}),

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -14,9 +17,11 @@ from contexttrace.errors import ContextTraceError, EmptyTraceError, TraceFormatE
 from contexttrace.reader import read_trace, result_size
 from contexttrace.report import build_report
 from contexttrace.runner import analyze
-from contexttrace.schema import CALL_SCHEMA, EVENT_SCHEMA, TOOL_RESULT_SCHEMA, TOOL_USE_SCHEMA
+from contexttrace.schema import CALL_SCHEMA, EVENT_SCHEMA, TOOL_RESULT_SCHEMA, TOOL_USE_SCHEMA, polars_schema
 
 from .conftest import BAD, assistant, jsonl, result
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_reader_truncated_last_line_is_skipped_quietly():
@@ -102,10 +107,26 @@ def test_reader_frames_follow_the_schema(write):
     """Every frame has exactly the schema's columns and dtypes."""
     path = write("t.jsonl", assistant("m1", 1, 2, 3, tools=[("t1", "Read", {"a": 1})]), result("t1", "x"))
     [t] = read_trace(path)
-    assert t.calls.schema == pl.Schema(CALL_SCHEMA)
-    assert t.tool_uses.schema == pl.Schema(TOOL_USE_SCHEMA)
-    assert t.tool_results.schema == pl.Schema(TOOL_RESULT_SCHEMA)
-    assert t.events.schema == pl.Schema(EVENT_SCHEMA)
+    assert t.calls.schema == polars_schema(CALL_SCHEMA)
+    assert t.tool_uses.schema == polars_schema(TOOL_USE_SCHEMA)
+    assert t.tool_results.schema == polars_schema(TOOL_RESULT_SCHEMA)
+    assert t.events.schema == polars_schema(EVENT_SCHEMA)
+    assert (t.calls.schema["prompt_tokens"], t.calls.schema["model"]) == (pl.Int64, pl.String)
+    assert t.tool_results.schema["denied"] == pl.Boolean
+
+
+def test_reading_and_reports_never_import_polars():
+    """Workers read and build reports without Polars (its import is a third of a worker's start-up)."""
+    code = (
+        "import sys; from contexttrace.runner import _read_built; from contexttrace.report import build_report; "
+        "from contexttrace.usage import build_usage; from contexttrace.sources import find_traces; "
+        "[s] = find_traces(['samples/b-spotter-compaction']); "
+        "[(t, r)] = _read_built(s, build_report, 200000); u = build_usage(t); "
+        "assert r.calls == 139 and u.total['calls'] == 152, (r.calls, u.total['calls']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'polars'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_reader_stream_runs_split_at_init_and_separators_go_to_next_run(write):
