@@ -32,11 +32,13 @@ returned `Trace`.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any, TypeAlias
@@ -1065,6 +1067,23 @@ def _check_head(raw: bytes, head: int, path: str) -> bytes:
     return raw
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a trace is read.
+
+    Decoded records and the builder's rows hold no reference cycles, so the collector would find nothing;
+    but every full pass walks all the rows held so far, which on a 500 MB transcript cost about a fifth
+    of the reading time (measured: 4.9 s -> 4.1 s). Reference counting still frees every record.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | None = None) -> list[Trace]:
     """Read one trace file (either format) and, for a session transcript, its subagent files.
 
@@ -1099,11 +1118,16 @@ def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | 
         No line is a record of either format.
     """
     handle = _open(main) if fh is None else fh
+    with _gc_paused():
+        return _read(main, subagents, handle, fh is None)
+
+
+def _read(main: str, subagents: Iterable[SourceFile], handle: IO[bytes], close: bool) -> list[Trace]:
     builders = [_Builder(main, main)]
     try:
         _feed(builders, SourceFile(main), handle, split_runs=True)
     finally:
-        if fh is None and handle is not sys.stdin.buffer:
+        if close and handle is not sys.stdin.buffer:
             handle.close()
     runs = [b for b in builders if b.records or b.skipped] or builders[:1]
     formats = [_format_of(b, main) for b in runs]
