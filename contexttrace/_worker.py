@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import pickle
 import sys
+from typing import IO
 
 
-def serve() -> None:
-    """Answer tasks until standard input closes."""
-    inp = sys.stdin.buffer
-    out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # anything printed by accident must not corrupt the result stream
-
+def serve(inp: IO[bytes], out: IO[bytes]) -> None:
+    """Answer the tasks read from `inp` on `out` until `inp` closes."""
     from .runner import _HEADER, _read_built
 
     while True:
@@ -34,4 +31,6 @@ def serve() -> None:
 
 
 if __name__ == "__main__":
-    serve()
+    answers = sys.stdout.buffer
+    sys.stdout = sys.stderr  # anything printed by accident must not corrupt the result stream
+    serve(sys.stdin.buffer, answers)
