@@ -327,38 +327,79 @@ def _worst(s: _Series) -> tuple[float, int]:
     """The worst score after any call and the first call that reached it (`weather_of`'s `worst`).
 
     Per call, the severities of `_signals_after(s, i, detail=False)` that are not None, composed: the same
-    measures through the same `curve` and `compose` arithmetic, from per-trace arrays (latencies,
-    cache-hit fractions, integer-measure severities memoised) instead of the eight dicts; the latency
-    baseline is the same after every call, so it is looked up once per model.
+    measures through the same `curve` and `compose` arithmetic (the two highest severities kept as they
+    come; every severity is at least 0), from per-trace arrays instead of the eight dicts. `curve` is
+    pure, so each signal's severities are memoised by measure; the latency baseline is the same after
+    every call, so it is looked up once per model. Linear in the calls (each window is a constant size).
     """
     calls = s.rows.calls
     window = s.window
+    cuts = s.cuts
     latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
     hits = [
         c.cache_read_tokens / c.prompt_tokens if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS else None for c in calls
     ]
+    # each call's tool calls as (seq, seq of a failed result or None)
+    asked = [
+        [(t.seq, t.result_seq if t.is_error and t.result_seq is not None else None) for t in tools]
+        for tools in s.tools_by_call
+    ]
     baselines: dict[str | None, float] = {}
-    memo: dict[tuple[str, float], float] = {}
-
-    def memo_curve(name: str, spec: SignalSpec, measure: float) -> float:  # `curve` is pure: same measure, same value
-        value = memo.get((name, measure))
-        if value is None:
-            value = memo[(name, measure)] = curve(measure, spec)
-        return value
+    memos: dict[str, dict[float, float]] = {name: {} for name in SIGNALS}
+    scar_memo, trunc_memo, stuck_memo = memos["compaction_scar"], memos["truncation"], memos["stuck"]
+    latency_memo, cluster_memo = memos["latency_drift"], memos["error_cluster"]
+    cumulative_memo, cache_memo = memos["error_cumulative"], memos["cache_health"]
+    bound_seqs, cutoff_calls, result_seqs, use_seqs = s.bound_seqs, s.cutoff_calls, s.result_seqs, s.use_seqs
+    known_upto, longest_before, tool_turns_upto, errors_before = (
+        s.known_upto,
+        s.longest_before,
+        s.tool_turns_upto,
+        s.errors_before,
+    )
+    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
+    stuck_min, latency_min, cluster_min = _STUCK.minimum, _LATENCY.minimum, _CLUSTER.minimum
+    cumulative_min, cache_min = _CUMULATIVE.minimum, _CACHE.minimum
 
     worst: tuple[float, int] = (-1.0, 0)
     for i in range(len(calls)):
-        cut = s.cuts[i]
-        out = [curve(calls[i].prompt_tokens / window, _CTX)]
-        out.append(memo_curve("scar", _SCAR, bisect.bisect_left(s.bound_seqs, cut)))
-        if s.known_upto[i]:
-            out.append(memo_curve("trunc", _TRUNC, bisect.bisect_right(s.cutoff_calls, i)))
-        results = bisect.bisect_left(s.result_seqs, cut)
-        if results >= _STUCK.minimum:
-            out.append(memo_curve("stuck", _STUCK, s.longest_before[results][0]))
-        # latency_drift (see `_latency`)
+        cut = cuts[i]
+        # the two highest severities so far, top >= second >= 0 (compose's padding)
+        top = curve(calls[i].prompt_tokens / window, _CTX)
+        second = 0.0
+
+        n_bounds = bisect_left(bound_seqs, cut)
+        sev = scar_memo.get(n_bounds)
+        if sev is None:
+            sev = scar_memo[n_bounds] = curve(n_bounds, _SCAR)
+        if sev > top:
+            top, second = sev, top
+        elif sev > second:
+            second = sev
+
+        if known_upto[i]:
+            n_cut = bisect_right(cutoff_calls, i)
+            sev = trunc_memo.get(n_cut)
+            if sev is None:
+                sev = trunc_memo[n_cut] = curve(n_cut, _TRUNC)
+            if sev > top:
+                top, second = sev, top
+            elif sev > second:
+                second = sev
+
+        results = bisect_left(result_seqs, cut)
+        if results >= stuck_min:
+            length = longest_before[results][0]
+            sev = stuck_memo.get(length)
+            if sev is None:
+                sev = stuck_memo[length] = curve(length, _STUCK)
+            if sev > top:
+                top, second = sev, top
+            elif sev > second:
+                second = sev
+
+        # latency_drift (see `_latency`): p75 of the recent latencies (`percentile`) over the baseline
         recent = [v for v in latencies[max(0, i - RECENT_CALLS + 1) : i + 1] if v is not None]
-        if len(recent) >= _LATENCY.minimum:
+        if len(recent) >= latency_min:
             model = calls[i].model
             base = baselines.get(model)
             if base is None:
@@ -367,25 +408,64 @@ def _worst(s: _Series) -> tuple[float, int]:
                     own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
                     base = float(statistics.median(own)) if own else 0.0
                 baselines[model] = base
-            p75 = percentile(recent, 0.75)
-            out.append(memo_curve("latency", _LATENCY, p75 / base if base > 0 else 0.0))
+            recent.sort()
+            pos = (len(recent) - 1) * 0.75
+            lo = int(pos)
+            hi = min(lo + 1, len(recent) - 1)
+            p75 = float(recent[lo] + (recent[hi] - recent[lo]) * (pos - lo))
+            measure = p75 / base if base > 0 else 0.0
+            sev = latency_memo.get(measure)
+            if sev is None:
+                sev = latency_memo[measure] = curve(measure, _LATENCY)
+            if sev > top:
+                top, second = sev, top
+            elif sev > second:
+                second = sev
+
         # error_cluster (see `_signals_after`)
         n_tools = n_failed = 0
         for k in range(max(0, i - CLUSTER_CALLS + 1), i + 1):
-            for t in s.tools_by_call[k]:
-                if t.seq < cut:
+            for seq, failed_at in asked[k]:
+                if seq < cut:
                     n_tools += 1
-                    n_failed += t.is_error and t.result_seq is not None and t.result_seq < cut
-        if n_tools >= _CLUSTER.minimum:
-            out.append(memo_curve("cluster", _CLUSTER, n_failed / n_tools))
-        if s.tool_turns_upto[i] >= _CUMULATIVE.minimum:
-            uses = bisect.bisect_left(s.use_seqs, cut)
-            out.append(memo_curve("cumulative", _CUMULATIVE, s.errors_before[results] / uses if uses else 0.0))
-        # cache_health (see `_cache`)
+                    if failed_at is not None and failed_at < cut:
+                        n_failed += 1
+        if n_tools >= cluster_min:
+            measure = n_failed / n_tools
+            sev = cluster_memo.get(measure)
+            if sev is None:
+                sev = cluster_memo[measure] = curve(measure, _CLUSTER)
+            if sev > top:
+                top, second = sev, top
+            elif sev > second:
+                second = sev
+
+        if tool_turns_upto[i] >= cumulative_min:
+            uses = bisect_left(use_seqs, cut)
+            measure = errors_before[results] / uses if uses else 0.0
+            sev = cumulative_memo.get(measure)
+            if sev is None:
+                sev = cumulative_memo[measure] = curve(measure, _CUMULATIVE)
+            if sev > top:
+                top, second = sev, top
+            elif sev > second:
+                second = sev
+
+        # cache_health (see `_cache`): the median (`statistics.median`) of the recent cache-hit fractions
         picked = [h for h in hits[max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS) : i + 1] if h is not None]
-        if len(picked) >= _CACHE.minimum:
-            out.append(memo_curve("cache", _CACHE, statistics.median(picked)))
-        score = compose(out)
+        if len(picked) >= cache_min:
+            picked.sort()
+            half = len(picked) // 2
+            measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
+            sev = cache_memo.get(measure)
+            if sev is None:
+                sev = cache_memo[measure] = curve(measure, _CACHE)
+            if sev > top:
+                top, second = sev, top
+            elif sev > second:
+                second = sev
+
+        score = round(top + SECOND_WEIGHT * second, SCORE_DECIMALS)  # `compose`
         if score > worst[0]:
             worst = (score, i)
     return worst

@@ -239,3 +239,24 @@ def test_worst_matches_full_signals_after_every_call():
             fast = [x["severity"] for x in _signals_after(s, i, detail=False)]
             full = [x["severity"] for x in _signals_after(s, i)]
             assert fast == full
+
+
+def test_worst_is_the_highest_composed_score_after_any_call():
+    """`_worst`'s fast pass equals composing `_signals_after` after every call, on every real sample."""
+    from contexttrace.weather import _series, _signals_after, _worst, compose
+
+    checked = 0
+    for source in find_traces([str(SAMPLES)]):
+        for trace in read_trace(source.path, source.subagents):
+            rows = session_rows(trace)
+            if not rows.calls:
+                continue
+            s = _series(rows, 200_000)
+            scores = [
+                compose([x["severity"] for x in _signals_after(s, i, detail=False) if x["severity"] is not None])
+                for i in range(len(rows.calls))
+            ]
+            best = max(scores)
+            assert _worst(s) == (best, scores.index(best)), trace.name
+            checked += 1
+    assert checked == 37
