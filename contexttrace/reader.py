@@ -1068,7 +1068,7 @@ def _check_head(raw: bytes, head: int, path: str) -> bytes:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a trace is read.
 
     Decoded records and the builder's rows hold no reference cycles, so the collector would find nothing;
@@ -1118,7 +1118,7 @@ def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | 
         No line is a record of either format.
     """
     handle = _open(main) if fh is None else fh
-    with _gc_paused():
+    with gc_paused():
         return _read(main, subagents, handle, fh is None)
 
 

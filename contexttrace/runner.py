@@ -30,7 +30,7 @@ from queue import SimpleQueue
 from typing import IO, Any
 
 from .errors import ContextTraceError, EmptyTraceError
-from .reader import Trace, drop_inherited_calls, read_trace
+from .reader import Trace, drop_inherited_calls, gc_paused, read_trace
 from .report import RunResult, TraceFailure, build_report
 from .sources import TraceSource, find_traces
 
@@ -55,11 +55,17 @@ def _read(source: TraceSource) -> list[Trace] | TraceFailure:
 def _read_built(
     source: TraceSource, build: Callable[[Trace, int | None], Any] | None, window: int | None
 ) -> list[tuple[Trace, Any]] | TraceFailure:
-    """Read one source and, when `build` is given, build each trace's report in the same process."""
-    read = _read(source)
-    if isinstance(read, TraceFailure):
-        return read
-    return [(trace, build(trace, window) if build is not None else None) for trace in read]
+    """Read one source and, when `build` is given, build each trace's report in the same process.
+
+    The cyclic garbage collector is paused meanwhile (`reader.gc_paused`): reports, like the reader,
+    make no reference cycles, and with a large trace's rows alive each full collection walks them all
+    (measured: the report of a 23,000-call trace 1.5 s -> 0.9 s).
+    """
+    with gc_paused():
+        read = _read(source)
+        if isinstance(read, TraceFailure):
+            return read
+        return [(trace, build(trace, window) if build is not None else None) for trace in read]
 
 
 def _picklable(obj: Any) -> bool:

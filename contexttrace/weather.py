@@ -116,7 +116,9 @@ def curve(measure: float, spec: SignalSpec) -> float:
     elif measure >= points[-1][0]:
         value = points[-1][1]
     else:
-        i = bisect.bisect_right([x for x, _ in points], measure)
+        i = 1  # the first anchor past the measure (`bisect_right` over the anchors' measures)
+        while points[i][0] <= measure:
+            i += 1
         (x0, y0), (x1, y1) = points[i - 1], points[i]
         value = y0 + (y1 - y0) * (measure - x0) / (x1 - x0)
     return round(min(value, spec.cap), SCORE_DECIMALS)
