@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import json
 import os
 import re
@@ -336,8 +337,8 @@ def _is_denial(text: str) -> bool:
 
 #: Positions of columns in a call row (rows are lists in `CALL_SCHEMA` order).
 _CALL_POS = {name: i for i, name in enumerate(CALL_SCHEMA)}
-_C_THREAD, _C_KIND, _C_OUT, _C_END_TS, _C_LINES = (
-    _CALL_POS[n] for n in ("thread", "thread_kind", "output_tokens", "end_ts_ms", "n_lines")
+_C_THREAD, _C_KIND, _C_OUT, _C_END_TS, _C_PREV_TS, _C_LINES = (
+    _CALL_POS[n] for n in ("thread", "thread_kind", "output_tokens", "end_ts_ms", "prev_ts_ms", "n_lines")
 )
 _TS_COLUMNS = ("ts_ms", "end_ts_ms", "prev_ts_ms")
 
@@ -390,6 +391,11 @@ class _Builder:
         self.chains: dict[str, str] = {}  # inline sidechain line uuid -> its thread (CLI 1.0.x)
         self.bad_usage = 0  # usage counts that were not plausible token counts, read as 0
         self.stamps: list[str] = []  # timestamps of every user/assistant/system line, any thread
+        # For `_merge_tail` (a file read in two parts): inline sidechain threads started here from a parent
+        # line this builder did not see (thread -> that parent's uuid), and usage fields found bad while
+        # taking a call's kept line (call row -> [(output_tokens of the line, bad fields)]).
+        self.chain_roots: dict[str, str] = {}
+        self.kept_bad: dict[int, list[tuple[int, int]]] = {}
 
     # -- diagnostics -------------------------------------------------------------------------------
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -446,6 +452,8 @@ class _Builder:
             thread = self.chains.get(parent_uuid) if isinstance(parent_uuid, str) else None
             if thread is None:
                 thread = f"sidechain-{uuid}" if isinstance(uuid, str) else "sidechain"
+                if isinstance(parent_uuid, str):
+                    self.chain_roots[thread] = parent_uuid
             if isinstance(uuid, str):
                 self.chains[uuid] = thread
             return thread, THREAD_SUBAGENT
@@ -516,8 +524,11 @@ class _Builder:
                 first_key = self.key_of_id.setdefault(mid, key)
                 if first_key != key:
                     self.clashing_ids.add(mid)  # the same id with other input-side usage (CASES B04)
+            bad = self.bad_usage
             req, model, out, c5, c1, known, web, stop, speed = self._kept_line(rec, msg, usage, model, out)
             at = self.call_at[key] = len(rows)
+            if self.bad_usage != bad:
+                self.kept_bad.setdefault(at, []).append((out, self.bad_usage - bad))
             # fmt: off
             rows.append([
                 self.seq, line, src.path, mid, req, thread, thread_kind, model, inp, cw, cr, out,
@@ -535,8 +546,11 @@ class _Builder:
                 row[_C_THREAD] = thread
                 row[_C_KIND] = thread_kind
             if out >= row[_C_OUT]:
+                bad = self.bad_usage
                 for col, value in zip(_C_KEPT, self._kept_line(rec, msg, usage, model, out), strict=True):
                     row[col] = value
+                if self.bad_usage != bad:
+                    self.kept_bad.setdefault(at, []).append((out, self.bad_usage - bad))
         content = msg.get("content")
         if type(content) is list:
             for block in content:
@@ -931,7 +945,7 @@ def _format_of(builder: _Builder, path: str) -> str:
     raise TraceFormatError(path, "no record of either format (stream-json or session transcript)")
 
 
-def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: bool) -> None:
+def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: bool, head: int = 0) -> int:
     """Decode one file into the last builder of `builders`, starting a new one at each run when asked.
 
     Lines are the file object's own: split on b"\\n" only, never on U+2028 or other Unicode breaks
@@ -948,6 +962,8 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
 
     With `split_runs` (the file a trace is named by), a `system/init` line after a run's init or calls
     starts a new run; non-JSON lines after a `result` line are counted in the run that follows them.
+    `head` is how many bytes of the file's start come before `fh` (4096 or more: no start-of-file check).
+    Returns the number of lines read.
     """
     cur = builders[-1]
     cur.files.append(src.path)
@@ -960,8 +976,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
     skip_types = _SKIP_TYPES
     type_key = _TYPE_KEY
     key_len = len(_TYPE_KEY)
-    number = 0
-    head = 0  # bytes of the file's start checked for NUL bytes so far
+    number = 0  # `head`: bytes of the file's start checked for NUL bytes so far
     try:
         for raw in fh:
             number += 1
@@ -1021,6 +1036,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
         raise TraceReadError(path, f"read failed at line {number + 1}: {exc.strerror or exc}") from None
     for n, reason in pending_bad:
         cur.skip(path, n, reason)
+    return number
 
 
 _TIMED_TYPES = frozenset({"user", "assistant", "system"})
@@ -1084,7 +1100,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | None = None) -> list[Trace]:
+def read_trace(
+    main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | None = None, tail: TailPart | None = None
+) -> list[Trace]:
     """Read one trace file (either format) and, for a session transcript, its subagent files.
 
     A stream-json file gives one trace per run: a run goes from one `system/init` line to the next, and
@@ -1102,6 +1120,10 @@ def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | 
         Ignored when `main` turns out to be stream-json.
     fh
         An already open binary file to read instead of opening `main`.
+    tail
+        The end of `main`, already read by `read_tail` (in another process, say): only the bytes before
+        it are read here and it is merged after them, with the same result as reading the whole file.
+        Ignored with `fh`, and when the file turns out not to be a session transcript.
 
     Returns
     -------
@@ -1117,18 +1139,23 @@ def read_trace(main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | 
     TraceFormatError
         No line is a record of either format.
     """
-    handle = _open(main) if fh is None else fh
     with gc_paused():
-        return _read(main, subagents, handle, fh is None)
+        if tail is not None and fh is None:
+            head = _read_head(main, tail)
+            if head is not None:
+                return _finish(main, [head], subagents)
+        handle = _open(main) if fh is None else fh
+        builders = [_Builder(main, main)]
+        try:
+            _feed(builders, SourceFile(main), handle, split_runs=True)
+        finally:
+            if fh is None and handle is not sys.stdin.buffer:
+                handle.close()
+        return _finish(main, builders, subagents)
 
 
-def _read(main: str, subagents: Iterable[SourceFile], handle: IO[bytes], close: bool) -> list[Trace]:
-    builders = [_Builder(main, main)]
-    try:
-        _feed(builders, SourceFile(main), handle, split_runs=True)
-    finally:
-        if close and handle is not sys.stdin.buffer:
-            handle.close()
+def _finish(main: str, builders: list[_Builder], subagents: Iterable[SourceFile]) -> list[Trace]:
+    """The traces of a main file read into `builders`: runs named, a transcript's subagent files read."""
     runs = [b for b in builders if b.records or b.skipped] or builders[:1]
     formats = [_format_of(b, main) for b in runs]
     if len(runs) > 1:
@@ -1147,6 +1174,198 @@ def _read(main: str, subagents: Iterable[SourceFile], handle: IO[bytes], close: 
                 meta = sub.meta if sub.meta is not None else _agent_meta(sub.path)
                 builder.agents[sub.agent_id] = {"file": sub.path, "kind": sub.thread_kind, **(meta or {})}
     return [b.build(f) for b, f in zip(runs, formats, strict=True)]
+
+
+# -- a large transcript read in two parts -----------------------------------------------------------
+
+#: A file at least this large is read in two parts at once when a second core is free (`runner`).
+SPLIT_MIN_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class TailPart:
+    """The end of a large file, from byte `start` (a line start), read alone by `read_tail`.
+
+    `builder` holds its rows numbered from its own first line and record; `lines` is how many lines it
+    has. It is picklable, so a worker process can read it while this one reads the bytes before it.
+    """
+
+    start: int
+    builder: _Builder
+    lines: int
+
+
+def split_point(path: str) -> int | None:
+    """The offset of the first line that starts after the middle of `path` (bytes), or None when the file is
+    smaller than `SPLIT_MIN_BYTES`, cannot be read, or no line starts after its middle."""
+    try:
+        size = os.path.getsize(path)
+        if size < SPLIT_MIN_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            fh.seek(size // 2)
+            fh.readline()  # the rest of the line the middle falls in
+            start = fh.tell()
+    except OSError:
+        return None
+    return start if start < size else None
+
+
+def read_tail(path: str, start: int) -> TailPart | None:
+    """Read `path` from byte `start` (a line start) to its end, for `read_trace(..., tail=...)`.
+
+    Returns None when the part cannot be read or shows a stream-json record (`session_id`, a
+    `system/init` or `result` line): only session transcripts are read in two parts; the caller then
+    reads the whole file at once. Raises nothing.
+    """
+    builder = _Builder(path, path)
+    with gc_paused():
+        try:
+            with _open(path) as fh:
+                fh.seek(start)
+                lines = _feed([builder], SourceFile(path), fh, split_runs=False, head=4096)
+        except (TraceReadError, OSError):
+            return None
+    if builder.seen_stream or builder.has_init or builder.result_count:
+        return None
+    return TailPart(start, builder, lines)
+
+
+class _Head(io.RawIOBase):
+    """The first `size` bytes of a raw binary file, as a raw stream (`io.BufferedReader` splits its lines)."""
+
+    def __init__(self, raw: IO[bytes], size: int) -> None:
+        self._raw = raw
+        self._left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._left <= 0:
+            return 0
+        with memoryview(buffer) as view:
+            got = self._raw.readinto(view[: self._left])  # type: ignore[attr-defined]
+        self._left -= got
+        return int(got)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _read_head(main: str, tail: TailPart) -> _Builder | None:
+    """Read `main` up to `tail.start` and merge `tail` into it; None when the file is not a session
+    transcript after all (stream-json: its runs are read from the whole file)."""
+    builder = _Builder(main, main)
+    try:
+        raw = open(main, "rb", buffering=0)  # noqa: SIM115 (closed by the BufferedReader below)
+    except OSError:
+        return None  # the whole-file read that follows says why
+    with io.BufferedReader(_Head(raw, tail.start), buffer_size=1024 * 1024) as fh:
+        builders = [builder]
+        lines = _feed(builders, SourceFile(main), fh, split_runs=True)
+    if len(builders) > 1 or builder.seen_stream or builder.has_init or builder.result_count:
+        return None
+    _merge_tail(builder, tail.builder, lines)
+    return builder
+
+
+def _merge_tail(head: _Builder, tail: _Builder, head_lines: int) -> None:
+    """Add a transcript's tail rows to its head's, as if one builder had read both parts in order.
+
+    What reading in order would have carried across the cut is applied here: record positions and line
+    numbers continue the head's; a call whose lines straddle the cut is one call (its lines counted,
+    the kept line the later one on a tie of output_tokens, the main thread winning, and the usage
+    fields found bad while taking a kept line that the whole read would not have taken are not
+    counted); tool uses and results already seen are not added again; message ids compared across the
+    cut (CASES B04); an inline sidechain whose chain began in the head keeps the head's thread name;
+    the first calls of the tail take the head's last timestamp as the one before them.
+    """
+    seq0, line0 = head.seq, head_lines
+    uncounted = 0  # bad usage fields the tail counted on lines the whole read would not have kept
+    prev_ts = head.stamps[-1] if head.stamps else None
+    rename = {t: head.chains[p] for t, p in tail.chain_roots.items() if p in head.chains}
+    # chains started in the tail keep going in the head's name when their root was in the head
+    for uuid, thread in tail.chains.items():
+        head.chains[uuid] = rename.get(thread, thread)
+    for thread, parent in tail.chain_roots.items():
+        if thread not in rename:
+            head.chain_roots.setdefault(thread, parent)
+    rows = head.call_rows
+    moved: list[int] = []  # tail call row -> head call row
+    row_key = {at: key for key, at in tail.call_at.items()}
+    for at, row in enumerate(tail.call_rows):
+        key = row_key[at]
+        key = key if type(key) is tuple else key + seq0  # a call without a message id is keyed by its seq
+        thread = rename.get(row[_C_THREAD], row[_C_THREAD])
+        mine = head.call_at.get(key)
+        if mine is None:
+            mid = row[_CALL_POS["message_id"]]
+            if mid is not None and head.key_of_id.setdefault(mid, key) != key:
+                head.clashing_ids.add(mid)
+            new = list(row)
+            new[0] += seq0
+            new[1] += line0
+            new[_C_THREAD] = thread
+            if new[_C_PREV_TS] is None:  # no timestamped line before it in the tail: the head's last
+                new[_C_PREV_TS] = prev_ts
+            mine = head.call_at[key] = len(rows)
+            rows.append(new)
+            if at in tail.kept_bad:
+                head.kept_bad[mine] = tail.kept_bad[at]
+        else:
+            old = rows[mine]
+            old_out = old[_C_OUT]
+            old[_C_LINES] += row[_C_LINES]
+            if row[_C_END_TS] is not None:
+                old[_C_END_TS] = row[_C_END_TS]
+            if _THREAD_RANK[row[_C_KIND]] < _THREAD_RANK[old[_C_KIND]]:
+                old[_C_THREAD] = thread
+                old[_C_KIND] = row[_C_KIND]
+            if row[_C_OUT] >= old_out:
+                for col in _C_KEPT:
+                    old[col] = row[col]
+            # The tail took a kept line whenever output_tokens reached its own highest so far; reading in
+            # order would also have needed the head's highest.
+            for out, bad in tail.kept_bad.get(at, ()):
+                if out < old_out:
+                    uncounted += bad
+                else:
+                    head.kept_bad.setdefault(mine, []).append((out, bad))
+        moved.append(mine)
+    head.clashing_ids |= tail.clashing_ids
+    for use in tail.use_rows:
+        tid = use[2]
+        if tid is not None and tid in head.use_ids:
+            continue
+        head.use_rows.append((use[0] + seq0, use[1] + line0, tid, use[3], moved[use[4]], *use[5:]))
+    head.use_ids |= tail.use_ids
+    for res in tail.result_rows:
+        tid = res[2]
+        if tid is not None and tid in head.result_ids:
+            continue
+        head.result_rows.append((res[0] + seq0, res[1] + line0, tid, rename.get(res[3], res[3]), *res[4:]))
+    head.result_ids |= tail.result_ids
+    for ev in tail.event_rows:
+        head.event_rows.append((ev[0] + seq0, ev[1] + line0, rename.get(ev[2], ev[2]), *ev[3:]))
+    head.seq += tail.seq
+    head.records += tail.records
+    head.skipped += tail.skipped
+    head.oversized += tail.oversized
+    head.truncated_last = tail.truncated_last
+    for path, count in tail.notes_per_file.items():  # the first MAX_LINE_NOTES of the whole file are named
+        shown = head.notes_per_file.get(path, 0)
+        named = [LineNote(n.path, n.line + line0, n.reason) for n in tail.notes if n.path == path]
+        head.notes.extend(named[: max(0, MAX_LINE_NOTES - shown)])
+        head.notes_per_file[path] = shown + count
+    head.seen_transcript = head.seen_transcript or tail.seen_transcript
+    head.session_id = head.session_id if head.session_id is not None else tail.session_id
+    head.cli_version = head.cli_version if head.cli_version is not None else tail.cli_version
+    head.cwd = head.cwd if head.cwd is not None else tail.cwd
+    head.synthetic += tail.synthetic
+    head.bad_usage += tail.bad_usage - uncounted
+    head.stamps.extend(tail.stamps)
 
 
 def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
