@@ -1,8 +1,9 @@
 """A worker process of `runner`: `python -m contexttrace._worker`.
 
 It reads tasks from standard input and writes results to standard output, each a pickle behind an
-8-byte little-endian length, until its input closes. A task is the argument tuple of
-`runner._read_built`; a result is what that returns. Being started as its own module (not through
+8-byte little-endian length, until its input closes. A task is a function of the package and its
+arguments (`runner._read_built`, `reader.read_tail`); a result is what that returns. A forked worker
+runs the same `serve` over two pipes. Being started as its own module (not through
 `multiprocessing`'s spawn), it never imports the caller's main script, so a script that calls
 `analyze` without an `if __name__ == "__main__":` guard still works.
 """
@@ -16,15 +17,15 @@ from typing import IO
 
 def serve(inp: IO[bytes], out: IO[bytes]) -> None:
     """Answer the tasks read from `inp` on `out` until `inp` closes."""
-    from .runner import _HEADER, _read_built
+    from .runner import _HEADER
 
     while True:
         header = inp.read(_HEADER.size)
         if len(header) < _HEADER.size:
             return
         (size,) = _HEADER.unpack(header)
-        task = pickle.loads(inp.read(size))
-        blob = pickle.dumps(_read_built(*task), protocol=pickle.HIGHEST_PROTOCOL)
+        function, args = pickle.loads(inp.read(size))
+        blob = pickle.dumps(function(*args), protocol=pickle.HIGHEST_PROTOCOL)
         out.write(_HEADER.pack(len(blob)))
         out.write(blob)
         out.flush()

@@ -39,7 +39,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any, TypeAlias
@@ -396,6 +396,7 @@ class _Builder:
         # taking a call's kept line (call row -> [(output_tokens of the line, bad fields)]).
         self.chain_roots: dict[str, str] = {}
         self.kept_bad: dict[int, list[tuple[int, int]]] = {}
+        self.subagents_read = False  # the session's subagent files are read in (by the tail's reader)
 
     # -- diagnostics -------------------------------------------------------------------------------
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -1101,7 +1102,10 @@ def gc_paused() -> Iterator[None]:
 
 
 def read_trace(
-    main: str, subagents: Iterable[SourceFile] = (), fh: IO[bytes] | None = None, tail: TailPart | None = None
+    main: str,
+    subagents: Iterable[SourceFile] = (),
+    fh: IO[bytes] | None = None,
+    tail: TailPart | PendingTail | None = None,
 ) -> list[Trace]:
     """Read one trace file (either format) and, for a session transcript, its subagent files.
 
@@ -1121,9 +1125,10 @@ def read_trace(
     fh
         An already open binary file to read instead of opening `main`.
     tail
-        The end of `main`, already read by `read_tail` (in another process, say): only the bytes before
-        it are read here and it is merged after them, with the same result as reading the whole file.
-        Ignored with `fh`, and when the file turns out not to be a session transcript.
+        The end of `main` read by `read_tail`, or being read (`PendingTail`, awaited once the bytes before
+        it are read): only those bytes are read here and the tail is merged after them, with the same
+        result as reading the whole file. Ignored with `fh`, and when the file turns out not to be a
+        session transcript.
 
     Returns
     -------
@@ -1143,7 +1148,7 @@ def read_trace(
         if tail is not None and fh is None:
             head = _read_head(main, tail)
             if head is not None:
-                return _finish(main, [head], subagents)
+                return _finish(main, [head], () if head.subagents_read else subagents)
         handle = _open(main) if fh is None else fh
         builders = [_Builder(main, main)]
         try:
@@ -1162,18 +1167,22 @@ def _finish(main: str, builders: list[_Builder], subagents: Iterable[SourceFile]
         for i, b in enumerate(runs, 1):
             b.name = f"{main}#{i}"
     elif formats[0] == FORMAT_TRANSCRIPT:
-        builder = runs[0]
-        for sub in subagents:
-            try:
-                with _open(sub.path) as sub_fh:
-                    _feed([builder], sub, sub_fh, split_runs=False)
-            except TraceReadError as exc:
-                builder.warnings.append(f"{sub.path}: {exc.reason}")
-                continue
-            if sub.agent_id is not None:
-                meta = sub.meta if sub.meta is not None else _agent_meta(sub.path)
-                builder.agents[sub.agent_id] = {"file": sub.path, "kind": sub.thread_kind, **(meta or {})}
+        _read_subagents(runs[0], subagents)
     return [b.build(f) for b, f in zip(runs, formats, strict=True)]
+
+
+def _read_subagents(builder: _Builder, subagents: Iterable[SourceFile]) -> None:
+    """Read a session's subagent files into its builder, after its main file; an unreadable one is a warning."""
+    for sub in subagents:
+        try:
+            with _open(sub.path) as sub_fh:
+                _feed([builder], sub, sub_fh, split_runs=False)
+        except TraceReadError as exc:
+            builder.warnings.append(f"{sub.path}: {exc.reason}")
+            continue
+        if sub.agent_id is not None:
+            meta = sub.meta if sub.meta is not None else _agent_meta(sub.path)
+            builder.agents[sub.agent_id] = {"file": sub.path, "kind": sub.thread_kind, **(meta or {})}
 
 
 # -- a large transcript read in two parts -----------------------------------------------------------
@@ -1193,17 +1202,33 @@ class TailPart:
     start: int
     builder: _Builder
     lines: int
+    #: rows of each table (calls, tool uses, results, events) that come from the main file; the rest,
+    #: if any, from the subagent files read after it
+    main_rows: tuple[int, int, int, int] = (0, 0, 0, 0)
+    #: whether the session's subagent files were read into it too
+    with_subagents: bool = False
 
 
-def split_point(path: str) -> int | None:
-    """The offset of the first line that starts after the middle of `path` (bytes), or None when the file is
-    smaller than `SPLIT_MIN_BYTES`, cannot be read, or no line starts after its middle."""
+@dataclass
+class PendingTail:
+    """A `TailPart` being read elsewhere: where it starts, and a function that waits for it (None: it
+    could not be read, so the whole file is read here)."""
+
+    start: int
+    result: Callable[[], TailPart | None]
+
+
+def split_point(path: str, after_bytes: int = 0) -> int | None:
+    """Where to cut `path` so that its head and its tail plus `after_bytes` (the subagent files the tail's
+    reader also reads) are about the same size: the offset of the first line that starts after that
+    point. None when the file is smaller than `SPLIT_MIN_BYTES`, cannot be read, or no line starts there.
+    """
     try:
         size = os.path.getsize(path)
-        if size < SPLIT_MIN_BYTES:
+        if size < SPLIT_MIN_BYTES or after_bytes >= size:
             return None
         with open(path, "rb") as fh:
-            fh.seek(size // 2)
+            fh.seek((size + after_bytes) // 2)
             fh.readline()  # the rest of the line the middle falls in
             start = fh.tell()
     except OSError:
@@ -1211,8 +1236,9 @@ def split_point(path: str) -> int | None:
     return start if start < size else None
 
 
-def read_tail(path: str, start: int) -> TailPart | None:
-    """Read `path` from byte `start` (a line start) to its end, for `read_trace(..., tail=...)`.
+def read_tail(path: str, start: int, subagents: Iterable[SourceFile] = ()) -> TailPart | None:
+    """Read `path` from byte `start` (a line start) to its end, then the session's `subagents` files, for
+    `read_trace(..., tail=...)`.
 
     Returns None when the part cannot be read or shows a stream-json record (`session_id`, a
     `system/init` or `result` line): only session transcripts are read in two parts; the caller then
@@ -1226,9 +1252,13 @@ def read_tail(path: str, start: int) -> TailPart | None:
                 lines = _feed([builder], SourceFile(path), fh, split_runs=False, head=4096)
         except (TraceReadError, OSError):
             return None
-    if builder.seen_stream or builder.has_init or builder.result_count:
-        return None
-    return TailPart(start, builder, lines)
+        if builder.seen_stream or builder.has_init or builder.result_count:
+            return None
+        b = builder
+        main_rows = (len(b.call_rows), len(b.use_rows), len(b.result_rows), len(b.event_rows))
+        subagents = list(subagents)
+        _read_subagents(builder, subagents)
+    return TailPart(start, builder, lines, main_rows, with_subagents=bool(subagents))
 
 
 class _Head(io.RawIOBase):
@@ -1254,9 +1284,9 @@ class _Head(io.RawIOBase):
         super().close()
 
 
-def _read_head(main: str, tail: TailPart) -> _Builder | None:
-    """Read `main` up to `tail.start` and merge `tail` into it; None when the file is not a session
-    transcript after all (stream-json: its runs are read from the whole file)."""
+def _read_head(main: str, tail: TailPart | PendingTail) -> _Builder | None:
+    """Read `main` up to `tail.start` and merge the tail into it; None when the file is not a session
+    transcript after all (stream-json: its runs are read from the whole file) or the tail is missing."""
     builder = _Builder(main, main)
     try:
         raw = open(main, "rb", buffering=0)  # noqa: SIM115 (closed by the BufferedReader below)
@@ -1265,13 +1295,14 @@ def _read_head(main: str, tail: TailPart) -> _Builder | None:
     with io.BufferedReader(_Head(raw, tail.start), buffer_size=1024 * 1024) as fh:
         builders = [builder]
         lines = _feed(builders, SourceFile(main), fh, split_runs=True)
-    if len(builders) > 1 or builder.seen_stream or builder.has_init or builder.result_count:
+    part = tail if isinstance(tail, TailPart) else tail.result()
+    if part is None or len(builders) > 1 or builder.seen_stream or builder.has_init or builder.result_count:
         return None
-    _merge_tail(builder, tail.builder, lines)
+    _merge_tail(builder, part, lines)
     return builder
 
 
-def _merge_tail(head: _Builder, tail: _Builder, head_lines: int) -> None:
+def _merge_tail(head: _Builder, part: TailPart, head_lines: int) -> None:
     """Add a transcript's tail rows to its head's, as if one builder had read both parts in order.
 
     What reading in order would have carried across the cut is applied here: record positions and line
@@ -1280,8 +1311,12 @@ def _merge_tail(head: _Builder, tail: _Builder, head_lines: int) -> None:
     fields found bad while taking a kept line that the whole read would not have taken are not
     counted); tool uses and results already seen are not added again; message ids compared across the
     cut (CASES B04); an inline sidechain whose chain began in the head keeps the head's thread name;
-    the first calls of the tail take the head's last timestamp as the one before them.
+    the first calls of the tail take the head's last timestamp as the one before them. Rows from
+    subagent files read after the tail keep their own line numbers; their files, agents and warnings
+    join the head's.
     """
+    tail = part.builder
+    n_calls, n_uses, n_results, n_events = part.main_rows if part.with_subagents else (1 << 62,) * 4
     seq0, line0 = head.seq, head_lines
     uncounted = 0  # bad usage fields the tail counted on lines the whole read would not have kept
     prev_ts = head.stamps[-1] if head.stamps else None
@@ -1306,10 +1341,11 @@ def _merge_tail(head: _Builder, tail: _Builder, head_lines: int) -> None:
                 head.clashing_ids.add(mid)
             new = list(row)
             new[0] += seq0
-            new[1] += line0
             new[_C_THREAD] = thread
-            if new[_C_PREV_TS] is None:  # no timestamped line before it in the tail: the head's last
-                new[_C_PREV_TS] = prev_ts
+            if at < n_calls:  # from the main file
+                new[1] += line0
+                if new[_C_PREV_TS] is None:  # no timestamped line before it in the tail: the head's last
+                    new[_C_PREV_TS] = prev_ts
             mine = head.call_at[key] = len(rows)
             rows.append(new)
             if at in tail.kept_bad:
@@ -1335,20 +1371,23 @@ def _merge_tail(head: _Builder, tail: _Builder, head_lines: int) -> None:
                     head.kept_bad.setdefault(mine, []).append((out, bad))
         moved.append(mine)
     head.clashing_ids |= tail.clashing_ids
-    for use in tail.use_rows:
+    for k, use in enumerate(tail.use_rows):
         tid = use[2]
         if tid is not None and tid in head.use_ids:
             continue
-        head.use_rows.append((use[0] + seq0, use[1] + line0, tid, use[3], moved[use[4]], *use[5:]))
+        line = use[1] + line0 if k < n_uses else use[1]
+        head.use_rows.append((use[0] + seq0, line, tid, use[3], moved[use[4]], *use[5:]))
     head.use_ids |= tail.use_ids
-    for res in tail.result_rows:
+    for k, res in enumerate(tail.result_rows):
         tid = res[2]
         if tid is not None and tid in head.result_ids:
             continue
-        head.result_rows.append((res[0] + seq0, res[1] + line0, tid, rename.get(res[3], res[3]), *res[4:]))
+        line = res[1] + line0 if k < n_results else res[1]
+        head.result_rows.append((res[0] + seq0, line, tid, rename.get(res[3], res[3]), *res[4:]))
     head.result_ids |= tail.result_ids
-    for ev in tail.event_rows:
-        head.event_rows.append((ev[0] + seq0, ev[1] + line0, rename.get(ev[2], ev[2]), *ev[3:]))
+    for k, ev in enumerate(tail.event_rows):
+        line = ev[1] + line0 if k < n_events else ev[1]
+        head.event_rows.append((ev[0] + seq0, line, rename.get(ev[2], ev[2]), *ev[3:]))
     head.seq += tail.seq
     head.records += tail.records
     head.skipped += tail.skipped
@@ -1356,7 +1395,8 @@ def _merge_tail(head: _Builder, tail: _Builder, head_lines: int) -> None:
     head.truncated_last = tail.truncated_last
     for path, count in tail.notes_per_file.items():  # the first MAX_LINE_NOTES of the whole file are named
         shown = head.notes_per_file.get(path, 0)
-        named = [LineNote(n.path, n.line + line0, n.reason) for n in tail.notes if n.path == path]
+        shift = line0 if path == head.path else 0  # the main file's lines continue the head's
+        named = [LineNote(n.path, n.line + shift, n.reason) for n in tail.notes if n.path == path]
         head.notes.extend(named[: max(0, MAX_LINE_NOTES - shown)])
         head.notes_per_file[path] = shown + count
     head.seen_transcript = head.seen_transcript or tail.seen_transcript
@@ -1366,6 +1406,10 @@ def _merge_tail(head: _Builder, tail: _Builder, head_lines: int) -> None:
     head.synthetic += tail.synthetic
     head.bad_usage += tail.bad_usage - uncounted
     head.stamps.extend(tail.stamps)
+    head.subagents_read = part.with_subagents
+    head.files.extend(tail.files[1:])  # the subagent files it read
+    head.agents.update(tail.agents)
+    head.warnings.extend(tail.warnings)
 
 
 def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
