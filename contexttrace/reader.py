@@ -397,6 +397,7 @@ class _Builder:
         self.chain_roots: dict[str, str] = {}
         self.kept_bad: dict[int, list[tuple[int, int]]] = {}
         self.subagents_read = False  # the session's subagent files are read in (by the tail's reader)
+        self.stamp_ms: dict[str | None, int | None] = {}  # timestamps parsed already (by the tail's reader)
 
     # -- diagnostics -------------------------------------------------------------------------------
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -786,7 +787,8 @@ class _Builder:
         u["thread"] = [calls[i][_C_THREAD] for i in at]
         u["thread_kind"] = [calls[i][_C_KIND] for i in at]
         # Every distinct timestamp of the trace is parsed once.
-        ms = _epoch_ms(self.stamps, c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"])
+        # (every timestamp of a row is a user/assistant/system line's, so it is in `stamps`)
+        ms = _epoch_ms(dict.fromkeys(self.stamps), self.stamp_ms)
         for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
             column[:] = [ms[ts] for ts in column]
         if self.denied_ids:
@@ -840,28 +842,32 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
-def _epoch_ms(*columns: Iterable[str | None]) -> dict[str | None, int | None]:
-    """Unix epoch ms (floored) of every distinct ISO-8601 timestamp in `columns`; None for None and for a
-    value that is not a date with a time. A timestamp without an offset is read as UTC.
+def _epoch_ms(
+    stamps: Iterable[str | None], known: dict[str | None, int | None] | None = None
+) -> dict[str | None, int | None]:
+    """Unix epoch ms (floored) of every ISO-8601 timestamp in `stamps` (and of None: None); None for a value
+    that is not a date with a time. A timestamp without an offset is read as UTC. `known`: values
+    already parsed, not parsed again.
 
-    >>> _epoch_ms(["2026-01-24T04:08:00.123Z", "2026-01-24T06:08:00.5+02:00", "soon", None])
-    {'2026-01-24T04:08:00.123Z': 1769227680123, '2026-01-24T06:08:00.5+02:00': 1769227680500, 'soon': None, None: None}
+    >>> _epoch_ms(["2026-01-24T04:08:00.123Z", "2026-01-24T06:08:00.5+02:00", "soon"])
+    {None: None, '2026-01-24T04:08:00.123Z': 1769227680123, '2026-01-24T06:08:00.5+02:00': 1769227680500, 'soon': None}
     """
-    out: dict[str | None, int | None] = {}
-    for column in columns:
-        for value in column:
-            if value in out:
-                continue
-            try:
-                if value is None or len(value) <= 10:  # None, or a date without a time
-                    raise ValueError
-                moment = datetime.fromisoformat(value)
-            except ValueError:
-                out[value] = None
-                continue
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)
-            out[value] = (moment - _EPOCH) // _MS
+    out: dict[str | None, int | None] = {None: None}
+    if known:
+        out.update(known)
+    for value in stamps:
+        if value in out:
+            continue
+        try:
+            if value is None or len(value) <= 10:  # a date without a time
+                raise ValueError
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            out[value] = None
+            continue
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        out[value] = (moment - _EPOCH) // _MS
     return out
 
 
@@ -1258,6 +1264,7 @@ def read_tail(path: str, start: int, subagents: Iterable[SourceFile] = ()) -> Ta
         main_rows = (len(b.call_rows), len(b.use_rows), len(b.result_rows), len(b.event_rows))
         subagents = list(subagents)
         _read_subagents(builder, subagents)
+        builder.stamp_ms = _epoch_ms(dict.fromkeys(builder.stamps))  # parsed here, not by the merging process
     return TailPart(start, builder, lines, main_rows, with_subagents=bool(subagents))
 
 
@@ -1407,6 +1414,7 @@ def _merge_tail(head: _Builder, part: TailPart, head_lines: int) -> None:
     head.bad_usage += tail.bad_usage - uncounted
     head.stamps.extend(tail.stamps)
     head.subagents_read = part.with_subagents
+    head.stamp_ms.update(tail.stamp_ms)
     head.files.extend(tail.files[1:])  # the subagent files it read
     head.agents.update(tail.agents)
     head.warnings.extend(tail.warnings)
