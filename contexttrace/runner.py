@@ -217,9 +217,15 @@ def _fork_safe() -> bool:
     """Whether workers may be forked from this process rather than started afresh.
 
     A fork starts in milliseconds where a new interpreter needs about 0.4 s. Only on Linux, and only while
-    Polars is not loaded: its thread pool (and any other native threads) would not survive a fork.
+    this process runs a single thread (`/proc/self/task`): another thread, such as Polars' pool once a
+    frame was built, could hold a lock that the fork would copy held.
     """
-    return sys.platform.startswith("linux") and "polars" not in sys.modules and threading.active_count() == 1
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 #: Linux's `fcntl.F_SETPIPE_SZ` (Python 3.10+ names it; spelled out for type checkers on other systems).
