@@ -1001,15 +1001,30 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
                     else:
                         cur.seen_transcript = True
                     continue
+                if (
+                    top == b"user"
+                    and cur.session_id is not None
+                    and cur.cli_version is not None
+                    and cur.cwd is not None
+                    and (rec := _result_head(raw, start)) is not None
+                ):
+                    pass  # a tool-result line decoded without its `toolUseResult` copy
+                else:
+                    rec = None
             elif at < 0 and raw.isspace():
                 continue  # a blank line
-            if len(raw) > OVERSIZED_LINE_BYTES and not any(m in raw for m in _OVERSIZED_NEEDED):
+            else:
+                rec = None
+            if rec is not None:
+                pass
+            elif len(raw) > OVERSIZED_LINE_BYTES and not any(m in raw for m in _OVERSIZED_NEEDED):
                 cur.oversized += 1
                 continue
-            try:
-                rec = loads(raw)
-            except decode_error:
-                rec = _loads_lenient(raw)
+            else:
+                try:
+                    rec = loads(raw)
+                except decode_error:
+                    rec = _loads_lenient(raw)
             if rec is _NOT_JSON:
                 if not raw.endswith(b"\n"):
                     cur.truncated_last = True
@@ -1047,6 +1062,42 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
 
 
 _TIMED_TYPES = frozenset({"user", "assistant", "system"})
+
+#: The key of the copy a session transcript writes of each tool result, after the result itself.
+_RESULT_COPY_KEY = b',"toolUseResult":'
+#: Keys whose presence after `_RESULT_COPY_KEY` means the whole line must be decoded: the copy's own fields
+#: that a figure reads (a subagent's `agentId`, `totalDurationMs`) and top-level keys the reader needs.
+_AFTER_COPY_NEEDED = re.compile(
+    rb'"(?:agentId|totalDurationMs|toolDenialKind|isMeta|isCompactSummary|message|timestamp|isSidechain'
+    rb'|parent_tool_use_id)"'
+)
+
+
+def _result_head(raw: bytes, start: int) -> dict[str, Any] | None:
+    """A transcript's tool-result line decoded up to its `toolUseResult` copy, or None to decode it whole.
+
+    The copy repeats the result's text (a Read's file, a Bash's output, an Edit's whole original file):
+    about half of such a line's bytes, which no figure reads. The line is cut before the key
+    `,"toolUseResult":` (which is structural: a quote inside a JSON string is always escaped) and closed
+    with `}`; the cut is taken only when the head decodes as a JSON object (so the key was top-level),
+    holds `message`, `timestamp` and `isSidechain` (and, on a sidechain line, `uuid` and `parentUuid`), the
+    line ends with `}` and a newline (complete), and nothing after the cut names a key the reader reads
+    (`_AFTER_COPY_NEEDED`; a nested key of that name only costs the cut). The caller also requires
+    the session id, version and cwd to be known already, as they may follow the copy. Anything else is
+    decoded whole, so the result never depends on the cut.
+    """
+    cut = raw.find(_RESULT_COPY_KEY, start)
+    if cut < 0 or not (raw.endswith(b"}\n") or raw.endswith(b"}\r\n")) or _AFTER_COPY_NEEDED.search(raw, cut):
+        return None
+    try:
+        rec = orjson.loads(raw[:cut] + b"}")
+    except orjson.JSONDecodeError:
+        return None
+    if type(rec) is not dict or "message" not in rec or "timestamp" not in rec or "isSidechain" not in rec:
+        return None
+    if rec["isSidechain"] is True and ("uuid" not in rec or "parentUuid" not in rec):
+        return None  # an inline sidechain's thread is found from these (CLI 1.0.x)
+    return rec
 
 
 def _agent_meta(path: str) -> dict[str, Any] | None:
