@@ -340,6 +340,18 @@ _CALL_POS = {name: i for i, name in enumerate(CALL_SCHEMA)}
 _C_THREAD, _C_KIND, _C_OUT, _C_END_TS, _C_PREV_TS, _C_LINES = (
     _CALL_POS[n] for n in ("thread", "thread_kind", "output_tokens", "end_ts_ms", "prev_ts_ms", "n_lines")
 )
+_C_SEQ, _C_MID, _C_INPUT, _C_CACHE_WRITE, _C_CACHE_READ = (
+    _CALL_POS[n] for n in ("seq", "message_id", "input_tokens", "cache_write_tokens", "cache_read_tokens")
+)
+
+
+def _call_key(row: list[Any]) -> Any:
+    """A call row's identity key, as `_Builder._assistant` made it: message id and input-side usage, or
+    the seq of a line without a message id."""
+    mid = row[_C_MID]
+    return (mid, row[_C_INPUT], row[_C_CACHE_WRITE], row[_C_CACHE_READ]) if mid is not None else row[_C_SEQ]
+
+
 _TS_COLUMNS = ("ts_ms", "end_ts_ms", "prev_ts_ms")
 
 
@@ -398,6 +410,28 @@ class _Builder:
         self.kept_bad: dict[int, list[tuple[int, int]]] = {}
         self.subagents_read = False  # the session's subagent files are read in (by the tail's reader)
         self.stamp_ms: dict[str | None, int | None] = {}  # timestamps parsed already (by the tail's reader)
+
+    # -- transfer (a tail read by a worker process) --------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle carries: the call rows as columns (a third of the time to load), without the
+        indexes that `__setstate__` rebuilds from the rows."""
+        state = dict(self.__dict__)
+        for derived in ("call_at", "key_of_id", "use_ids", "result_ids"):
+            del state[derived]
+        state["call_rows"] = [list(column) for column in zip(*self.call_rows, strict=True)]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        columns = state.pop("call_rows")
+        self.__dict__.update(state)
+        self.call_rows = [list(row) for row in zip(*columns, strict=True)]
+        self.call_at = {_call_key(row): at for at, row in enumerate(self.call_rows)}
+        self.key_of_id = {}
+        for row in self.call_rows:
+            if row[_C_MID] is not None:
+                self.key_of_id.setdefault(row[_C_MID], _call_key(row))  # the first key seen with the id
+        self.use_ids = {row[2] for row in self.use_rows if row[2] is not None}
+        self.result_ids = {row[2] for row in self.result_rows if row[2] is not None}
 
     # -- diagnostics -------------------------------------------------------------------------------
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -1387,9 +1421,8 @@ def _merge_tail(head: _Builder, part: TailPart, head_lines: int) -> None:
             head.chain_roots.setdefault(thread, parent)
     rows = head.call_rows
     moved: list[int] = []  # tail call row -> head call row
-    row_key = {at: key for key, at in tail.call_at.items()}
     for at, row in enumerate(tail.call_rows):
-        key = row_key[at]
+        key = _call_key(row)
         key = key if type(key) is tuple else key + seq0  # a call without a message id is keyed by its seq
         thread = rename.get(row[_C_THREAD], row[_C_THREAD])
         mine = head.call_at.get(key)

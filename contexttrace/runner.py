@@ -183,11 +183,20 @@ def _run(
     pool = _WorkerPool(workers - 1)
     try:
 
+        def refill(worker: _Worker) -> None:
+            # Called here between tasks and by each worker's collector thread as soon as it answers, so a
+            # worker never waits for this process to finish a task of its own.
+            while worker.alive and len(worker.inflight) < 2:
+                try:
+                    i = queue.popleft()
+                except IndexError:
+                    return
+                worker.send(i, (_read_built, (sources[i], remote_build, window)))
+
         def feed() -> None:
             for worker in pool.workers:
-                while queue and worker.alive and len(worker.inflight) < 2:
-                    i = queue.popleft()
-                    worker.send(i, (_read_built, (sources[i], remote_build, window)))
+                refill(worker)
+                worker.refill = refill
 
         for i in sorted(splits, key=lambda i: -_size(sources[i])):
             tail = pool.read_tail(total + i, sources[i], splits[i])
@@ -196,8 +205,11 @@ def _run(
             for j, value in pool.ready():
                 finish(j, value)
         feed()
-        while queue:
-            i = queue.popleft()
+        while True:
+            try:
+                i = queue.popleft()
+            except IndexError:  # empty (the collectors take from it too)
+                break
             finish(i, _read_built(sources[i], build, window))
             for i, value in pool.ready():
                 finish(i, value)
@@ -293,6 +305,9 @@ class _Worker:
             assert self.proc.stdin is not None and self.proc.stdout is not None
             self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
             _widen(self.stdout.fileno())
+        self._send_lock = threading.Lock()
+        #: called by the collector after each answer, to send the worker its next task at once
+        self.refill: Callable[[_Worker], None] | None = None
         self._thread = threading.Thread(target=self._collect, daemon=True)
 
     def start(self) -> None:
@@ -301,11 +316,12 @@ class _Worker:
 
     def send(self, i: int, task: tuple[Any, ...]) -> None:
         blob = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            self.inflight.append(i)
-            self.stdin.write(_HEADER.pack(len(blob)) + blob)
-        except OSError:  # the worker died: what it was given is redone by the parent
-            self.alive = False
+        with self._send_lock:  # this process's main thread and the collector both send
+            try:
+                self.inflight.append(i)
+                self.stdin.write(_HEADER.pack(len(blob)) + blob)
+            except OSError:  # the worker died: what it was given is redone by the parent
+                self.alive = False
 
     def _collect(self) -> None:
         out = self.stdout
@@ -317,7 +333,10 @@ class _Worker:
             blob = _read_exact(out, size)
             if blob is None:
                 break
-            self._results.put((self.inflight.popleft(), pickle.loads(blob)))
+            done = self.inflight.popleft()
+            if self.refill is not None:
+                self.refill(self)  # the next task goes out before this answer is even unpickled
+            self._results.put((done, pickle.loads(blob)))
         self.alive = False
         self._results.put((-1, None))  # wakes a parent waiting in `drain`
 
