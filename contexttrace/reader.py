@@ -1018,6 +1018,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
     type_key = _TYPE_KEY
     key_len = len(_TYPE_KEY)
     number = 0  # `head`: bytes of the file's start checked for NUL bytes so far
+    skipped_types: list[bytes] = []  # top-level types of the lines skipped since `cur` last counted them
     try:
         for raw in fh:
             number += 1
@@ -1029,11 +1030,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
                 start = at + key_len
                 top = raw[start : raw.find(b'"', start)]
                 if top in skip_types:
-                    cur.records += 1
-                    if top == b"stream_event":
-                        cur.seen_stream = True
-                    else:
-                        cur.seen_transcript = True
+                    skipped_types.append(top)  # counted into `cur` when it changes, or at the end
                     continue
                 if (
                     top == b"user"
@@ -1073,6 +1070,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
                 continue
             kind = rec.get("type")
             if split_runs and kind == "system" and rec.get("subtype") == "init" and (cur.has_init or cur.call_rows):
+                _count_skipped(cur, skipped_types)
                 cur = _Builder(path, path)
                 cur.files.append(path)
                 builders.append(cur)
@@ -1092,7 +1090,19 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
         raise TraceReadError(path, f"read failed at line {number + 1}: {exc.strerror or exc}") from None
     for n, reason in pending_bad:
         cur.skip(path, n, reason)
+    _count_skipped(cur, skipped_types)
     return number
+
+
+def _count_skipped(builder: _Builder, types: list[bytes]) -> None:
+    """Count lines skipped undecoded (their top-level types, `_SKIP_TYPES`) as records of `builder`."""
+    if types:
+        builder.records += len(types)
+        if b"stream_event" in types:
+            builder.seen_stream = True
+        if len(types) > types.count(b"stream_event"):
+            builder.seen_transcript = True
+        types.clear()
 
 
 _TIMED_TYPES = frozenset({"user", "assistant", "system"})
