@@ -1,0 +1,206 @@
+"""Reading a large transcript in two parts (`read_tail` + `read_trace(tail=...)`), and reading a tool-result
+line without its `toolUseResult` copy: both must give exactly what one plain read gives."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from contexttrace import reader
+from contexttrace.reader import read_tail, read_trace, split_point
+from contexttrace.runner import _splits, analyze
+from contexttrace.sources import find_traces
+
+from .conftest import SAMPLES, assistant, jsonl, result
+
+
+def _facts(trace: reader.Trace) -> dict[str, Any]:
+    """Everything a trace holds, tables as plain columns."""
+    out = dict(trace.__dict__)
+    out["tables"] = {k: (v if isinstance(v, dict) else v.to_dict(as_series=False)) for k, v in trace.tables.items()}
+    return out
+
+
+def _line_starts(path: str) -> list[int]:
+    data = Path(path).read_bytes()
+    return [i + 1 for i, byte in enumerate(data) if byte == 10 and i + 1 < len(data)]
+
+
+SESSIONS = [
+    "b-spotter-compaction",  # 2.1.39: subagent and compaction files, a compaction, split assistant lines
+    "b-ccl-flat-agent-files-v2037",  # flat agent files, failed tools
+    "b-ccv-inline-sidechains-v1098.jsonl",  # CLI 1.0.x inline sidechains: threads found from uuid chains
+    "b-ccl-agent-teams-opus47",  # 2.1.114: keys after the toolUseResult copy
+]
+
+
+@pytest.mark.parametrize("name", SESSIONS)
+def test_two_parts_read_like_one(name):
+    """At 25 cut points spread over each real session, with its subagent files read by the tail's reader
+    or by the head's, and the tail sent through pickle as to a worker: the same trace as one read."""
+    [source] = find_traces([str(SAMPLES / name)])
+    whole = [_facts(t) for t in read_trace(source.path, source.subagents)]
+    starts = _line_starts(source.path)
+    cuts = starts[:: max(1, len(starts) // 25)]
+    assert len(cuts) >= 20
+    for k, start in enumerate(cuts):
+        with_subagents = k % 2 == 0
+        tail = read_tail(source.path, start, source.subagents if with_subagents else ())
+        assert tail is not None
+        tail = pickle.loads(pickle.dumps(tail))
+        got = [_facts(t) for t in read_trace(source.path, source.subagents, tail=tail)]
+        assert got == whole, (name, start)
+
+
+def test_stream_json_is_never_read_in_two_parts():
+    """A stream-json file's tail says so (None) and its head too: the file is read whole, runs intact."""
+    path = str(SAMPLES / "a-ralph-27runs-with-separators.jsonl")
+    starts = _line_starts(path)
+    assert read_tail(path, starts[len(starts) // 2]) is None
+    transcript_tail = read_tail(str(next(SAMPLES.glob("b-spotter-compaction/*.jsonl"))), 0)
+    assert transcript_tail is not None
+    whole = [_facts(t) for t in read_trace(path)]
+    # a transcript's tail handed to a stream-json head is ignored: the head reads the whole file
+    got = [_facts(t) for t in read_trace(path, tail=reader.TailPart(starts[3], transcript_tail.builder, 1))]
+    assert got == whole
+    assert len(got) == 27
+
+
+def test_a_call_straddling_the_cut_is_one_call(write):
+    """A call written over three lines, cut between them: one call, its lines counted, the kept line the
+    last of highest output, and a bad cache split counted only where a whole read would take it (B27)."""
+    split_bad = {"ephemeral_5m_input_tokens": -5, "ephemeral_1h_input_tokens": 0}
+    lines = [
+        assistant("m1", 10, 20, 30, 7, tools=[("t1", "Read", {"file_path": "/a"})], timestamp="2026-01-01T00:00:01Z"),
+        # lower output: a whole read keeps line 1 and never reads this line's (bad) split
+        assistant("m1", 10, 20, 30, 3, timestamp="2026-01-01T00:00:02Z", cache_creation=1),
+        assistant("m1", 10, 20, 30, 7, tools=[("t1", "Read", {"file_path": "/a"})], timestamp="2026-01-01T00:00:03Z"),
+        result("t1", "text", timestamp="2026-01-01T00:00:04Z"),
+        assistant("m2", 1, 2, 3, 4, timestamp="2026-01-01T00:00:05Z"),
+    ]
+    lines[1]["message"]["usage"]["cache_creation"] = split_bad
+    lines[2]["message"]["stop_reason"] = "tool_use"  # a tie on output_tokens: the later line is kept
+    lines[2]["requestId"] = "req-last"
+    path = write("s.jsonl", *lines)
+    [whole] = read_trace(path)
+    assert whole.warnings == []  # the bad split is on a line that is never kept
+    assert whole.calls["n_lines"].to_list() == [3, 1]
+    assert whole.calls["stop_reason"].to_list()[0] == "tool_use"
+    assert whole.calls["request_id"].to_list()[0] == "req-last"
+    for start in _line_starts(path):
+        tail = pickle.loads(pickle.dumps(read_tail(path, start)))
+        [got] = read_trace(path, tail=tail)
+        assert _facts(got) == _facts(whole), start
+
+
+def test_bad_lines_on_both_sides_of_the_cut_are_named_as_in_one_read(write):
+    """The first `MAX_LINE_NOTES` bad lines of the file are named with their line numbers, the rest
+    counted, wherever the cut falls."""
+    good = [assistant(f"m{i}", 1, 2, 3, timestamp=f"2026-01-01T00:00:{i:02d}Z") for i in range(8)]
+    lines: list[Any] = []
+    for i, rec in enumerate(good):
+        lines.append(rec)
+        if i % 2:
+            lines.append("not json")
+    path = write("s.jsonl", *lines)
+    [whole] = read_trace(path)
+    assert whole.skipped_lines == 4
+    assert [n.line for n in whole.line_notes] == [3, 6, 9]
+    for start in _line_starts(path):
+        [got] = read_trace(path, tail=read_tail(path, start))
+        assert _facts(got) == _facts(whole), start
+
+
+def test_split_point_balances_head_and_tail(tmp_path, monkeypatch):
+    """The cut falls on a line start where the head's bytes equal the tail's weighted bytes plus the
+    subagent files' (and no cut for a small file)."""
+    path = tmp_path / "s.jsonl"
+    line = jsonl(assistant("m", 1, 2, 3)) * 1000
+    path.write_bytes(line)
+    assert split_point(str(path)) is None  # below SPLIT_MIN_BYTES
+    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+    at = split_point(str(path))
+    size = len(line)
+    width = len(jsonl(assistant("m", 1, 2, 3)))
+    assert at is not None and at % width == 0
+    assert abs(at - reader.TAIL_BYTE_COST * size / (1 + reader.TAIL_BYTE_COST)) <= width
+    later = split_point(str(path), after_bytes=size // 2)
+    assert later is not None and later > at
+    assert split_point(str(path), after_bytes=size) is None
+
+
+def test_analyze_reads_a_large_session_in_two_parts(monkeypatch):
+    """With the size threshold lowered, `analyze` cuts the session and a worker reads its tail and
+    subagent files: the reports equal those of a one-process read."""
+    session = str(SAMPLES / "b-spotter-compaction")
+    serial = analyze([session], window=200_000, workers=1)
+    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+    assert list(_splits(find_traces([session]))) == [0]
+    parallel = analyze([session], window=200_000, workers=2)
+    assert [r.__dict__ for r in parallel.reports] == [r.__dict__ for r in serial.reports]
+    assert parallel.reports[0].calls == 139
+
+
+# -- the toolUseResult copy ----------------------------------------------------------------------------------
+
+
+def test_result_lines_are_read_without_their_copy_when_nothing_after_it_is_read():
+    """On the real 2.1.x session most tool-result lines are decoded up to their `toolUseResult` copy, and
+    every trace of every sample is the same with and without that cut."""
+    seen: list[bool] = []
+    original = reader._result_head
+
+    def counting(raw: bytes, start: int) -> dict[str, Any] | None:
+        got = original(raw, start)
+        seen.append(got is not None)
+        return got
+
+    for source in find_traces([str(SAMPLES)]):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(reader, "_result_head", counting)
+            cut = [_facts(t) for t in read_trace(source.path, source.subagents)]
+            mp.setattr(reader, "_result_head", lambda raw, start: None)
+            whole = [_facts(t) for t in read_trace(source.path, source.subagents)]
+        assert cut == whole, source.path
+    assert sum(seen) >= 500 and len(seen) > sum(seen)  # most lines cut; some (Agent results, ...) not
+
+
+@pytest.mark.parametrize(
+    ("after", "cut"),
+    [
+        ({"sourceToolAssistantUUID": "a1"}, True),
+        ({"sourceToolAssistantUUID": "a1", "toolDenialKind": "user"}, False),  # a key the reader reads
+        ({"sessionId": "s", "version": "2.1.114", "cwd": "/w"}, True),  # known already: read from earlier lines
+    ],
+)
+def test_result_head_decides_from_what_follows_the_copy(after, cut):
+    line = result("t1", "x" * 50)
+    del line["sessionId"]  # written after the copy, below, where 2.1.114 writes it
+    rec = {"parentUuid": "p", "isSidechain": False, **line}
+    rec["uuid"] = "u1"
+    rec["timestamp"] = "2026-01-01T00:00:00Z"
+    rec["toolUseResult"] = {"stdout": "x" * 50, "interrupted": False}
+    rec.update(after)
+    raw = orjson.dumps(rec) + b"\n"
+    start = raw.find(b'"type":"') + len(b'"type":"')
+    head = reader._result_head(raw, start)
+    assert (head is not None) is cut
+    if cut:
+        assert head == {k: v for k, v in rec.items() if k not in ("toolUseResult", *after)}
+
+
+def test_result_head_refuses_incomplete_or_nested_copies():
+    rec = {"isSidechain": False, "type": "user", "message": {"role": "user", "content": []}, "timestamp": "t"}
+    good = orjson.dumps({**rec, "toolUseResult": {"a": 1}}) + b"\n"
+    start = good.find(b'"type":"') + 8
+    assert reader._result_head(good, start) is not None
+    assert reader._result_head(good[:-1], start) is None  # no newline: maybe cut short
+    assert reader._result_head(good[:-3] + b"\n", start) is None  # does not end with }
+    nested = orjson.dumps({**rec, "message": {"content": [], "x": {"toolUseResult": 1}}}) + b"\n"
+    assert reader._result_head(nested, nested.find(b'"type":"') + 8) is None  # not a top-level key
+    sidechain = orjson.dumps({**rec, "isSidechain": True, "toolUseResult": {}}) + b"\n"
+    assert reader._result_head(sidechain, start) is None  # an inline sidechain needs uuid and parentUuid
