@@ -1,8 +1,7 @@
-"""Peak memory: `context trace --json` on the single big transcript, in a child process of its own."""
+"""Peak memory: `context trace --json` on the single big transcript, in a process of its own."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -13,13 +12,24 @@ from conftest import FIGURES, check_reports
 MAX_RSS_BYTES = 300 * 1024**2
 
 
+#: Starts the command as its own child and prints that child's peak RSS (KiB) and exit code on stderr.
+#: The command must not be forked from this process: Linux keeps a process's peak RSS across fork and
+#: exec, so a child of the test process would report the test process's own size (about 300 MB here).
+_LAUNCHER = (
+    "import os, subprocess, sys\n"
+    "proc = subprocess.Popen(sys.argv[1:], stderr=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(proc.pid, 0)\n"
+    "print(usage.ru_maxrss, os.waitstatus_to_exitcode(status), file=sys.stderr)\n"
+)
+
+
 def _peak_rss(cmd: list[str]) -> tuple[int, bytes]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0
-    return usage.ru_maxrss * 1024, out  # Linux reports KiB
+    """Peak resident memory (bytes) of `cmd` and of the workers it forks (the largest of them), and its
+    standard output."""
+    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], capture_output=True, check=True)
+    maxrss_kib, code = (int(v) for v in done.stderr.split())
+    assert code == 0
+    return maxrss_kib * 1024, done.stdout  # Linux reports KiB
 
 
 def test_peak_rss_single(corpora):
