@@ -209,6 +209,15 @@ class Trace:
     inherited_calls: int = 0
     #: Unix epoch ms of every timestamped user/assistant/system line (all threads), sorted, no nulls.
     timestamps_ms: list[int] = field(default_factory=list)
+    #: True when `tables` hold only the call identity columns (`slimmed`): read the trace again for the rest.
+    slim: bool = False
+
+    def slimmed(self) -> Trace:
+        """This trace with its tables cut to what `inherited_calls` reads (`calls`: message id, input-side
+        usage, last timestamp): what a worker sends back with a report already built from the whole."""
+        calls = self.view("calls")
+        keep = {c: calls.get_column(c).to_list() for c in (*_KEY_COLUMNS, "end_ts_ms")}
+        return Trace(**{**self.__dict__, "tables": {"calls": keep}, "timestamps_ms": [], "slim": True})
 
     def frame(self, table: str) -> pl.DataFrame:
         """The Polars frame of one of `TABLES`, built once from the reader's columns."""
@@ -1520,6 +1529,37 @@ def _merge_tail(head: _Builder, part: TailPart, head_lines: int) -> None:
     head.warnings.extend(tail.warnings)
 
 
+def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
+    """The calls each trace holds that another trace of the run owns (`drop_inherited_calls`' rule):
+    trace index -> call keys (`message.id|input|cache write|cache read`); traces that lose none are absent.
+
+    Reads only the call columns `message_id`, `input_tokens`, `cache_write_tokens`, `cache_read_tokens` and
+    `end_ts_ms`, so it works on the slim traces workers send back (`Trace.slim`).
+    """
+    keyed = [
+        (i, t)
+        for i, t in enumerate(traces)
+        if t.format == FORMAT_TRANSCRIPT and t.view("calls").height and len(traces) > 1
+    ]
+    if len(keyed) < 2:
+        return {}
+    # Plain Python over the call columns: one pass per trace, no frame is built for traces that keep all.
+    owner: dict[str, tuple[int, int]] = {}  # call key -> (last timestamp, trace index) of its owner
+    held: list[tuple[int, set[str]]] = []
+    for i, t in keyed:
+        view = t.view("calls")
+        cols = [view.get_column(c).to_list() for c in _KEY_COLUMNS]
+        ends = [v for v in view.get_column("end_ts_ms").to_list() if v is not None]
+        last = max(ends) if ends else 2**62
+        keys = {f"{m}|{a}|{b}|{c}" for m, a, b, c in zip(*cols, strict=True) if m is not None}
+        held.append((i, keys))
+        for key in keys:
+            if key not in owner or (last, i) < owner[key]:
+                owner[key] = (last, i)
+    lost_by_trace = {i: {k for k in keys if owner[k][1] != i} for i, keys in held}
+    return {i: keys for i, keys in lost_by_trace.items() if keys}
+
+
 def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
     """Give each call copied into several session files to one session only (CASES B06).
 
@@ -1539,28 +1579,7 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
     list of Trace
         The same traces (new objects where something was dropped), in the same order.
     """
-    keyed = [
-        (i, t)
-        for i, t in enumerate(traces)
-        if t.format == FORMAT_TRANSCRIPT and t.view("calls").height and len(traces) > 1
-    ]
-    if len(keyed) < 2:
-        return traces
-    # Plain Python over the call columns: one pass per trace, no frame is built for traces that keep all.
-    owner: dict[str, tuple[int, int]] = {}  # call key -> (last timestamp, trace index) of its owner
-    held: list[tuple[int, set[str]]] = []
-    for i, t in keyed:
-        view = t.view("calls")
-        cols = [view.get_column(c).to_list() for c in _KEY_COLUMNS]
-        ends = [v for v in view.get_column("end_ts_ms").to_list() if v is not None]
-        last = max(ends) if ends else 2**62
-        keys = {f"{m}|{a}|{b}|{c}" for m, a, b, c in zip(*cols, strict=True) if m is not None}
-        held.append((i, keys))
-        for key in keys:
-            if key not in owner or (last, i) < owner[key]:
-                owner[key] = (last, i)
-    lost_by_trace = {i: {k for k in keys if owner[k][1] != i} for i, keys in held}
-    lost_by_trace = {i: keys for i, keys in lost_by_trace.items() if keys}
+    lost_by_trace = inherited_calls(traces)
     if not lost_by_trace:
         return traces
     import polars as pl
@@ -1568,6 +1587,8 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
     out = list(traces)
     for idx, drop in lost_by_trace.items():
         t = traces[idx]
+        if t.slim:
+            continue  # only its call keys are here (a worker read it, and it could not be read again)
         call_keys = _call_keys(t.calls)["key"]
         keep_calls = ~call_keys.is_in(list(drop))
         dropped = t.calls.filter(~keep_calls)

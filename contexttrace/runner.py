@@ -30,7 +30,17 @@ from queue import SimpleQueue
 from typing import IO, Any
 
 from .errors import ContextTraceError, EmptyTraceError
-from .reader import PendingTail, TailPart, Trace, drop_inherited_calls, gc_paused, read_tail, read_trace, split_point
+from .reader import (
+    PendingTail,
+    TailPart,
+    Trace,
+    drop_inherited_calls,
+    gc_paused,
+    inherited_calls,
+    read_tail,
+    read_trace,
+    split_point,
+)
 from .report import RunResult, TraceFailure, build_report
 from .sources import TraceSource, find_traces
 
@@ -61,9 +71,11 @@ def _read_built(
     build: Callable[[Trace, int | None], Any] | None,
     window: int | None,
     tail: TailPart | PendingTail | None = None,
+    slim: bool = False,
 ) -> list[tuple[Trace, Any]] | TraceFailure:
     """Read one source (its main file's end maybe read elsewhere: `tail`) and, when `build` is given,
-    build each trace's report in the same process.
+    build each trace's report in the same process; with `slim` (a worker's answer), each built trace is
+    sent back `Trace.slimmed` (a twentieth of the bytes to pickle).
 
     The cyclic garbage collector is paused meanwhile (`reader.gc_paused`): reports, like the reader,
     make no reference cycles, and with a large trace's rows alive each full collection walks them all
@@ -73,7 +85,9 @@ def _read_built(
         read = _read(source, tail)
         if isinstance(read, TraceFailure):
             return read
-        return [(trace, build(trace, window) if build is not None else None) for trace in read]
+        if build is None:
+            return [(trace, None) for trace in read]
+        return [(trace.slimmed() if slim else trace, build(trace, window)) for trace in read]
 
 
 def _picklable(obj: Any) -> bool:
@@ -191,7 +205,7 @@ def _run(
                     i = queue.popleft()
                 except IndexError:
                     return
-                worker.send(i, (_read_built, (sources[i], remote_build, window)))
+                worker.send(i, (_read_built, (sources[i], remote_build, window, None, remote_build is not None)))
 
         def feed() -> None:
             for worker in pool.workers:
@@ -462,6 +476,7 @@ def analyze(
     sources = [s for s in found if not s.orphan]
     result = RunResult(orphan_agent_files=len(found) - len(sources))
     traces: list[Trace] = []
+    source_of: list[TraceSource] = []
     built: dict[int, Any] = {}  # id(trace) -> its report, when a worker built it
     for source, read in zip(sources, _run(sources, build, window, progress, workers), strict=True):
         if isinstance(read, TraceFailure):
@@ -475,8 +490,14 @@ def analyze(
                 result.left_out += 1
                 continue
             traces.append(trace)
+            source_of.append(source)
             if report is not None:
                 built[id(trace)] = report
+    for i in inherited_calls(traces):
+        if traces[i].slim:  # a worker sent only its call keys: read it again here to drop what it inherited
+            again = _read(source_of[i])
+            same = [t for t in again if t.name == traces[i].name] if isinstance(again, list) else []
+            traces[i] = same[0] if same else traces[i]  # (gone since: it keeps its calls and its report)
     for trace in drop_inherited_calls(traces):
         # a trace that lost inherited calls is a new object: its report is built again here
         report = built.get(id(trace))

@@ -8,6 +8,7 @@ the case's own "Right value" (or worked out from the lines in the docstring).
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from contexttrace.reader import drop_inherited_calls, read_trace
 from contexttrace.report import build_report
@@ -81,9 +82,11 @@ def test_b05_sidechain_replay_counts_once_as_main():
     assert trace.calls["output_tokens"].sum() == 450
 
 
-def test_b06_resumed_session_copies_count_once(write):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_b06_resumed_session_copies_count_once(write, workers):
     """B06: sA holds msg_1..3; sB copies them (same ids, usage, timestamps) then adds msg_4.
-    Across both files: 4 calls; sB owns only msg_4; its copied tool use is neither counted nor a repeat."""
+    Across both files: 4 calls; sB owns only msg_4; its copied tool use is neither counted nor a repeat.
+    With two processes a worker reads both and sends back only their call keys; sB is read again here."""
 
     def line(mid, sid, ts, cr, tools=()):
         rec = assistant(mid, 1, 10, cr, tools=tools)
@@ -103,7 +106,7 @@ def test_b06_resumed_session_copies_count_once(write):
     ]
     pa = write("proj/sA.jsonl", *a)
     write("proj/sB.jsonl", *b)
-    run = analyze([str(pa.rsplit("/", 1)[0])])
+    run = analyze([str(pa.rsplit("/", 1)[0])], workers=workers)
     by = {r.session_id: r for r in run.reports}
     assert by["sA"].calls == 3
     assert by["sB"].calls == 1
