@@ -1560,7 +1560,7 @@ def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
     return {i: keys for i, keys in lost_by_trace.items() if keys}
 
 
-def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
+def drop_inherited_calls(traces: list[Trace], lost: dict[int, set[str]] | None = None) -> list[Trace]:
     """Give each call copied into several session files to one session only (CASES B06).
 
     `--resume`, `--continue` and forks start a new file whose first lines are copies of earlier calls
@@ -1573,13 +1573,15 @@ def drop_inherited_calls(traces: list[Trace]) -> list[Trace]:
     ----------
     traces
         Traces of one run, in argument order.
+    lost
+        `inherited_calls(traces)`, when already known.
 
     Returns
     -------
     list of Trace
         The same traces (new objects where something was dropped), in the same order.
     """
-    lost_by_trace = inherited_calls(traces)
+    lost_by_trace = inherited_calls(traces) if lost is None else lost
     if not lost_by_trace:
         return traces
     import polars as pl

@@ -493,12 +493,13 @@ def analyze(
             source_of.append(source)
             if report is not None:
                 built[id(trace)] = report
-    for i in inherited_calls(traces):
+    lost = inherited_calls(traces)
+    for i in lost:
         if traces[i].slim:  # a worker sent only its call keys: read it again here to drop what it inherited
             again = _read(source_of[i])
             same = [t for t in again if t.name == traces[i].name] if isinstance(again, list) else []
             traces[i] = same[0] if same else traces[i]  # (gone since: it keeps its calls and its report)
-    for trace in drop_inherited_calls(traces):
+    for trace in drop_inherited_calls(traces, lost):
         # a trace that lost inherited calls is a new object: its report is built again here
         report = built.get(id(trace))
         result.reports.append(report if report is not None else build(trace, window))
