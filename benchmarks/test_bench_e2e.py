@@ -7,8 +7,11 @@ about half its bytes: time(directory) / time(half) is the scaling figure.
 
 from __future__ import annotations
 
+import statistics
+import time
+
 import pytest
-from conftest import FIGURES, check_reports, cli_reports, orjson_baseline
+from conftest import FIGURES, PAIRED, check_reports, cli_reports, orjson_baseline
 
 CORPORA = ["directory", "half", "stream", "single"]
 
@@ -26,3 +29,28 @@ def test_context_trace(timed, corpora, name):
     corpus = corpora[name]
     reports = timed(f"e2e-{name}", cli_reports, ["context", "trace", *corpus.paths, "--json"])
     check_reports(reports, corpus.expected)
+
+
+@pytest.mark.parametrize("name", ["directory", "single"])
+def test_paired(corpora, rounds, benchmark_enabled, name):
+    """The targets' ratios measured pair by pair: each round times the baseline and `context trace --json`
+    back to back (in alternating order), so both see the same machine; the figure is the median of the
+    per-round ratios. On this shared VM the baseline alone moved by 40 % between runs, which
+    medians taken minutes apart turn into ratio noise."""
+    corpus = corpora[name]
+    args = ["context", "trace", *corpus.paths, "--json"]
+    ratios = []
+    for k in range(rounds if benchmark_enabled else 1):
+        times = {}
+        for which in ("base", "ours") if k % 2 == 0 else ("ours", "base"):
+            start = time.perf_counter()
+            if which == "base":
+                orjson_baseline(corpus.files)
+            else:
+                reports = cli_reports(args)
+            times[which] = time.perf_counter() - start
+        ratios.append(times["ours"] / times["base"])
+    check_reports(reports, corpus.expected)
+    if benchmark_enabled:
+        PAIRED[name] = statistics.median(ratios)
+        FIGURES[f"paired-ratios-{name}"] = [round(r, 3) for r in ratios]
