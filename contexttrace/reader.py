@@ -417,6 +417,7 @@ class _Builder:
         # taking a call's kept line (call row -> [(output_tokens of the line, bad fields)]).
         self.chain_roots: dict[str, str] = {}
         self.kept_bad: dict[int, list[tuple[int, int]]] = {}
+        self.chains_ambiguous = False
         self.subagents_read = False  # the session's subagent files are read in (by the tail's reader)
         self.stamp_ms: dict[str | None, int | None] = {}  # timestamps parsed already (by the tail's reader)
 
@@ -497,8 +498,11 @@ class _Builder:
             thread = self.chains.get(parent_uuid) if isinstance(parent_uuid, str) else None
             if thread is None:
                 thread = f"sidechain-{uuid}" if isinstance(uuid, str) else "sidechain"
-                if isinstance(parent_uuid, str):
-                    self.chain_roots[thread] = parent_uuid
+                roots = self.chain_roots
+                if isinstance(parent_uuid, str) and (
+                    not isinstance(uuid, str) or roots.setdefault(thread, parent_uuid) != parent_uuid
+                ):
+                    self.chains_ambiguous = True  # a thread name with two roots: a merge could not rename it
             if isinstance(uuid, str):
                 self.chains[uuid] = thread
             return thread, THREAD_SUBAGENT
@@ -1043,6 +1047,7 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
                     continue
                 if (
                     top == b"user"
+                    and len(raw) <= OVERSIZED_LINE_BYTES
                     and cur.session_id is not None
                     and cur.cli_version is not None
                     and cur.cwd is not None
@@ -1122,7 +1127,7 @@ _RESULT_COPY_KEY = b',"toolUseResult":'
 #: that a figure reads (a subagent's `agentId`, `totalDurationMs`) and top-level keys the reader needs.
 _AFTER_COPY_NEEDED = re.compile(
     rb'"(?:agentId|totalDurationMs|toolDenialKind|isMeta|isCompactSummary|message|timestamp|isSidechain'
-    rb'|parent_tool_use_id)"'
+    rb'|parent_tool_use_id|session_id)"'
 )
 
 
@@ -1150,6 +1155,7 @@ def _result_head(raw: bytes, start: int) -> dict[str, Any] | None:
         return None
     if rec["isSidechain"] is True and ("uuid" not in rec or "parentUuid" not in rec):
         return None  # an inline sidechain's thread is found from these (CLI 1.0.x)
+    rec["toolUseResult"] = None  # present, and without an agentId (`_user` must not fall back to another key)
     return rec
 
 
@@ -1317,6 +1323,8 @@ class TailPart:
     main_rows: tuple[int, int, int, int] = (0, 0, 0, 0)
     #: whether the session's subagent files were read into it too
     with_subagents: bool = False
+    #: whether its main-file part showed a transcript record (`sessionId`, a transcript-only line type)
+    main_transcript: bool = False
 
 
 @dataclass
@@ -1349,7 +1357,7 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
             start = fh.tell()
     except OSError:
         return None
-    return start if start < size else None
+    return start if 4096 <= start < size else None  # (the first 4 KiB are checked for NUL bytes by the head)
 
 
 def read_tail(path: str, start: int, subagents: Iterable[SourceFile] = ()) -> TailPart | None:
@@ -1372,10 +1380,11 @@ def read_tail(path: str, start: int, subagents: Iterable[SourceFile] = ()) -> Ta
             return None
         b = builder
         main_rows = (len(b.call_rows), len(b.use_rows), len(b.result_rows), len(b.event_rows))
+        main_transcript = b.seen_transcript
         subagents = list(subagents)
         _read_subagents(builder, subagents)
         builder.stamp_ms = _epoch_ms(dict.fromkeys(builder.stamps))  # parsed here, not by the merging process
-    return TailPart(start, builder, lines, main_rows, with_subagents=bool(subagents))
+    return TailPart(start, builder, lines, main_rows, bool(subagents), main_transcript)
 
 
 class _Head(io.RawIOBase):
@@ -1412,9 +1421,16 @@ def _read_head(main: str, tail: TailPart | PendingTail) -> _Builder | None:
     with io.BufferedReader(_Head(raw, tail.start), buffer_size=1024 * 1024) as fh:
         builders = [builder]
         lines = _feed(builders, SourceFile(main), fh, split_runs=True)
+    if len(builders) > 1 or builder.seen_stream or builder.has_init or builder.result_count:
+        return None  # stream-json: not waiting for the tail (its answer is dropped when it comes)
     part = tail if isinstance(tail, TailPart) else tail.result()
-    if part is None or len(builders) > 1 or builder.seen_stream or builder.has_init or builder.result_count:
+    if part is None or part.builder.chains_ambiguous:
         return None
+    b = builder
+    if not (
+        b.seen_transcript or b.call_rows or b.event_rows or b.result_rows or part.main_transcript or any(part.main_rows)
+    ):
+        return None  # the main file alone is no transcript: the whole read says what it is (`_format_of`)
     _merge_tail(builder, part, lines)
     return builder
 
@@ -1508,7 +1524,7 @@ def _merge_tail(head: _Builder, part: TailPart, head_lines: int) -> None:
     head.records += tail.records
     head.skipped += tail.skipped
     head.oversized += tail.oversized
-    head.truncated_last = tail.truncated_last
+    head.truncated_last = head.truncated_last or tail.truncated_last  # (the head's: a file cut short since)
     for path, count in tail.notes_per_file.items():  # the first MAX_LINE_NOTES of the whole file are named
         shown = head.notes_per_file.get(path, 0)
         shift = line0 if path == head.path else 0  # the main file's lines continue the head's

@@ -139,6 +139,8 @@ def read_sources(
 
 def _workers(sources: list[TraceSource], workers: int | None, splits: dict[int, int]) -> int:
     total = len(sources)
+    if "-" in [s.path for s in sources]:
+        return 1  # standard input is this process's: a worker could not read it, nor this one read it twice
     if workers is None:
         big = sum(_size(s) for s in sources) >= PARALLEL_MIN_BYTES
         usable = (total > 1 or splits) and "-" not in [s.path for s in sources]
@@ -272,10 +274,12 @@ def _widen(fd: int) -> None:
 
 
 class _Worker:
-    """One worker process and a thread that collects its answers.
+    """One worker process, a thread that writes its tasks and a thread that collects its answers.
 
     The process is a fork of this one (`_fork_safe`) or a new `python -m contexttrace._worker`; both
-    speak the same protocol over two pipes.
+    speak the same protocol over two pipes. No thread of this process ever blocks on a write that the
+    worker could be waiting behind: tasks are queued for the writer thread (`send` returns at once), and
+    the collector only reads.
     """
 
     def __init__(self, results: SimpleQueue[tuple[int, Any]], fork: bool, close_in_child: list[int]) -> None:
@@ -320,22 +324,38 @@ class _Worker:
             self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
             _widen(self.stdout.fileno())
         self._send_lock = threading.Lock()
-        #: called by the collector after each answer, to send the worker its next task at once
+        self._outbox: SimpleQueue[bytes | None] = SimpleQueue()
+        #: called by the collector after each answer, to queue the worker's next task at once
         self.refill: Callable[[_Worker], None] | None = None
         self._thread = threading.Thread(target=self._collect, daemon=True)
+        self._writer = threading.Thread(target=self._write, daemon=True)
 
     def start(self) -> None:
-        """Start collecting answers (after every worker is forked: a fork never copies this thread)."""
+        """Start the writer and the collector (after every worker is forked: a fork never copies them)."""
+        self._writer.start()
         self._thread.start()
 
     def send(self, i: int, task: tuple[Any, ...]) -> None:
+        """Queue task `i` for the worker; returns at once."""
         blob = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-        with self._send_lock:  # this process's main thread and the collector both send
+        with self._send_lock:  # this process's main thread and the collector both send: ids keep task order
+            self.inflight.append(i)
+            self._outbox.put(_HEADER.pack(len(blob)) + blob)
+
+    def _write(self) -> None:
+        while (frame := self._outbox.get()) is not None:
             try:
-                self.inflight.append(i)
-                self.stdin.write(_HEADER.pack(len(blob)) + blob)
+                self.stdin.write(frame)
             except OSError:  # the worker died: what it was given is redone by the parent
                 self.alive = False
+                self._results.put((-1, None))
+                return
+        with contextlib.suppress(OSError):  # already gone
+            self.stdin.close()
+
+    def close_input(self) -> None:
+        """No more tasks: the worker ends once it has answered those queued."""
+        self._outbox.put(None)
 
     def _collect(self) -> None:
         out = self.stdout
@@ -347,10 +367,11 @@ class _Worker:
             blob = _read_exact(out, size)
             if blob is None:
                 break
-            done = self.inflight.popleft()
+            # The task counts as in flight until its answer is queued (`_WorkerPool.wait_for` relies on it).
+            self._results.put((self.inflight[0], pickle.loads(blob)))
+            self.inflight.popleft()
             if self.refill is not None:
-                self.refill(self)  # the next task goes out before this answer is even unpickled
-            self._results.put((done, pickle.loads(blob)))
+                self.refill(self)
         self.alive = False
         self._results.put((-1, None))  # wakes a parent waiting in `drain`
 
@@ -408,13 +429,22 @@ class _WorkerPool:
         return PendingTail(start, lambda: self.wait_for(task))
 
     def wait_for(self, task: int) -> Any:
-        """The answer to `task` (None if its worker died first); other answers are kept for `ready`."""
+        """The answer to `task` (None if its worker died first); other answers are kept for `ready`.
+
+        A collector queues an answer before it takes the task off `inflight`, so once the task is no
+        longer in flight its answer (if any) is already in `results`.
+        """
         while True:
+            pending = any(w.alive and task in w.inflight for w in self.workers)
+            while not self.results.empty():
+                i, value = self.results.get()
+                if i >= 0:
+                    self.stash.append((i, value))
             for k, (i, value) in enumerate(self.stash):
                 if i == task:
                     del self.stash[k]
                     return value
-            if not any(w.alive and task in w.inflight for w in self.workers):
+            if not pending:
                 return None
             i, value = self.results.get()
             if i >= 0:
@@ -434,12 +464,11 @@ class _WorkerPool:
             i, value = self.results.get()
             if i >= 0:
                 out.append((i, value))
-        return out
+        return out + self.ready()  # answers queued just before their tasks left `inflight`
 
     def close(self) -> None:
         for w in self.workers:
-            with contextlib.suppress(OSError):  # already gone
-                w.stdin.close()
+            w.close_input()
         for w in self.workers:
             w.finish(timeout=10)
 
