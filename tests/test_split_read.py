@@ -4,6 +4,8 @@ line without its `toolUseResult` copy: both must give exactly what one plain rea
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -205,3 +207,91 @@ def test_result_head_refuses_incomplete_or_nested_copies():
     assert reader._result_head(nested, nested.find(b'"type":"') + 8) is None  # not a top-level key
     sidechain = orjson.dumps({**rec, "isSidechain": True, "toolUseResult": {}}) + b"\n"
     assert reader._result_head(sidechain, start) is None  # an inline sidechain needs uuid and parentUuid
+
+
+def test_result_head_never_falls_back_to_another_copy_key():
+    """A line with `tool_use_result` before its `toolUseResult` copy reads no agent from the former."""
+    rec = {"isSidechain": False, "type": "user", "message": {"role": "user", "content": []}, "timestamp": "t"}
+    rec["tool_use_result"] = {"agentId": "B", "totalDurationMs": 5}
+    raw = orjson.dumps({**rec, "toolUseResult": "Error: x"}) + b"\n"
+    head = reader._result_head(raw, raw.find(b'"type":"') + 8)
+    assert head is not None and head["toolUseResult"] is None
+    late = orjson.dumps({**rec, "toolUseResult": {}, "session_id": "z"}) + b"\n"  # a stream-json key after it
+    assert reader._result_head(late, late.find(b'"type":"') + 8) is None
+
+
+def test_uuidless_sidechain_roots_are_read_whole(write):
+    """Inline sidechain lines whose thread a merge could not rename (a root without a uuid) make the
+    tail unmergeable: the file is read whole, with the same threads."""
+    side = {"isSidechain": True, "timestamp": "2026-01-01T00:00:00Z"}
+    lines = [
+        {**assistant("m0", 1, 2, 3), "uuid": "A0", "parentUuid": None, **side, "isSidechain": False},
+        {**assistant("m1", 1, 2, 3), "uuid": "A", "parentUuid": "A0", **side},
+        {**assistant("m2", 1, 2, 4), "parentUuid": "A", **side},  # no uuid
+        {**assistant("m3", 1, 2, 5), "uuid": "C", "parentUuid": "nowhere", **side},
+        {**assistant("m4", 1, 2, 6), "parentUuid": None, **side},
+    ]
+    path = write("s.jsonl", *lines)
+    [whole] = read_trace(path)
+    assert whole.calls["thread"].to_list() == ["main", "sidechain-A", "sidechain-A", "sidechain-C", "sidechain"]
+    for start in _line_starts(path):
+        [got] = read_trace(path, tail=read_tail(path, start))
+        assert _facts(got) == _facts(whole), start
+
+
+def test_a_main_file_that_is_no_transcript_fails_as_in_one_read(tmp_path):
+    """Subagent rows merged from the tail never make a main file of no known format readable."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(jsonl({"note": 1}, {"note": 2}, {"note": 3}))
+    sub = tmp_path / "s" / "subagents" / "agent-a1.jsonl"
+    sub.parent.mkdir(parents=True)
+    sub.write_bytes(jsonl(assistant("m1", 1, 2, 3, sidechain=True)))
+    [source] = find_traces([str(tmp_path)])
+    assert source.subagents
+    with pytest.raises(reader.TraceFormatError):
+        read_trace(source.path, source.subagents)
+    for start in _line_starts(source.path):
+        tail = read_tail(source.path, start, source.subagents)
+        with pytest.raises(reader.TraceFormatError):
+            read_trace(source.path, source.subagents, tail=tail)
+
+
+def _session(path: Path, name: str, calls: int, subagents: int) -> None:
+    """A transcript of `calls` Bash calls with their results, and `subagents` one-call subagent files."""
+    lines = []
+    for i in range(calls):
+        ts = f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        lines.append(
+            assistant(f"{name}-{i}", 10, 20, 30, 5, tools=[(f"{name}-t{i}", "Bash", {"command": "y" * 400})])
+            | {"timestamp": ts, "cwd": "/x", "version": "2.1.0"}
+        )
+        lines.append(result(f"{name}-t{i}", "ok", timestamp=ts, isSidechain=False))
+    (path / f"{name}.jsonl").write_bytes(jsonl(*lines))
+    folder = path / name / "subagents"
+    folder.mkdir(parents=True)
+    for j in range(subagents):
+        (folder / f"agent-{'x' * 150}{j:04d}.jsonl").write_bytes(
+            jsonl(assistant(f"{name}-s{j}", 1, 2, 3, sidechain=True))
+        )
+
+
+def test_workers_never_wait_on_each_other_with_large_tasks_and_answers(tmp_path):
+    """Tasks over a pipe's 64 KiB (sessions with 300 subagent files) and answers over 1 MiB (tails) at
+    once, every session cut in two: the run ends (in a child process, so a deadlock fails the test
+    instead of hanging it) and agrees with a one-process run. (Before the writer thread, a collector
+    blocked writing a task while its worker blocked writing an answer.)"""
+    for s in range(2):
+        _session(tmp_path, f"big{s}", 6000, 0)
+    for s in range(20):
+        _session(tmp_path, f"small{s:02d}", 1500, 300)
+    code = (
+        "import sys; from contexttrace import reader, runner; reader.SPLIT_MIN_BYTES = 1\n"
+        f"two = runner.analyze([{str(tmp_path)!r}], workers=2); one = runner.analyze([{str(tmp_path)!r}], workers=1)\n"
+        "assert [r.__dict__ for r in two.reports] == [r.__dict__ for r in one.reports]\n"
+        "print(len(two.reports), sum(r.calls for r in two.reports))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=90, cwd=Path(__file__).parent.parent
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["22", str(2 * 6000 + 20 * 1500)]
