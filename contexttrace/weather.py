@@ -348,7 +348,6 @@ def _worst(s: _Series) -> tuple[float, int]:
     ]
     baselines: dict[str | None, float] = {}
     memos: dict[str, dict[float, float]] = {name: {} for name in SIGNALS}
-    scar_memo, trunc_memo, stuck_memo = memos["compaction_scar"], memos["truncation"], memos["stuck"]
     latency_memo, cluster_memo = memos["latency_drift"], memos["error_cluster"]
     cumulative_memo, cache_memo = memos["error_cumulative"], memos["cache_health"]
     bound_seqs, cutoff_calls, result_seqs, use_seqs = s.bound_seqs, s.cutoff_calls, s.result_seqs, s.use_seqs
@@ -362,27 +361,36 @@ def _worst(s: _Series) -> tuple[float, int]:
     stuck_min, latency_min, cluster_min = _STUCK.minimum, _LATENCY.minimum, _CLUSTER.minimum
     cumulative_min, cache_min = _CUMULATIVE.minimum, _CACHE.minimum
 
+    # Signals whose measure is a count: their severities for every count they can take, looked up by index.
+    scar_sev = [curve(n, _SCAR) for n in range(len(bound_seqs) + 1)]
+    trunc_sev = [curve(n, _TRUNC) for n in range(len(cutoff_calls) + 1)]
+    stuck_sev = [curve(n, _STUCK) for n in range(max((run for run, _ in longest_before), default=0) + 1)]
+    # ctx_pressure: `curve` on the fill, its arithmetic written out (two anchors)
+    (x0, y0), (x1, y1) = _CTX.anchors
+    fills = [c.prompt_tokens / window for c in calls]
+    ctx_sev = [
+        round(
+            min(y0 if m <= x0 else y1 if m >= x1 else y0 + (y1 - y0) * (m - x0) / (x1 - x0), _CTX.cap), SCORE_DECIMALS
+        )
+        for m in fills
+    ]
+
     worst: tuple[float, int] = (-1.0, 0)
+    sev: float | None
     for i in range(len(calls)):
         cut = cuts[i]
         # the two highest severities so far, top >= second >= 0 (compose's padding)
-        top = curve(calls[i].prompt_tokens / window, _CTX)
+        top = ctx_sev[i]
         second = 0.0
 
-        n_bounds = bisect_left(bound_seqs, cut)
-        sev = scar_memo.get(n_bounds)
-        if sev is None:
-            sev = scar_memo[n_bounds] = curve(n_bounds, _SCAR)
+        sev = scar_sev[bisect_left(bound_seqs, cut)]
         if sev > top:
             top, second = sev, top
         elif sev > second:
             second = sev
 
         if known_upto[i]:
-            n_cut = bisect_right(cutoff_calls, i)
-            sev = trunc_memo.get(n_cut)
-            if sev is None:
-                sev = trunc_memo[n_cut] = curve(n_cut, _TRUNC)
+            sev = trunc_sev[bisect_right(cutoff_calls, i)]
             if sev > top:
                 top, second = sev, top
             elif sev > second:
@@ -390,10 +398,7 @@ def _worst(s: _Series) -> tuple[float, int]:
 
         results = bisect_left(result_seqs, cut)
         if results >= stuck_min:
-            length = longest_before[results][0]
-            sev = stuck_memo.get(length)
-            if sev is None:
-                sev = stuck_memo[length] = curve(length, _STUCK)
+            sev = stuck_sev[longest_before[results][0]]
             if sev > top:
                 top, second = sev, top
             elif sev > second:
