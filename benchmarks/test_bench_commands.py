@@ -2,16 +2,22 @@
 
 Target (issue 5): each adds at most 15 % to `context trace`'s time. `context usage` is its own command,
 timed end to end. Health and weather have no command of their own: they are computed inside every
-`context trace` report, so they are timed apart here, on one core, over traces read beforehand, and
-the summary gives their share of `context trace`'s end-to-end time.
+`context trace` report. What they add is measured as `context trace` with them against `context trace`
+with them replaced by stubs, in paired rounds (`test_health_weather_added`); their one-core time over
+traces read beforehand is kept for reference (`test_health_weather`).
 """
 
 from __future__ import annotations
 
-from conftest import run_cli
+import statistics
+import time
 
-from contexttrace import metrics
+import pytest
+from conftest import FIGURES, PAIRED, cli_reports, run_cli
+
+from contexttrace import metrics, report
 from contexttrace.health import health_of, session_rows_of
+from contexttrace.reader import gc_paused
 from contexttrace.runner import read_sources
 from contexttrace.sources import find_traces
 from contexttrace.weather import weather_of
@@ -23,15 +29,17 @@ def test_command_usage(timed, corpora):
     assert out.strip().startswith("[")
 
 
-def _health_and_weather(traces):
+def _health_and_weather(traces_and_rows):
+    """What a report computes for health and weather alone (its rows are read for the other figures
+    anyway), with the collector paused as `context trace` runs it."""
     grades = []
-    for trace in traces:
-        rows = metrics.FrameRows(trace)
-        session = session_rows_of(trace, rows)
-        choice = metrics.window_choice(trace)
-        health = health_of(session, choice)
-        weather = weather_of(session, choice.tokens)
-        grades.append((health["grade"], weather["level"]))
+    with gc_paused():
+        for trace, rows in traces_and_rows:
+            session = session_rows_of(trace, rows)
+            choice = metrics.window_choice(trace)
+            health = health_of(session, choice)
+            weather = weather_of(session, choice.tokens)
+            grades.append((health["grade"], weather["level"]))
     return grades
 
 
@@ -40,6 +48,32 @@ def test_health_weather(timed, corpora):
     reads = read_sources(find_traces(list(corpus.paths)), workers=1)
     traces = [t for r in reads if isinstance(r, list) for t in r]
     assert len(traces) == len(corpus.expected)
-    grades = timed("health-weather-directory", _health_and_weather, traces)
+    grades = timed("health-weather-directory", _health_and_weather, [(t, metrics.FrameRows(t)) for t in traces])
     assert len(grades) == len(traces)
     assert all(g in "ABCDF" for g, _ in grades)
+
+
+def test_health_weather_added(corpora, rounds, benchmark_enabled, monkeypatch):
+    """`context trace --json` over the directory with health and weather, and with them stubbed out (the
+    workers are forked, so they run the stubs too): the median of the paired rounds' added share."""
+    corpus = corpora["directory"]
+    args = ["context", "trace", *corpus.paths, "--json"]
+    added = []
+    for k in range(rounds if benchmark_enabled else 1):
+        times = {}
+        for which in ("with", "without") if k % 2 == 0 else ("without", "with"):
+            with monkeypatch.context() as m:
+                if which == "without":
+                    m.setattr(report, "session_rows_of", lambda trace, rows: None)
+                    m.setattr(report, "health_of", lambda session, choice: {"grade": "-"})
+                    m.setattr(report, "weather_of", lambda session, window: {"level": "-"})
+                start = time.perf_counter()
+                reports = cli_reports(args)
+                times[which] = time.perf_counter() - start
+            assert {r["health"]["grade"] == "-" for r in reports} == {which == "without"}
+        added.append((times["with"] - times["without"]) / times["with"])
+    if benchmark_enabled:
+        PAIRED["health-weather-added"] = statistics.median(added)
+        FIGURES["paired-health-weather-added"] = [round(a, 3) for a in added]
+    else:
+        pytest.skip("timed only in a timed run")
