@@ -1127,7 +1127,7 @@ _RESULT_COPY_KEY = b',"toolUseResult":'
 #: that a figure reads (a subagent's `agentId`, `totalDurationMs`) and top-level keys the reader needs.
 _AFTER_COPY_NEEDED = re.compile(
     rb'"(?:agentId|totalDurationMs|toolDenialKind|isMeta|isCompactSummary|message|timestamp|isSidechain'
-    rb'|parent_tool_use_id|session_id)"'
+    rb'|parent_tool_use_id|session_id)"[ \t\r\n]*:'  # a key: its closing quote, JSON whitespace, a colon
 )
 
 

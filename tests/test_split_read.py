@@ -218,6 +218,10 @@ def test_result_head_never_falls_back_to_another_copy_key():
     assert head is not None and head["toolUseResult"] is None
     late = orjson.dumps({**rec, "toolUseResult": {}, "session_id": "z"}) + b"\n"  # a stream-json key after it
     assert reader._result_head(late, late.find(b'"type":"') + 8) is None
+    spaced = orjson.dumps(rec)[:-1] + b',"toolUseResult":{"agentId" :\t"a1"}}\n'  # JSON allows the spaces
+    assert reader._result_head(spaced, spaced.find(b'"type":"') + 8) is None
+    valued = orjson.dumps({**rec, "toolUseResult": {"note": "agentId"}}) + b"\n"  # a value, not a key
+    assert reader._result_head(valued, valued.find(b'"type":"') + 8) is not None
 
 
 def test_uuidless_sidechain_roots_are_read_whole(write):
