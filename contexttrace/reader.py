@@ -1148,7 +1148,7 @@ def _result_head(raw: bytes, start: int) -> dict[str, Any] | None:
     if cut < 0 or not (raw.endswith(b"}\n") or raw.endswith(b"}\r\n")) or _AFTER_COPY_NEEDED.search(raw, cut):
         return None
     try:
-        rec = orjson.loads(raw[:cut] + b"}")
+        rec = orjson.loads(b"".join((memoryview(raw)[:cut], b"}")))  # one copy of the head
     except orjson.JSONDecodeError:
         return None
     if type(rec) is not dict or "message" not in rec or "timestamp" not in rec or "isSidechain" not in rec:
