@@ -5,12 +5,16 @@ This is the library's entry point for a whole command: `analyze(paths, window)` 
 large enough to pay for the workers; the result never depends on how they were read. It never prints:
 progress goes to an optional callback.
 
-Parallel runs use `workers - 1` worker processes (`python -m contexttrace._worker`, fed pickled tasks
-over a pipe; never `multiprocessing`'s spawn, which would import the caller's main script) plus this
-process: the parent reads too, so the half second a worker needs to import Polars is never idle time.
-Each worker also builds the
-reports of the traces it read (when `build` can be pickled), so metrics use both cores as well; a report
-is rebuilt here only for a trace that `drop_inherited_calls` changed.
+Parallel runs use `workers - 1` worker processes plus this process, which reads too. A worker is a fork
+of this process while it runs a single thread (Linux), else a new `python -m contexttrace._worker`
+(never `multiprocessing`'s spawn, which would import the caller's main script); both are fed pickled
+tasks over a pipe by a writer thread and answer over another, read by a collector thread that queues
+the worker's next task at once. Each worker builds the reports of the traces it read (when `build` can
+be pickled) and sends them back with slim traces (call keys only); a trace that inherited calls from
+another session (`drop_inherited_calls`) is read again here and its report rebuilt. A session
+transcript of `reader.SPLIT_MIN_BYTES` or more is read in two parts at once: a worker reads its tail and
+subagent files (`reader.read_tail`) while this process reads its head and merges. Standard input is
+always read here, in one process.
 """
 
 from __future__ import annotations
