@@ -23,8 +23,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import orjson
-
 from .metrics import FrameRows, WindowChoice, window_choice
 from .schema import FORMAT_STREAM_JSON
 
@@ -303,17 +301,6 @@ class SessionRows:
         )
 
 
-def _file_path(name: str, input_json: str | None) -> str | None:
-    if name != "Read" or not input_json:
-        return None
-    try:
-        value = orjson.loads(input_json)
-    except orjson.JSONDecodeError:
-        return None
-    path = value.get("file_path") if isinstance(value, dict) else None
-    return path if isinstance(path, str) and path else None
-
-
 def session_rows(trace: Trace) -> SessionRows:
     """Reduce a trace to its main thread's calls, tool calls and compactions, in reading order.
 
@@ -352,7 +339,7 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
     call_seqs = [c.seq for c in calls]
     tools = []
     ci = -1
-    for seq, tid, name, payload, _ts in frames.main_uses:
+    for seq, tid, name, _input, path, _ts in frames.main_uses:
         while ci + 1 < len(call_seqs) and call_seqs[ci + 1] <= seq:
             ci += 1
         res = by_id.get(tid)
@@ -361,7 +348,7 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
             ToolCall(
                 seq=seq,
                 name=name,
-                file_path=_file_path(name, payload),
+                file_path=path if name == "Read" else None,
                 is_error=bool(res and res[1] and not res[2]),
                 denied=denied,
                 result_seq=res[0] if res else None,

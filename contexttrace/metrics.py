@@ -64,7 +64,7 @@ _by_seq = itemgetter(0)
 
 #: Columns of `FrameRows.main_calls`, `main_uses`, `main_results` and `main_events`, in tuple order.
 CALL_ROW = ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms", "ts_ms")
-USE_ROW = ("seq", "tool_use_id", "name", "input_json", "ts_ms")
+USE_ROW = ("seq", "tool_use_id", "name", "input_json", "file_path", "ts_ms")
 RESULT_ROW = ("seq", "tool_use_id", "is_error", "denied", "result_chars", "result_images", "result_image_bytes",
               "persisted", "persisted_bytes", "ts_ms")  # fmt: skip
 EVENT_ROW = ("seq", "kind", "trigger", "pre_tokens", "post_tokens", "line", "ts_ms")

@@ -651,8 +651,20 @@ class _Builder:
                 return  # the same tool use on another line of the call, or a replayed copy
             self.use_ids.add(tid)
         name = block.get("name")
+        inp = block.get("input")
+        path = inp.get("file_path") if type(inp) is dict else None
         self.use_rows.append(
-            (self.seq, line, tid, mid, at, name if type(name) is str else "?", _canonical(block.get("input")), ts)
+            (
+                self.seq,
+                line,
+                tid,
+                mid,
+                at,
+                name if type(name) is str else "?",
+                _canonical(inp),
+                path if type(path) is str and path else None,
+                ts,
+            )
         )
 
     def _user(self, rec: dict[str, Any], line: int, src: SourceFile) -> None:
@@ -888,7 +900,7 @@ _KEPT_LINE_COLUMNS = (
 )  # fmt: skip
 _C_KEPT = tuple(_CALL_POS[n] for n in _KEPT_LINE_COLUMNS)
 #: A tool-use row as the builder holds it: the row of its call in place of its thread.
-_USE_ROW = ("seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "ts_ms")
+_USE_ROW = ("seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "file_path", "ts_ms")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)

@@ -65,6 +65,7 @@ TOOL_USE_SCHEMA: dict[str, str] = {
     "thread_kind": "String",
     "name": "String",  # tool name as written (full MCP name, e.g. mcp__server__tool)
     "input_json": "String",  # the input as canonical JSON: sorted keys, no spaces
+    "file_path": "String",  # input.file_path when it is a non-empty string (Read, Edit, Write, ...), else null
     "ts_ms": "Int64",
 }
 
