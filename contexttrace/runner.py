@@ -102,18 +102,16 @@ def _picklable(obj: Any) -> bool:
     return True
 
 
-def _file_size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+def _sizes(source: TraceSource) -> tuple[int, int]:
+    """Bytes of a source's main file and of its subagent files (0 for a file that cannot be read)."""
 
+    def size(path: str) -> int:
+        try:
+            return os.path.getsize(path)
+        except OSError:
+            return 0
 
-def _size(source: TraceSource) -> int:
-    try:
-        return os.path.getsize(source.path) + sum(os.path.getsize(s.path) for s in source.subagents)
-    except OSError:
-        return 0
+    return size(source.path), sum(size(s.path) for s in source.subagents)
 
 
 def read_sources(
@@ -141,25 +139,22 @@ def read_sources(
     return [r if isinstance(r, TraceFailure) else [t for t, _ in r] for r in results]
 
 
-def _workers(sources: list[TraceSource], workers: int | None, splits: dict[int, int]) -> int:
-    total = len(sources)
+def _workers(sources: list[TraceSource], workers: int | None, splits: dict[int, int], total_bytes: int) -> int:
     if "-" in [s.path for s in sources]:
         return 1  # standard input is this process's: a worker could not read it, nor this one read it twice
     if workers is None:
-        big = sum(_size(s) for s in sources) >= PARALLEL_MIN_BYTES
-        usable = (total > 1 or splits) and "-" not in [s.path for s in sources]
-        workers = min(os.cpu_count() or 1, max(total, 2)) if big and usable else 1
+        usable = len(sources) > 1 or splits
+        workers = min(os.cpu_count() or 1, max(len(sources), 2)) if total_bytes >= PARALLEL_MIN_BYTES and usable else 1
     return workers
 
 
-def _splits(sources: list[TraceSource]) -> dict[int, int]:
+def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[int, int]:
     """Sources whose main file is large enough to be read in two parts at once: index -> byte offset."""
     out = {}
-    for i, source in enumerate(sources):
+    for i, (source, (_main, subagents)) in enumerate(zip(sources, sizes, strict=True)):
         if source.path != "-":
             # The tail's reader also reads the subagent files: the cut leaves it as much to do as the head's.
-            subagent_cost = _size(source) - _file_size(source.path) + FILE_COST_BYTES * len(source.subagents)
-            at = split_point(source.path, subagent_cost)
+            at = split_point(source.path, subagents + FILE_COST_BYTES * len(source.subagents))
             if at is not None:
                 out[i] = at
     return out
@@ -174,8 +169,10 @@ def _run(
 ) -> list[list[tuple[Trace, Any]] | TraceFailure]:
     """Read (and build) every source: in this process, or in it and `workers - 1` spawned processes."""
     total = len(sources)
-    splits = _splits(sources) if workers is None or workers > 1 else {}
-    workers = _workers(sources, workers, splits)
+    sizes = [_sizes(s) for s in sources]  # (main, subagents) bytes, read once
+    order = sorted(range(total), key=lambda i: -sum(sizes[i]))  # largest first
+    splits = _splits(sources, sizes) if workers is None or workers > 1 else {}
+    workers = _workers(sources, workers, splits, sum(map(sum, sizes)))
     if workers <= 1:
         out: list[list[tuple[Trace, Any]] | TraceFailure] = []
         for i, source in enumerate(sources, 1):
@@ -186,7 +183,7 @@ def _run(
     # Largest first keeps every core busy to the end; results are put back in argument order. The
     # workers are kept two tasks ahead; this process takes the next task whenever it is free. A large
     # transcript is read here in two parts at once: its second half by a worker (task id total + i).
-    queue = deque(sorted((i for i in range(total) if i not in splits), key=lambda i: -_size(sources[i])))
+    queue = deque(i for i in order if i not in splits)
     slots: list[list[tuple[Trace, Any]] | TraceFailure | None] = [None] * total
     remote_build = build if build is not None and _picklable(build) else None
     done = 0
@@ -218,7 +215,7 @@ def _run(
                 refill(worker)
                 worker.refill = refill
 
-        for i in sorted(splits, key=lambda i: -_size(sources[i])):
+        for i in (i for i in order if i in splits):
             tail = pool.read_tail(total + i, sources[i], splits[i])
             feed()
             finish(i, _read_built(sources[i], build, window, tail))

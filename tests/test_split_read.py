@@ -14,7 +14,7 @@ import pytest
 
 from contexttrace import reader
 from contexttrace.reader import read_tail, read_trace, split_point
-from contexttrace.runner import _splits, analyze
+from contexttrace.runner import _sizes, _splits, analyze
 from contexttrace.sources import find_traces
 
 from .conftest import SAMPLES, assistant, jsonl, result
@@ -141,7 +141,8 @@ def test_analyze_reads_a_large_session_in_two_parts(monkeypatch):
     session = str(SAMPLES / "b-spotter-compaction")
     serial = analyze([session], window=200_000, workers=1)
     monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
-    assert list(_splits(find_traces([session]))) == [0]
+    found = find_traces([session])
+    assert list(_splits(found, [_sizes(s) for s in found])) == [0]
     parallel = analyze([session], window=200_000, workers=2)
     assert [r.__dict__ for r in parallel.reports] == [r.__dict__ for r in serial.reports]
     assert parallel.reports[0].calls == 139
