@@ -239,8 +239,18 @@ class _Writer:
         self.ctx = self.rng.randint(18_000, 40_000) - 5_000
         return pre
 
-    def result_content(self, tool: str, failed: bool) -> tuple[Any, int, str]:
-        """A tool_result's content, its counted characters, and its text (for toolUseResult)."""
+    def result_block(self, tid: str, tool: str, failed: bool) -> tuple[dict[str, Any], str]:
+        """A main-thread tool_result block (its characters counted in the expected `result_chars`) and its
+        text (for the `toolUseResult` copy)."""
+        content, chars, text = self._result_content(tool, failed)
+        self.exp.result_chars += chars
+        block: dict[str, Any] = {"tool_use_id": tid, "type": "tool_result", "content": content}
+        if failed:
+            block["is_error"] = True
+        return block, text
+
+    def _result_content(self, tool: str, failed: bool) -> tuple[Any, int, str]:
+        """A tool_result's content, its counted characters, and its text."""
         rng = self.rng
         if failed:
             text = f"<tool_use_error>Error: exit code 1\n{self.text(rng.randint(40, 600))}</tool_use_error>"
@@ -519,12 +529,10 @@ class _Transcript(_Writer):
                     )
             if name == "Agent":
                 self.subagent(fh, tid)
-            content, chars, text = self.result_content(name, failed)
-            self.exp.result_chars += chars
-            block: dict[str, Any] = {"tool_use_id": tid, "type": "tool_result", "content": content}
+            block, text = self.result_block(tid, name, failed)
+            tur: Any
             if failed:
-                block["is_error"] = True
-                tur: Any = f"Error: {text[:200]}"
+                tur = f"Error: {text[:200]}"
             elif name == "Bash":
                 tur = {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}
             elif name == "Read":
@@ -792,11 +800,7 @@ class _StreamRun(_Writer):
             self.main_tool(name, inp, failed)
             if name == "Agent":
                 self.subagent(out, tid)
-            content, chars, text = self.result_content(name, failed)
-            self.exp.result_chars += chars
-            block: dict[str, Any] = {"tool_use_id": tid, "type": "tool_result", "content": content}
-            if failed:
-                block["is_error"] = True
+            block, text = self.result_block(tid, name, failed)
             tur = f"Error: {text[:200]}" if failed else {"stdout": text, "stderr": "", "interrupted": False}
             self.line(
                 out,
