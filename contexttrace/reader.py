@@ -160,14 +160,17 @@ class ColumnView:
         self._cols = cols
 
     def get_column(self, name: str) -> _ListColumn:
+        """The column `name` (its values through `to_list()`); KeyError when the table has no such column."""
         return _ListColumn(self._cols[name])
 
     @property
     def height(self) -> int:
+        """Rows in the table."""
         return len(next(iter(self._cols.values()), []))
 
     @property
     def columns(self) -> list[str]:
+        """Column names, in schema order."""
         return list(self._cols)
 
 
@@ -1363,8 +1366,9 @@ TAIL_BYTE_COST = 1.5
 def split_point(path: str, after_bytes: int = 0) -> int | None:
     """Where to cut `path` so that reading its head takes as long as reading its tail (each byte weighted
     `TAIL_BYTE_COST`) and then `after_bytes` (the subagent files the tail's reader also reads, as bytes
-    of the same cost): the offset of the first line that starts after that point. None when the file is
-    smaller than `SPLIT_MIN_BYTES`, cannot be read, or no line starts there.
+    of the same cost): the offset of the first line that starts after that point, in bytes from the
+    file's start (at least 4096). None when the file is smaller than `SPLIT_MIN_BYTES`, cannot be read,
+    or no line starts there; raises nothing.
     """
     try:
         size = os.path.getsize(path)
@@ -1569,7 +1573,8 @@ def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
     trace index -> call keys (`message.id|input|cache write|cache read`); traces that lose none are absent.
 
     Reads only the call columns `message_id`, `input_tokens`, `cache_write_tokens`, `cache_read_tokens` and
-    `end_ts_ms`, so it works on the slim traces workers send back (`Trace.slim`).
+    `end_ts_ms` (Unix ms, from each call's last line), so it works on the slim traces workers send back
+    (`Trace.slim`). Only session transcripts take part; a run of one trace loses nothing. Raises nothing.
     """
     keyed = [
         (i, t)

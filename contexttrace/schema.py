@@ -110,7 +110,8 @@ def polars_schema(columns: dict[str, str]) -> pl.Schema:
     """The Polars schema of one of the tables above (`CALL_SCHEMA`, ...): its column names and dtypes.
 
     The tables name their dtypes (`"Int64"`, `"String"`, `"Boolean"`) so that reading a trace never
-    imports Polars; frames are built with this schema when they are asked for.
+    imports Polars; frames are built with this schema when they are asked for. An unknown dtype name raises
+    AttributeError.
 
     >>> polars_schema({"seq": "Int64", "model": "String"})
     Schema([('seq', Int64), ('model', String)])
