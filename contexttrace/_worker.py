@@ -10,15 +10,22 @@ runs the same `serve` over two pipes. Being started as its own module (not throu
 
 from __future__ import annotations
 
+import gc
 import pickle
 import sys
 from typing import IO
 
 
 def serve(inp: IO[bytes], out: IO[bytes]) -> None:
-    """Answer the tasks read from `inp` on `out` until `inp` closes."""
+    """Answer the tasks read from `inp` on `out` until `inp` closes.
+
+    The cyclic garbage collector stays off for the worker's life, as in the parent's run
+    (`runner._analyze`): the tasks make no reference cycles, and each collection would walk every
+    object the last answer left alive.
+    """
     from .runner import _HEADER
 
+    gc.disable()
     while True:
         header = inp.read(_HEADER.size)
         if len(header) < _HEADER.size:

@@ -135,7 +135,8 @@ def read_sources(
     list
         For each source, its traces or a `TraceFailure`.
     """
-    results = _run(sources, None, None, progress, workers)
+    with gc_paused():  # as `analyze`
+        results = _run(sources, None, None, progress, workers)
     return [r if isinstance(r, TraceFailure) else [t for t, _ in r] for r in results]
 
 
@@ -501,6 +502,27 @@ def analyze(
         Reports in argument order (a directory's sessions sorted by path; a stream file's runs in file
         order), failures for sources that could not be read; sessions a directory scan found with no
         model call are left out and counted in `left_out`.
+    """
+    with gc_paused():  # see `_analyze`
+        return _analyze(paths, window, progress, workers, build)
+
+
+def _analyze(
+    paths: list[str],
+    window: int | None,
+    progress: Progress | None,
+    workers: int | None,
+    build: Callable[[Trace, int | None], Any],
+) -> RunResult:
+    """`analyze`, run with the cyclic garbage collector paused (`reader.gc_paused`) from start to end.
+
+    Nothing here makes reference cycles, yet every collection walks all the objects still alive: while
+    a trace is read, its rows; between traces, the answers unpickled from the workers and the reports
+    kept so far (a pytest session or a notebook adds its own heap to each full pass). Pausing it per
+    trace only moved the cost: the first collection after each trace walked what that trace had left.
+    Measured on the 200-session benchmark directory: `analyze` 1.90 s with the collector running
+    between traces, 1.60 s with it off (medians of 6, interleaved); the paired benchmark ratio went
+    from 0.98-1.06 to 0.86.
     """
     found = find_traces(paths)
     sources = [s for s in found if not s.orphan]
