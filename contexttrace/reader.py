@@ -39,6 +39,7 @@ import json
 import os
 import re
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -428,6 +429,9 @@ class _Builder:
         self.chains_ambiguous = False
         self.subagents_read = False  # the session's subagent files are read in (by the tail's reader)
         self.stamp_ms: dict[str | None, int | None] = {}  # timestamps parsed already (by the tail's reader)
+        #: how `content_hash` is computed: Python's `hash` (seeded per process), or `stable_text_hash` when
+        #: a file's two parts are read by processes that do not share the seed (`read_tail`)
+        self.text_hash: Callable[[str], int] = hash
 
     # -- transfer (a tail read by a worker process) --------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -713,11 +717,11 @@ class _Builder:
                 if type(inner) is str:  # the common case: one text
                     chars, images, image_bytes, unknown = len(inner), 0, 0, 0
                     text = inner
-                    content_hash = hash(inner)
+                    content_hash = self.text_hash(inner)
                 else:
                     chars, images, image_bytes, unknown = result_size(inner)
                     text = _first_text(inner)
-                    content_hash = hash(text) if chars else 0
+                    content_hash = self.text_hash(text) if chars else 0
                 is_error = block.get("is_error") is True
                 persisted = text.startswith("<persisted-output>")
                 # fmt: off
@@ -1350,11 +1354,20 @@ class TailPart:
 
 @dataclass
 class PendingTail:
-    """A `TailPart` being read elsewhere: where it starts, and a function that waits for it (None: it
-    could not be read, so the whole file is read here)."""
+    """A `TailPart` being read elsewhere: where it starts, a function that waits for it (None: it could
+    not be read, so the whole file is read here), and whether it is read with `stable_text_hash`."""
 
     start: int
     result: Callable[[], TailPart | None]
+    stable_hash: bool = False
+
+
+def stable_text_hash(text: str) -> int:
+    """A hash of a tool result's text that is the same in every process (CRC-32 of its UTF-8 bytes, and
+    their count above bit 32), for a file whose two parts are read by processes that do not share Python's
+    hash seed. About twice the cost of `hash`, so it is used only then. Raises nothing."""
+    data = text.encode("utf-8", "surrogatepass")
+    return len(data) << 32 | zlib.crc32(data)
 
 
 #: A byte of the tail costs this much more than a byte of the head: the tail's rows (and its subagent
@@ -1383,15 +1396,21 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
     return start if 4096 <= start < size else None  # (the first 4 KiB are checked for NUL bytes by the head)
 
 
-def read_tail(path: str, start: int, subagents: Iterable[SourceFile] = ()) -> TailPart | None:
+def read_tail(
+    path: str, start: int, subagents: Iterable[SourceFile] = (), stable_hash: bool = False
+) -> TailPart | None:
     """Read `path` from byte `start` (a line start) to its end, then the session's `subagents` files, for
-    `read_trace(..., tail=...)`.
+    `read_trace(..., tail=...)`. With `stable_hash`, tool results are hashed with `stable_text_hash` (a
+    process that does not share this one's hash seed reads the head: a worker started afresh), and the
+    head must be read with a `PendingTail(..., stable_hash=True)`.
 
     Returns None when the part cannot be read or shows a stream-json record (`session_id`, a
     `system/init` or `result` line): only session transcripts are read in two parts; the caller then
     reads the whole file at once. Raises nothing.
     """
     builder = _Builder(path, path)
+    if stable_hash:
+        builder.text_hash = stable_text_hash
     with gc_paused():
         try:
             with _open(path) as fh:
@@ -1437,6 +1456,11 @@ def _read_head(main: str, tail: TailPart | PendingTail) -> _Builder | None:
     """Read `main` up to `tail.start` and merge the tail into it; None when the file is not a session
     transcript after all (stream-json: its runs are read from the whole file) or the tail is missing."""
     builder = _Builder(main, main)
+    # tool results hashed as the tail's reader hashes them
+    if isinstance(tail, PendingTail):
+        builder.text_hash = stable_text_hash if tail.stable_hash else hash
+    else:
+        builder.text_hash = tail.builder.text_hash
     try:
         raw = open(main, "rb", buffering=0)  # noqa: SIM115 (closed by the BufferedReader below)
     except OSError:

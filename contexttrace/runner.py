@@ -411,7 +411,7 @@ class _WorkerPool:
     def __init__(self, n: int) -> None:
         self.results: SimpleQueue[tuple[int, Any]] = SimpleQueue()
         self.stash: list[tuple[int, Any]] = []  # answers received while waiting for another (`wait_for`)
-        fork = _fork_safe()
+        fork = self.forked = _fork_safe()
         self.workers: list[_Worker] = []
         for _ in range(n):
             # a later fork must not hold the pipes of the workers before it (they would never see EOF)
@@ -427,8 +427,10 @@ class _WorkerPool:
         if not alive:
             return None
         worker = min(alive, key=lambda w: len(w.inflight))
-        worker.send(task, (read_tail, (source.path, start, source.subagents)))
-        return PendingTail(start, lambda: self.wait_for(task))
+        # A forked worker shares this process's hash seed; one started afresh does not (`stable_text_hash`).
+        stable = not self.forked
+        worker.send(task, (read_tail, (source.path, start, source.subagents, stable)))
+        return PendingTail(start, lambda: self.wait_for(task), stable)
 
     def wait_for(self, task: int) -> Any:
         """The answer to `task` (None if its worker died first); other answers are kept for `ready`.

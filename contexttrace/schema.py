@@ -84,7 +84,7 @@ TOOL_RESULT_SCHEMA: dict[str, str] = {
     "unknown_blocks": "Int64",  # content blocks of another type, skipped
     "persisted": "Boolean",  # a <persisted-output> preview: the full output went to a file
     "persisted_bytes": "Int64",  # ≈ the full output's size as the preview states it (null if unknown)
-    "content_hash": "Int64",  # hash of the result's text, to tell identical results apart (same process only)
+    "content_hash": "Int64",  # hash of the result's text, to tell identical results apart (within one trace)
     "agent_id": "String",  # Task/Agent results: toolUseResult.agentId (the subagent's file id)
     "agent_duration_ms": "Int64",  # Task/Agent results: toolUseResult.totalDurationMs
     "ts_ms": "Int64",

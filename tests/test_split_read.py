@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +301,44 @@ def test_workers_never_wait_on_each_other_with_large_tasks_and_answers(tmp_path)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["22", str(2 * 6000 + 20 * 1500)]
+
+
+def test_identical_results_on_both_sides_of_the_cut_match_when_the_worker_is_started_afresh(monkeypatch, write):
+    """A worker started as a new interpreter (no fork: macOS, or a parent running threads) hashes with
+    another seed than this process: results read on the two sides of the cut are still compared by text
+    (`repeat_same_result`), as in a one-process read."""
+    from contexttrace import runner
+
+    lines = [
+        assistant("m1", 10, 20, 30, 7, tools=[("t1", "Read", {"file_path": "/a"})], timestamp="2026-01-01T00:00:01Z"),
+        result("t1", "same text", timestamp="2026-01-01T00:00:02Z"),
+        assistant("m2", 10, 20, 40, 7, tools=[("t2", "Read", {"file_path": "/a"})], timestamp="2026-01-01T00:00:03Z"),
+        result("t2", "same text", timestamp="2026-01-01T00:00:04Z"),
+        assistant("m3", 10, 20, 50, 7, timestamp="2026-01-01T00:00:05Z"),
+    ]
+    path = write("s.jsonl", *lines)
+    serial = analyze([path], workers=1)
+    assert (serial.reports[0].repeat, serial.reports[0].repeat_same_result) == (1, 1)
+    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(runner, "_fork_safe", lambda: False)
+    monkeypatch.setattr(reader, "split_point", lambda p, after=0: _line_starts(p)[2])  # cut before m2
+    monkeypatch.setattr(runner, "split_point", reader.split_point)
+    parallel = analyze([path], workers=2)
+    assert [r.__dict__ for r in parallel.reports] == [r.__dict__ for r in serial.reports]
+
+
+def test_stable_text_hash_is_the_same_in_another_interpreter():
+    """`stable_text_hash` (a file read in two parts by unrelated processes) gives the same value in a new
+    interpreter, for text with astral characters and a lone surrogate (CASES B19) too."""
+    texts = ["", "same text", "emoji \U0001f600 and \u2192", "lone \ud800 surrogate"]
+    here = [reader.stable_text_hash(t) for t in texts]
+    code = (
+        "import sys, orjson; from contexttrace.reader import stable_text_hash; "
+        "print(orjson.dumps([stable_text_hash(t) for t in "
+        f"{texts!r}]).decode())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert orjson.loads(out) == here
+    assert len(set(here)) == len(texts)
+    assert here[1] == (9 << 32) | zlib.crc32(b"same text")  # the byte count above bit 32
+    assert here[2] >> 32 == len("emoji \U0001f600 and \u2192".encode())  # bytes, not characters
