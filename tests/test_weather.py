@@ -260,3 +260,38 @@ def test_worst_is_the_highest_composed_score_after_any_call():
             assert _worst(s) == (best, scores.index(best)), trace.name
             checked += 1
     assert checked == 37
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_worst_equals_composed_scores_on_random_sessions(seed):
+    """`_worst` skips windows whose severity is 0 whatever their measure (no failed result, no low cache
+    hit, no latency above the lowest baseline): on random sessions mixing models, latencies around their
+    baselines, hits around 0.5 and failed or refused results, it still equals composing `_signals_after`
+    after every call. Each session keeps the prompts low or high, so that the windowed signals decide."""
+    import random
+
+    from contexttrace.weather import _scores, _series, _signals_after
+
+    rng = random.Random(seed)
+    models = rng.choice([["claude-sonnet-4-5"], ["claude-opus-4-5", "claude-opus-4-7"], ["not-in-the-table", None]])
+    high_prompts, fail_rate = rng.random() < 0.3, rng.choice([0.0, 0.05, 0.3])
+    calls, tools, seq = [], [], 0
+    for i in range(rng.randint(1, 60)):
+        seq += rng.randint(1, 3)
+        prompt = rng.randint(1_000, 190_000) if high_prompts else rng.choice([500, 999, 1_000, 20_000, 60_000])
+        latency = rng.choice([None, 1_000, 3_078, 3_079, 5_795, 5_796, 6_000, 8_908, 8_909, 12_000, 30_000])
+        stop = rng.choice([None, "tool_use", "end_turn", "max_tokens"] if rng.random() < 0.2 else [None, "end_turn"])
+        read = rng.choice([0, prompt // 2 - 1, prompt // 2, prompt // 2 + 1, prompt])
+        calls.append(MainCall(seq, prompt, read, stop, rng.choice(models), latency))
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 4])):
+            seq += 1
+            failed, denied = rng.random() < fail_rate, rng.random() < 0.1
+            result_seq = rng.choice([None, seq + 1, seq + 1, seq + rng.randint(1, 12)])
+            tools.append(ToolCall(seq, "Bash", None, failed and not denied, failed and denied, result_seq, i))
+    bounds = sorted(rng.sample(range(1, seq + 2), k=min(rng.randint(0, 2), seq)))
+    rows = SessionRows(calls, tools, [Compaction(b, "auto", None) for b in bounds], {}, AXIS_CALLS)
+    s = _series(rows, 200_000)
+    assert _scores(s) == [
+        compose([x["severity"] for x in _signals_after(s, i, detail=False) if x["severity"] is not None])
+        for i in range(len(calls))
+    ]
