@@ -10,7 +10,6 @@ from enum import StrEnum
 from typing import Any
 
 import orjson
-from tabulate import tabulate
 
 from .report import RunResult, TraceReport
 
@@ -94,10 +93,7 @@ def render_table(run: RunResult, with_window: bool, with_calls: bool = False) ->
         return ""
     columns = [c for c in _COLUMNS + EXTRA_COLUMNS if with_window or c[0] != "fill"]
     rows = [[cell(r) for _, cell in columns] for r in run.reports]
-    align = ["left"] + ["right"] * (len(columns) - 1)
-    lines = [
-        tabulate(rows, headers=[h for h, _ in columns], tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=align)
-    ]
+    lines = [_table(rows, [h for h, _ in columns])]
     for r in run.reports:
         if r.largest_results:
             parts = ", ".join(f"{x['tool']} {fmt_int(x['chars'])}" for x in r.largest_results)
@@ -243,6 +239,11 @@ _USAGE_HEADERS = ["trace", "calls", "turns", "fresh input", "cache write", "cach
 
 
 def _table(rows: list[list[str]], headers: list[str], left: int = 1) -> str:
+    """A pipe table, the first `left` columns left-aligned and the rest right-aligned."""
+    # tabulate (and wcwidth under it) is imported here, not with the module: 35 ms of start-up that a
+    # `--json` run never needs
+    from tabulate import tabulate
+
     align = ["left"] * left + ["right"] * (len(headers) - left)
     return tabulate(rows, headers=headers, tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=align)
 
