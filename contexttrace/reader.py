@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import itertools
 import json
 import os
 import re
@@ -942,29 +943,6 @@ def _epoch_ms(
     return out
 
 
-def _call_keys(calls: pl.DataFrame) -> pl.DataFrame:
-    import polars as pl
-
-    # `calls` has lost the key column; rebuild key → thread from the call rows.
-    return calls.select(
-        key=pl.when(pl.col("message_id").is_not_null())
-        .then(
-            pl.concat_str(
-                [
-                    pl.col("message_id"),
-                    pl.col("input_tokens"),
-                    pl.col("cache_write_tokens"),
-                    pl.col("cache_read_tokens"),
-                ],
-                separator="|",
-            )
-        )
-        .otherwise(pl.lit("#") + pl.col("seq").cast(pl.String)),
-        thread=pl.col("thread"),
-        thread_kind=pl.col("thread_kind"),
-    )
-
-
 def _surface(rec: dict[str, Any]) -> dict[str, Any]:
     """What start-up offered, from a stream-json `system/init` line."""
 
@@ -1648,30 +1626,44 @@ def drop_inherited_calls(traces: list[Trace], lost: dict[int, set[str]] | None =
     lost_by_trace = inherited_calls(traces) if lost is None else lost
     if not lost_by_trace:
         return traces
-    import polars as pl
-
+    # Plain Python over the tables' columns (frames or lists): importing Polars for this alone would cost
+    # a run over a projects folder 0.3 s and 130 MB, and resumed sessions are common there.
     out = list(traces)
     for idx, drop in lost_by_trace.items():
         t = traces[idx]
         if t.slim:
             continue  # only its call keys are here (a worker read it, and it could not be read again)
-        call_keys = _call_keys(t.calls)["key"]
-        keep_calls = ~call_keys.is_in(list(drop))
-        dropped = t.calls.filter(~keep_calls)
-        dropped_ids = dropped["message_id"].to_list()
-        uses_drop = t.tool_uses.filter(pl.col("message_id").is_in(dropped_ids))["tool_use_id"].drop_nulls().to_list()
+        tables = {name: _table_columns(t.view(name)) for name in TABLES}
+        calls = tables["calls"]
+        keys = zip(*(calls[c] for c in _KEY_COLUMNS), strict=True)
+        keep_calls = [m is None or f"{m}|{a}|{b}|{c}" not in drop for m, a, b, c in keys]
+        dropped_ids = {m for m, keep in zip(calls["message_id"], keep_calls, strict=True) if not keep}
         # The copies are the new file's first lines: events among them (a copied compaction boundary, the
         # copied prompts) belong to the original session too.
-        last_copied = dropped.filter(pl.col("thread_kind") == THREAD_MAIN)["seq"].max()
-        events = t.events if last_copied is None else t.events.filter(pl.col("seq") > last_copied)
+        copied_main = [
+            seq
+            for seq, kind, keep in zip(calls["seq"], calls["thread_kind"], keep_calls, strict=True)
+            if not keep and kind == THREAD_MAIN
+        ]
+        last_copied = max(copied_main) if copied_main else None
+        uses = tables["tool_uses"]
+        keep_uses = [m is None or m not in dropped_ids for m in uses["message_id"]]
+        uses_drop = {
+            tid for tid, keep in zip(uses["tool_use_id"], keep_uses, strict=True) if not keep and tid is not None
+        }
+        keep_results = [tid is None or tid not in uses_drop for tid in tables["tool_results"]["tool_use_id"]]
+        keep_events = [last_copied is None or seq > last_copied for seq in tables["events"]["seq"]]
         out[idx] = Trace(
             **{
                 **t.__dict__,
                 "tables": {
-                    "calls": t.calls.filter(keep_calls),
-                    "tool_uses": t.tool_uses.filter(~pl.col("message_id").is_in(dropped_ids)),
-                    "tool_results": t.tool_results.filter(~pl.col("tool_use_id").is_in(uses_drop)),
-                    "events": events,
+                    name: {c: list(itertools.compress(values, keep)) for c, values in tables[name].items()}
+                    for name, keep in (
+                        ("calls", keep_calls),
+                        ("tool_uses", keep_uses),
+                        ("tool_results", keep_results),
+                        ("events", keep_events),
+                    )
                 },
                 "inherited_calls": len(drop),
                 "warnings": [
@@ -1681,3 +1673,8 @@ def drop_inherited_calls(traces: list[Trace], lost: dict[int, set[str]] | None =
             }
         )
     return out
+
+
+def _table_columns(table: Table) -> dict[str, list[Any]]:
+    """A table's columns as lists, in its column order (a frame's values are copied out of it)."""
+    return {name: table.get_column(name).to_list() for name in table.columns}

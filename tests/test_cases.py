@@ -7,6 +7,9 @@ the case's own "Right value" (or worked out from the lines in the docstring).
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import orjson
 import pytest
 
@@ -414,3 +417,36 @@ def test_b25_wall_and_active_duration(write):
     lines[0], lines[1] = lines[1], lines[0]  # out of order in the file
     _, rep = one(write("t.jsonl", *lines))
     assert (rep.duration_ms, rep.active_duration_ms) == (7290000, 90000)
+
+
+def test_b06_rows_of_no_dropped_call_stay(write):
+    """B06: a session that inherited calls keeps the rows that belong to no copied call: a tool use on a
+    line without `message.id` and a tool result without `tool_use_id` (Polars' `is_in` gives null for a
+    null key, and a filter drops null rows: both were lost before). And no Polars is imported for it."""
+
+    def line(mid, sid, ts, cr, tools=()):
+        rec = assistant(mid, 1, 10, cr, tools=tools)
+        rec.update(sessionId=sid, timestamp=ts)
+        return rec
+
+    a = [line("msg_1", "sA", "2026-01-01T10:00:00.000Z", 1000, [("tu1", "Read", {"file_path": "a.py"})])]
+    a.append(dict(result("tu1", "x" * 10), sessionId="sA", timestamp="2026-01-01T10:00:01.000Z"))
+    no_id = line(None, "sB", "2026-01-02T09:00:00.000Z", 4000, [("tu9", "Bash", {"command": "ls"})])
+    orphan = result("tu9", "listing", timestamp="2026-01-02T09:00:01.000Z")
+    del orphan["message"]["content"][0]["tool_use_id"]
+    b = [dict(r, sessionId="sB") for r in a] + [no_id, orphan]
+    write("p/sA.jsonl", *a)
+    folder = write("p/sB.jsonl", *b).rsplit("/", 1)[0]
+    code = (
+        "import sys, orjson; from contexttrace.runner import analyze\n"
+        f"run = analyze([{folder!r}], workers=1)\n"
+        "b = [t for t in run.reports if t.session_id == 'sB'][0]\n"
+        "print(orjson.dumps([b.calls, b.inherited_calls, b.tools, b.result_chars, 'polars' in sys.modules]).decode())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert orjson.loads(out) == [1, 1, 1, len("listing"), False]
+    [trace_b] = [t for t in drop_inherited_calls(read_trace(folder + "/sA.jsonl") + read_trace(folder + "/sB.jsonl"))
+                 if t.session_id == "sB"]  # fmt: skip
+    assert trace_b.tool_uses["tool_use_id"].to_list() == ["tu9"]
+    assert trace_b.tool_results["tool_use_id"].to_list() == [None]
+    assert trace_b.calls["message_id"].to_list() == [None]
