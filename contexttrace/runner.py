@@ -135,7 +135,7 @@ def read_sources(
     list
         For each source, its traces or a `TraceFailure`.
     """
-    with gc_paused():  # as `analyze`
+    with _run_gc_paused():  # as `analyze`
         results = _run(sources, None, None, progress, workers)
     return [r if isinstance(r, TraceFailure) else [t for t, _ in r] for r in results]
 
@@ -505,8 +505,26 @@ def analyze(
         order), failures for sources that could not be read; sessions a directory scan found with no
         model call are left out and counted in `left_out`.
     """
-    with gc_paused():  # see `_analyze`
+    with _run_gc_paused():  # see `_analyze`
         return _analyze(paths, window, progress, workers, build)
+
+
+def _run_gc_paused() -> contextlib.AbstractContextManager[None]:
+    """Pause the cyclic garbage collector for a whole run (`reader.gc_paused`), when this process runs no
+    other Python thread; else leave it to `_read_built`, which pauses it while each trace is read.
+
+    Nothing a run does makes reference cycles, yet every collection walks all the objects still alive:
+    while a trace is read, its rows; between traces, the answers unpickled from the workers and the
+    reports kept so far (a pytest session or a notebook adds its own heap to each full pass). Pausing it
+    per trace only moved the cost: the first collection after each trace walked what that trace had
+    left. Measured on the 200-session benchmark directory: `analyze` 1.90 s with the collector running
+    between traces, 1.60 s with it off (medians of 6, interleaved); the paired benchmark ratio went
+    from 0.98-1.06 to 0.78-0.95. The collector is process-wide, though: another thread of the host
+    (a notebook's, a server's) that makes cycles during a long run would grow for its whole length
+    (a reviewer's thread making cycles over a 5,000-file run: 2.2 GB against 0.2 GB), so with other
+    threads alive the run keeps the per-trace pause only.
+    """
+    return gc_paused() if threading.active_count() == 1 else contextlib.nullcontext()
 
 
 def _analyze(
@@ -516,16 +534,7 @@ def _analyze(
     workers: int | None,
     build: Callable[[Trace, int | None], Any],
 ) -> RunResult:
-    """`analyze`, run with the cyclic garbage collector paused (`reader.gc_paused`) from start to end.
-
-    Nothing here makes reference cycles, yet every collection walks all the objects still alive: while
-    a trace is read, its rows; between traces, the answers unpickled from the workers and the reports
-    kept so far (a pytest session or a notebook adds its own heap to each full pass). Pausing it per
-    trace only moved the cost: the first collection after each trace walked what that trace had left.
-    Measured on the 200-session benchmark directory: `analyze` 1.90 s with the collector running
-    between traces, 1.60 s with it off (medians of 6, interleaved); the paired benchmark ratio went
-    from 0.98-1.06 to 0.86.
-    """
+    """`analyze`, run with the cyclic garbage collector paused from start to end (`_run_gc_paused`)."""
     found = find_traces(paths)
     sources = [s for s in found if not s.orphan]
     result = RunResult(orphan_agent_files=len(found) - len(sources))

@@ -342,3 +342,33 @@ def test_stable_text_hash_is_the_same_in_another_interpreter():
     assert len(set(here)) == len(texts)
     assert here[1] == (9 << 32) | zlib.crc32(b"same text")  # the byte count above bit 32
     assert here[2] >> 32 == len("emoji \U0001f600 and \u2192".encode())  # bytes, not characters
+
+
+def test_the_collector_is_paused_for_a_whole_run_only_without_other_threads(write):
+    """The cyclic collector is off between traces when this process runs one thread (nothing of a run
+    makes cycles); with another Python thread alive (a notebook's, a server's) it runs between traces,
+    so that thread's cycles are still collected during a long run, and it is on again after the run."""
+    import gc
+    import threading
+
+    folder = write("p/a.jsonl", assistant("m1", 1, 1, 1)).rsplit("/", 1)[0]
+    write("p/b.jsonl", assistant("m2", 1, 1, 1))
+    write("p/c.jsonl", assistant("m3", 1, 1, 1))
+
+    def between_traces() -> list[bool]:
+        seen: list[bool] = []
+        analyze([folder], workers=1, progress=lambda done, total: seen.append(gc.isenabled()))
+        assert gc.isenabled()
+        return seen
+
+    assert gc.isenabled()
+    alone = between_traces()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with_thread = between_traces()
+    finally:
+        stop.set()
+        other.join()
+    assert (alone, with_thread) == ([False] * 3, [True] * 3)
