@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import io
 import itertools
 import json
 import os
 import re
 import sys
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -1341,11 +1341,12 @@ class PendingTail:
 
 
 def stable_text_hash(text: str) -> int:
-    """A hash of a tool result's text that is the same in every process (CRC-32 of its UTF-8 bytes, and
-    their count above bit 32), for a file whose two parts are read by processes that do not share Python's
-    hash seed. About twice the cost of `hash`, so it is used only then. Raises nothing."""
-    data = text.encode("utf-8", "surrogatepass")
-    return len(data) << 32 | zlib.crc32(data)
+    """A hash of a tool result's text that is the same in every process: the first 8 bytes of the
+    BLAKE2b digest of its UTF-8 bytes (lone surrogates kept, CASES B19), as a signed 64-bit int (the
+    `content_hash` column is Int64). For a file whose two parts are read by processes that do not share
+    Python's hash seed; about three times the cost of `hash`, so it is used only then. Raises nothing."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
 
 
 #: A byte of the tail costs this much more than a byte of the head: the tail's rows (and its subagent
