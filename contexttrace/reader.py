@@ -41,6 +41,7 @@ import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -718,7 +719,7 @@ class _Builder:
                 if type(inner) is str:  # the common case: one text
                     chars, images, image_bytes, unknown = len(inner), 0, 0, 0
                     text = inner
-                    content_hash = self.text_hash(inner)
+                    content_hash = self.text_hash(inner) if inner else 0  # no text: 0, whatever the hash
                 else:
                     chars, images, image_bytes, unknown = result_size(inner)
                     text = _first_text(inner)
@@ -1202,6 +1203,12 @@ def _check_head(raw: bytes, head: int, path: str) -> bytes:
     return raw
 
 
+#: `gc_paused` bookkeeping: pauses in progress in this process, and the collector's state before the first.
+_GC_LOCK = threading.Lock()
+_gc_pauses = 0
+_gc_was_enabled = False
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a trace is read.
@@ -1210,14 +1217,24 @@ def gc_paused() -> Iterator[None]:
     but every full pass walks all the rows held so far: 0.35 s of the 4.2 s of CPU that reading the
     458 MB benchmark transcript took (measured with `gc.callbacks`). Reference counting still frees
     every record.
+
+    Safe from several threads at once (a notebook running two reads): the collector's state is one per
+    process, so the first pause to begin remembers it and the last to end restores it; a pause begun
+    while the collector is already off leaves it off.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
+    global _gc_pauses, _gc_was_enabled
+    with _GC_LOCK:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _GC_LOCK:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def read_trace(

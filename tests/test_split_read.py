@@ -321,7 +321,7 @@ def test_identical_results_on_both_sides_of_the_cut_match_when_the_worker_is_sta
     assert (serial.reports[0].repeat, serial.reports[0].repeat_same_result) == (1, 1)
     monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
     monkeypatch.setattr(runner, "_fork_safe", lambda: False)
-    monkeypatch.setattr(reader, "split_point", lambda p, after=0: _line_starts(p)[2])  # cut before m2
+    monkeypatch.setattr(reader, "split_point", lambda p, after=0: _line_starts(p)[2])  # cut before t2's result
     monkeypatch.setattr(runner, "split_point", reader.split_point)
     parallel = analyze([path], workers=2)
     assert [r.__dict__ for r in parallel.reports] == [r.__dict__ for r in serial.reports]
@@ -373,3 +373,62 @@ def test_the_collector_is_paused_for_a_whole_run_only_without_other_threads(writ
         stop.set()
         other.join()
     assert (alone, with_thread) == ([False] * 3, [True] * 3)
+
+
+def test_results_without_text_compare_alike_whichever_process_hashed_them(monkeypatch, write):
+    """A result whose content is "" and one whose content is [] both have no text: `content_hash` 0,
+    so a repeat between them is the same result in a one-process read and when a worker started afresh
+    (`stable_text_hash`) reads the part after the cut (a reviewer's case: 1 against 0 before)."""
+    from contexttrace import runner
+
+    lines = [
+        assistant("m1", 10, 20, 30, 7, tools=[("t1", "Read", {"file_path": "/a"})], timestamp="2026-01-01T00:00:01Z"),
+        result("t1", "", timestamp="2026-01-01T00:00:02Z"),
+        assistant("m2", 10, 20, 40, 7, tools=[("t2", "Read", {"file_path": "/a"})], timestamp="2026-01-01T00:00:03Z"),
+        result("t2", [], timestamp="2026-01-01T00:00:04Z"),
+        assistant("m3", 10, 20, 50, 7, timestamp="2026-01-01T00:00:05Z"),
+    ]
+    path = write("s.jsonl", *lines)
+    serial = analyze([path], workers=1)
+    assert (serial.reports[0].repeat, serial.reports[0].repeat_same_result) == (1, 1)
+    tail = read_tail(path, _line_starts(path)[0], stable_hash=True)  # from the "" result on
+    assert tail is not None
+    assert [row[13] for row in tail.builder.result_rows] == [0, 0]  # content_hash, read with the stable hash
+    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(runner, "_fork_safe", lambda: False)
+    monkeypatch.setattr(runner, "split_point", lambda p, after=0: _line_starts(p)[2])  # cut before t2's result
+    parallel = analyze([path], workers=2)
+    assert [r.__dict__ for r in parallel.reports] == [r.__dict__ for r in serial.reports]
+
+
+def test_gc_paused_from_several_threads_restores_the_collector():
+    """`gc_paused` entered and left by several threads at once leaves the collector as it found it (each
+    thread used to remember the state another had just changed: off in 34 of 50 trials)."""
+    import gc
+    import threading
+
+    def work() -> None:
+        for _ in range(300):
+            with reader.gc_paused():
+                sum(range(20))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        left_off = 0
+        for _ in range(20):
+            threads = [threading.Thread(target=work) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            left_off += not gc.isenabled()
+            gc.enable()
+    finally:
+        sys.setswitchinterval(interval)
+    assert left_off == 0
+    gc.disable()
+    with reader.gc_paused():
+        pass
+    assert not gc.isenabled()  # off before: still off
+    gc.enable()
