@@ -169,12 +169,7 @@ def context_figures(series: list[int], window: int | None) -> dict[str, Any]:
         return {"first": 0, "peak": 0, "growth": 0, "fill": None, "spikes": [], "peak_without_spikes": 0}
     first = series[0]
     peak = max(series)
-    spikes = []
-    for i, v in enumerate(series):
-        over_window = window is not None and v > window
-        between = 0 < i < len(series) - 1 and v >= SPIKE_FACTOR * series[i - 1] and v >= SPIKE_FACTOR * series[i + 1]
-        if over_window or between:
-            spikes.append(i)
+    spikes = [i for i, v in enumerate(series) if (window is not None and v > window) or _spike_between(series, i)]
     flagged = set(spikes)
     rest = [v for i, v in enumerate(series) if i not in flagged]
     return {
@@ -185,6 +180,12 @@ def context_figures(series: list[int], window: int | None) -> dict[str, Any]:
         "spikes": spikes,
         "peak_without_spikes": max(rest) if rest else 0,
     }
+
+
+def _spike_between(series: list[int], i: int) -> bool:
+    """Whether prompt `i` of `series` (tokens) is a transient spike: not first nor last, and at least
+    `SPIKE_FACTOR` times both neighbours (CASES B11)."""
+    return 0 < i < len(series) - 1 and series[i] >= SPIKE_FACTOR * max(series[i - 1], series[i + 1])
 
 
 def compaction_events(events: pl.DataFrame, calls: pl.DataFrame) -> list[dict[str, Any]]:
@@ -533,11 +534,7 @@ def _window_choice(
         return WindowChoice(LARGE_WINDOW_TOKENS, "model [1m]")
     # A transient spike (at least 1.8x both neighbours, CASES B11) is not evidence of a larger window.
     series = [p for p in prompts if p is not None]
-    steady = [
-        v
-        for i, v in enumerate(series)
-        if not (0 < i < len(series) - 1 and v >= SPIKE_FACTOR * series[i - 1] and v >= SPIKE_FACTOR * series[i + 1])
-    ]
+    steady = [v for i, v in enumerate(series) if not _spike_between(series, i)]
     if max(steady, default=0) > DEFAULT_WINDOW_TOKENS:
         return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
     return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")

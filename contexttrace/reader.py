@@ -120,14 +120,13 @@ class SourceFile:
     """One file of a trace: the main file or one of its subagent files.
 
     `thread_kind` is the kind of thread its sidechain lines belong to; `agent_id` names the subagent
-    (from the file name `agent-<id>.jsonl`); `meta` is the `agent-<id>.meta.json` beside it (None: the
-    reader reads it when it reads the file).
+    (from the file name `agent-<id>.jsonl`); the `agent-<id>.meta.json` beside it is read with the file
+    (`_agent_meta`), in the process that reads it.
     """
 
     path: str
     thread_kind: str = THREAD_MAIN
     agent_id: str | None = None
-    meta: dict[str, Any] | None = None
 
 
 #: The four tables of a trace and their schemas.
@@ -1317,7 +1316,7 @@ def _read_subagents(builder: _Builder, subagents: Iterable[SourceFile]) -> None:
             builder.warnings.append(f"{sub.path}: {exc.reason}")
             continue
         if sub.agent_id is not None:
-            meta = sub.meta if sub.meta is not None else _agent_meta(sub.path)
+            meta = _agent_meta(sub.path)
             builder.agents[sub.agent_id] = {"file": sub.path, "kind": sub.thread_kind, **(meta or {})}
 
 
