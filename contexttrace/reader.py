@@ -660,7 +660,11 @@ class _Builder:
             self.use_ids.add(tid)
         name = block.get("name")
         inp = block.get("input")
-        path = inp.get("file_path") if type(inp) is dict else None
+        path = agent_type = description = prompt = None
+        if type(inp) is dict:
+            path = inp.get("file_path")
+            if type(name) is str and name in _AGENT_TOOLS:
+                agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
         self.use_rows.append(
             (
                 self.seq,
@@ -672,6 +676,9 @@ class _Builder:
                 _canonical(inp),
                 path if type(path) is str and path else None,
                 ts,
+                agent_type if type(agent_type) is str else None,
+                description if type(description) is str else None,
+                len(prompt) if type(prompt) is str else None,
             )
         )
 
@@ -908,7 +915,12 @@ _KEPT_LINE_COLUMNS = (
 )  # fmt: skip
 _C_KEPT = tuple(_CALL_POS[n] for n in _KEPT_LINE_COLUMNS)
 #: A tool-use row as the builder holds it: the row of its call in place of its thread.
-_USE_ROW = ("seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "file_path", "ts_ms")
+_USE_ROW = (
+    "seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "file_path", "ts_ms",
+    "agent_type", "agent_description", "agent_prompt_chars",
+)  # fmt: skip
+#: Tools that start a subagent: their inputs' subagent_type, description and prompt are kept.
+_AGENT_TOOLS = frozenset({"Task", "Agent"})
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)

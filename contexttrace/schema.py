@@ -67,6 +67,9 @@ TOOL_USE_SCHEMA: dict[str, str] = {
     "input_json": "String",  # the input as canonical JSON: sorted keys, no spaces
     "file_path": "String",  # input.file_path when it is a non-empty string (Read, Edit, Write, ...), else null
     "ts_ms": "Int64",
+    "agent_type": "String",  # input.subagent_type when a string (Task/Agent calls), else null
+    "agent_description": "String",  # input.description when a string (Task/Agent calls), else null
+    "agent_prompt_chars": "Int64",  # characters of input.prompt when a string (Task/Agent calls), else null
 }
 
 #: One row per tool_result block, deduplicated by tool_use_id, in reading order.
