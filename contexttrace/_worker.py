@@ -19,7 +19,8 @@ from typing import IO
 def serve(inp: IO[bytes], out: IO[bytes]) -> None:
     """Answer the tasks read from `inp` on `out` until `inp` closes.
 
-    The cyclic garbage collector stays off for the worker's life, as in the parent's run
+    A task that raises (or whose answer cannot be pickled) is answered with None: the parent then does it
+    itself, where the same exception becomes that trace's failure. The cyclic garbage collector stays off for the worker's life, as in the parent's run
     (`runner._analyze`): the tasks make no reference cycles, and each collection would walk every
     object the last answer left alive.
     """
@@ -31,8 +32,11 @@ def serve(inp: IO[bytes], out: IO[bytes]) -> None:
         if len(header) < _HEADER.size:
             return
         (size,) = _HEADER.unpack(header)
-        function, args = pickle.loads(inp.read(size))
-        blob = pickle.dumps(function(*args), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            function, args = pickle.loads(inp.read(size))
+            blob = pickle.dumps(function(*args), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # the firewall: None means "not done", and the parent does the task itself
+            blob = pickle.dumps(None)
         out.write(_HEADER.pack(len(blob)))
         out.write(blob)
         out.flush()

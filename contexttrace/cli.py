@@ -1,59 +1,166 @@
 """The command-line interface: parse options, call the library, echo what the renderers return.
 
 Only this module imports typer. It holds no logic of its own: every figure comes from `runner.analyze`,
-every character of output from `render`.
+every character of a table or JSON from `render`. What it decides is where output goes (tables and JSON
+on stdout; diagnostics and notes on stderr) and whether it is coloured (`color_enabled`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
-from typing import Annotated, Any
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, TextIO
 
 import typer
 
 from . import __version__
 from .errors import ExitCode
-from .render import OutputFormat, render_diagnostics, render_explain, render_json, render_table, render_usage_table
+from .render import (
+    OutputFormat,
+    render_diagnostics,
+    render_explain,
+    render_json,
+    render_table,
+    render_table_notes,
+    render_usage_table,
+)
 from .runner import analyze
+from .sources import default_roots
 from .usage import build_usage
+
+#: `-h` works as `--help` on every command (click passes the setting down to subcommands).
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
     help="Show what an AI coding agent held in its context window, from recorded Claude Code traces.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,  # plain help: flags show no "<bool>" placeholder
+    context_settings=CONTEXT_SETTINGS,
 )
 context_app = typer.Typer(
-    help="Context-window figures of recorded traces.", no_args_is_help=True, rich_markup_mode=None
+    help="Context-window figures of recorded traces.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings=CONTEXT_SETTINGS,
 )
 app.add_typer(context_app, name="context")
 
+#: The largest `--window` accepted: five times the largest window a Claude model offers (1M tokens), so a
+#: typo (an extra zero or two) is an error rather than a fill of 0%.
+MAX_WINDOW_TOKENS = 10_000_000
+_WINDOW_SUFFIXES = {"": 1, "k": 1_000, "m": 1_000_000}
+_WINDOW_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmM]?)")
+
+
+def window_tokens(text: str) -> int:
+    """Parse a `--window` value: a whole number of tokens, or a number followed by k/K (thousand) or m/M (million).
+
+    Parameters
+    ----------
+    text
+        The option's value as typed.
+
+    Returns
+    -------
+    int
+        Tokens, 1 to `MAX_WINDOW_TOKENS`.
+
+    Raises
+    ------
+    typer.BadParameter
+        The value is not such a number, is not a whole number of tokens, is 0, or is above the cap; the
+        message quotes the value (a usage error: exit 2).
+
+    Examples
+    --------
+    >>> [window_tokens(v) for v in ("200000", "200k", "200K", "1M", "1m", "1.5M")]
+    [200000, 200000, 200000, 1000000, 1000000, 1500000]
+    """
+    match = _WINDOW_RE.fullmatch(text.strip())
+    if match is None:
+        raise typer.BadParameter(f"{text!r} is not a number of tokens (examples: 200000, 200k, 1M, 1.5M)")
+    tokens = Decimal(match[1]) * _WINDOW_SUFFIXES[match[2].lower()]  # Decimal: 1.5M is exactly 1,500,000
+    if tokens != tokens.to_integral_value():
+        raise typer.BadParameter(f"{text!r} is not a whole number of tokens")
+    if not 1 <= tokens <= MAX_WINDOW_TOKENS:
+        raise typer.BadParameter(f"{text!r} is out of range: a window is 1 to {MAX_WINDOW_TOKENS:,} tokens")
+    return int(tokens)
+
+
+def color_enabled(flag: bool | None, stream: TextIO) -> bool:
+    """Decide whether to write ANSI colour to `stream`.
+
+    `--color`/`--no-color` (`flag`) decide when given, over everything else (as https://no-color.org asks
+    of a command-line flag). Otherwise colour only when `stream` is a terminal, `NO_COLOR` is unset or
+    empty, and `TERM` is not ``dumb`` (a terminal that shows escape codes as text).
+
+    Examples
+    --------
+    >>> import io
+    >>> color_enabled(True, io.StringIO()), color_enabled(None, io.StringIO())
+    (True, False)
+    """
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return stream.isatty()
+
+
 PathsArg = Annotated[
     list[str] | None,
-    typer.Argument(
-        metavar="[PATH]...",
-        help="stream-json captures, session transcripts, directories of them, or - for standard input. "
-        "None: the sessions under ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects).",
-        show_default=False,
-    ),
+    # Hidden from the "Arguments" list, where Typer prints "<list[str]>" after the name; each command's
+    # epilog describes PATH instead. The usage line still shows "[PATH]...".
+    typer.Argument(metavar="PATH", hidden=True, show_default=False),
 ]
-WindowOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--window",
-        min=1,
-        metavar="TOKENS",
-        help="Context window in tokens. context trace: adds the fill column (peak / window); every command: "
-        "the window health, weather and turns-until-autocompact are measured against.",
-    ),
+_PATHS_HELP = (
+    "PATH: stream-json captures, session transcripts, directories of them, or - for standard input. "
+    "None: the sessions under $CLAUDE_CONFIG_DIR/projects when it is set, else under "
+    "~/.config/claude/projects and ~/.claude/projects."
+)
+CallsOpt = Annotated[
+    bool,
+    typer.Option("--calls", help="Also print each call's prompt tokens, numbered from 1, with compactions marked."),
 ]
-CallsOpt = Annotated[bool, typer.Option("--calls", help="Also print the prompt tokens of every call.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON list, one object per trace.")]
 ExplainOpt = Annotated[
     bool,
     typer.Option(
         "--explain", help="Under the table, per trace: the health breakdown, the health bar and the weather factors."
+    ),
+]
+ColorOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--color/--no-color",
+        help="Colour on or off. Default: on only when writing to a terminal, NO_COLOR unset and TERM not dumb.",
+        show_default=False,
+    ),
+]
+
+
+def _window_option(help_text: str) -> Any:
+    return typer.Option("--window", metavar="TOKENS", parser=window_tokens, help=help_text, show_default=False)
+
+
+TraceWindowOpt = Annotated[
+    int | None,
+    _window_option(
+        "Context window in tokens: 200000, 200k, 1M, 1.5M. Adds the fill column (peak / window); health "
+        "and weather are measured against it. Default for those: what the trace states (the result "
+        "line's modelUsage, a model id ending in [1m]), else 200k (1M when the peak is above it)."
+    ),
+]
+UsageWindowOpt = Annotated[
+    int | None,
+    _window_option(
+        "Context window in tokens: 200000, 200k, 1M, 1.5M. The --breakdown readings (context of the "
+        "window, turns until autocompact, band) are measured against it. Default: what the trace states "
+        "(the result line's modelUsage, a model id ending in [1m]), else 200k (1M when the peak is above it)."
     ),
 ]
 
@@ -76,7 +183,8 @@ def _main(
 class _StderrProgress:
     """A progress bar on stderr for long runs; silent when stderr is not a terminal."""
 
-    def __init__(self) -> None:
+    def __init__(self, color: bool | None = None) -> None:
+        self._color = color  # --color/--no-color; None leaves it to rich (which honours NO_COLOR, TERM=dumb)
         self._bar: Any = None  # a rich Progress, made on first use (rich is imported only then)
         self._task: Any = None
 
@@ -87,7 +195,8 @@ class _StderrProgress:
             from rich.console import Console
             from rich.progress import Progress
 
-            self._bar = Progress(console=Console(stderr=True), transient=True)
+            console = Console(stderr=True, no_color=self._color is False)
+            self._bar = Progress(console=console, transient=True)
             self._bar.start()
             self._task = self._bar.add_task("reading traces", total=total)
         self._bar.update(self._task, completed=done)
@@ -97,18 +206,39 @@ class _StderrProgress:
             self._bar.stop()
 
 
-@context_app.command("trace")
+def _nothing_found(paths: list[str]) -> list[str]:
+    """Lines for stderr when a run found no trace: where it looked, and a hint for a misset CLAUDE_CONFIG_DIR."""
+    if paths:
+        return [f"no traces found in {', '.join(paths)}"]
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    roots = default_roots()
+    if roots:
+        where = f"no traces found under {', '.join(str(r) for r in roots)}"
+        lines = [where + (" (from CLAUDE_CONFIG_DIR)" if configured else "")]
+    else:
+        lines = ["no traces found: neither ~/.config/claude/projects nor ~/.claude/projects exists"]
+    for entry in (e.strip() for e in configured.split(",")):
+        if entry and Path(entry).expanduser().name == "projects":
+            lines.append(
+                f"hint: CLAUDE_CONFIG_DIR={entry} ends in 'projects'; point it at Claude Code's config folder "
+                "(such as ~/.claude), the one that holds projects/, not at projects/ itself"
+            )
+    return lines
+
+
+@context_app.command("trace", epilog=_PATHS_HELP)
 def trace_command(
     paths: PathsArg = None,
-    window: WindowOpt = None,
+    window: TraceWindowOpt = None,
     calls: CallsOpt = False,
     json: JsonOpt = False,
     explain: ExplainOpt = False,
+    color: ColorOpt = None,
 ) -> None:
-    """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed, repeats, result chars,
-    health grade and weather."""
+    """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
+    repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
     fmt = OutputFormat.JSON if json else OutputFormat.TABLE
-    progress = _StderrProgress()
+    progress = _StderrProgress(color)
     try:
         run = analyze(paths or [], window=window, progress=progress)
     finally:
@@ -123,29 +253,33 @@ def trace_command(
         text = render_table(run, with_window=window is not None, with_calls=calls)
         if text:
             typer.echo(text)
+            # Notes are not table rows: on stderr, so the table pastes as markdown and pipes as data.
+            for line in render_table_notes(run):
+                typer.echo(line, err=True)
             if explain:
-                # Colour only for a person at a terminal (https://no-color.org): pipes and files get plain glyphs.
-                color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-                typer.echo("\n" + render_explain(run, color=color))
+                typer.echo("\n" + render_explain(run, color=color_enabled(color, sys.stdout)))
         elif not run.failures:
-            typer.echo("no traces found", err=True)
+            for line in _nothing_found(paths or []):
+                typer.echo(line, err=True)
     if not run.ok:
         raise typer.Exit(ExitCode.TRACE_ERROR)
 
 
-@context_app.command("usage")
+@context_app.command("usage", epilog=_PATHS_HELP)
 def usage_command(
     paths: PathsArg = None,
-    window: WindowOpt = None,
+    window: UsageWindowOpt = None,
     breakdown: Annotated[
         bool,
         typer.Option("--breakdown", help="Also print per-model, per-thread and per-agent rows and the turn readings."),
     ] = False,
     json: JsonOpt = False,
+    color: ColorOpt = None,
 ) -> None:
-    """Per trace: calls, turns, fresh input, cache write, cache read, output, cache hit ratio, cost USD, subagents."""
+    """Per trace (all its threads), and a "↳ subagents" row under it: calls, turns, fresh input, cache write,
+    cache read, output, hit (cache hit ratio) and cost USD."""
     fmt = OutputFormat.JSON if json else OutputFormat.TABLE
-    progress = _StderrProgress()
+    progress = _StderrProgress(color)
     try:
         run = analyze(paths or [], window=window, progress=progress, build=build_usage)
     finally:
@@ -159,7 +293,8 @@ def usage_command(
         if text:
             typer.echo(text)
         elif not run.failures:
-            typer.echo("no traces found", err=True)
+            for line in _nothing_found(paths or []):
+                typer.echo(line, err=True)
     if not run.ok:
         raise typer.Exit(ExitCode.TRACE_ERROR)
 

@@ -1097,6 +1097,8 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
                 cur.skip(path, number, f"not a JSON object ({type(rec).__name__})")
                 continue
             kind = rec.get("type")
+            if type(kind) is not str:
+                kind = None  # a `type` that is not a string (a list, say: fuzz 01) is an unknown line type
             if split_runs and kind == "system" and rec.get("subtype") == "init" and (cur.has_init or cur.call_rows):
                 _count_skipped(cur, skipped_types)
                 cur = _Builder(path, path)
@@ -1108,7 +1110,11 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
                     cur.skip(path, n, reason)
                 pending_bad.clear()
             after_result = kind == "result"
-            cur.add(rec, kind, number, src, prev_ts)
+            try:
+                cur.add(rec, kind, number, src, prev_ts)
+            except Exception as exc:  # the line firewall: a value no rule expected costs this line only
+                cur.skip(path, number, f"not read ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
+                continue
             if kind in _TIMED_TYPES:
                 ts = rec.get("timestamp")
                 if type(ts) is str:
@@ -1415,6 +1421,13 @@ def read_tail(
     `system/init` or `result` line): only session transcripts are read in two parts; the caller then
     reads the whole file at once. Raises nothing.
     """
+    try:
+        return _read_tail(path, start, subagents, stable_hash)
+    except Exception:  # anything unexpected: the whole file is read by the caller (where it is reported)
+        return None
+
+
+def _read_tail(path: str, start: int, subagents: Iterable[SourceFile], stable_hash: bool) -> TailPart | None:
     builder = _Builder(path, path)
     if stable_hash:
         builder.text_hash = stable_text_hash

@@ -52,7 +52,7 @@ _COLUMNS: list[tuple[str, Any]] = [
     ("growth", lambda r: fmt_int(r.growth)),
     ("compact", lambda r: fmt_int(r.compact)),
     ("tools", lambda r: fmt_int(r.tools)),
-    ("failed", lambda r: fmt_int(r.failed)),
+    ("failed", lambda r: _failed_cell(r.failed, r.denied)),
     ("repeat", lambda r: fmt_int(r.repeat)),
     ("result chars", lambda r: fmt_int(r.result_chars)),
 ]
@@ -64,12 +64,32 @@ EXTRA_COLUMNS: list[tuple[str, Any]] = [
 ]
 
 
+#: The health and weather cells of a trace with nothing to grade (no main-thread model call): `–`, never
+#: a grade; `--explain` and the JSON give the reason.
+NOT_GRADED = "–"
+
+
+def _failed_cell(failed: int, denied: int) -> str:
+    """The `failed` cell: failed tool results, naming the refusals counted among them.
+
+    >>> _failed_cell(6, 4), _failed_cell(2, 0)
+    ('6 (4 denied)', '2')
+    """
+    return fmt_int(failed) + (f" ({fmt_int(denied)} denied)" if denied else "")
+
+
 def _health_cell(h: dict[str, Any] | None) -> str:
-    return "-" if h is None else f"{h['grade']} {h['score']}"
+    """``"A 94"``; `NOT_GRADED` when there is no health, or it has no grade (nothing was measured)."""
+    if not h or h.get("grade") is None or h.get("score") is None:
+        return NOT_GRADED
+    return f"{h['grade']} {h['score']}"
 
 
 def _weather_cell(w: dict[str, Any] | None) -> str:
-    return "-" if w is None else f"{w['emoji']} {w['level']}"
+    """``"☀️ sunny"``; `NOT_GRADED` when there is no weather, or it has no level (nothing was measured)."""
+    if not w or w.get("level") is None:
+        return NOT_GRADED
+    return f"{w.get('emoji') or ''} {w['level']}".strip()
 
 
 def render_table(run: RunResult, with_window: bool, with_calls: bool = False) -> str:

@@ -121,11 +121,32 @@ class TraceReport:
 
 @dataclass(frozen=True)
 class TraceFailure:
-    """A trace that could not be read: its path and the one-line reason."""
+    """A trace that could not be read or reported: its path (or run name), the line where known, and the
+    one-line reason. `error` names the exception type when the failure was not one the library raises on
+    purpose (a defect: the runner's firewall turned it into this trace's failure, and the run went on)."""
 
     path: str
     reason: str
     empty: bool = False  # the file holds no record at all (left out quietly by a directory scan)
+    line: int | None = None  # 1-based line of `path` the failure is about, when known
+    error: str | None = None  # the unexpected exception's type name (e.g. "TypeError"), else None
+
+    @property
+    def where(self) -> str:
+        """`path:line`, or the path alone when no line is known."""
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    @property
+    def message(self) -> str:
+        """The one-line error: `path[:line]: reason[ (ExceptionType)]`."""
+        return f"{self.where}: {self.reason}" + (f" ({self.error})" if self.error else "")
+
+    @classmethod
+    def unexpected(cls, path: str, exc: BaseException, stage: str) -> TraceFailure:
+        """The failure of one trace on an exception no rule expected (`stage`: "read", "report", ...)."""
+        text = " ".join(str(exc).split())[:200] or "no message"
+        return cls(path, f"could not {stage} this trace: {text}", line=getattr(exc, "line", None),
+                   error=type(exc).__name__)  # fmt: skip
 
 
 @dataclass
@@ -136,6 +157,8 @@ class RunResult:
     failures: list[TraceFailure] = field(default_factory=list)
     left_out: int = 0  # files a directory scan found with no model call
     orphan_agent_files: int = 0  # flat agent-*.jsonl files whose session file was not found beside them
+    warnings: list[str] = field(default_factory=list)  # about the run as a whole (not one trace)
+    searched: list[str] = field(default_factory=list)  # where the traces were looked for (paths or roots)
 
     @property
     def ok(self) -> bool:

@@ -46,7 +46,7 @@ from .reader import (
     split_point,
 )
 from .report import RunResult, TraceFailure, build_report
-from .sources import TraceSource, find_traces
+from .sources import TraceSource, default_roots, find_traces
 
 #: Below this many bytes in all, worker processes cost more than they save.
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -64,10 +64,25 @@ _HEADER = struct.Struct("<Q")
 
 
 def _read(source: TraceSource, tail: TailPart | PendingTail | None = None) -> list[Trace] | TraceFailure:
+    """Read one source; every exception becomes its `TraceFailure` (the firewall: one trace never takes
+    the run down). A `ContextTraceError` is a reason the reader gives on purpose (missing file, binary,
+    no record of either format); anything else is a defect, named by its exception type."""
+    if source.error is not None:
+        return TraceFailure(source.path, source.error)
     try:
         return read_trace(source.path, source.subagents, tail=tail)
     except ContextTraceError as exc:
-        return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError))
+        return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError), line=exc.line)
+    except Exception as exc:  # the firewall: this trace fails, the run goes on
+        return TraceFailure.unexpected(source.path, exc, "read")
+
+
+def build_guarded(build: Callable[[Trace, int | None], Any], trace: Trace, window: int | None) -> Any | TraceFailure:
+    """`build(trace, window)`, or the trace's `TraceFailure` when it raises (the firewall, as `_read`)."""
+    try:
+        return build(trace, window)
+    except Exception as exc:
+        return TraceFailure.unexpected(trace.name, exc, "report")
 
 
 def _read_built(
@@ -91,7 +106,7 @@ def _read_built(
             return read
         if build is None:
             return [(trace, None) for trace in read]
-        return [(trace.slimmed() if slim else trace, build(trace, window)) for trace in read]
+        return [(trace.slimmed() if slim else trace, build_guarded(build, trace, window)) for trace in read]
 
 
 def _picklable(obj: Any) -> bool:
@@ -191,8 +206,10 @@ def _run(
 
     def finish(i: int, value: list[tuple[Trace, Any]] | TraceFailure) -> None:
         nonlocal done
-        if i >= total:
-            return  # the tail of a file whose head turned out not to need it (stream-json, or unreadable)
+        if i >= total or value is None:
+            # the tail of a file whose head turned out not to need it (stream-json, or unreadable), or a task
+            # a worker could not answer (redone here at the end)
+            return
         slots[i] = value
         done += 1
         if progress:
@@ -537,7 +554,9 @@ def _analyze(
     """`analyze`, run with the cyclic garbage collector paused from start to end (`_run_gc_paused`)."""
     found = find_traces(paths)
     sources = [s for s in found if not s.orphan]
-    result = RunResult(orphan_agent_files=len(found) - len(sources))
+    result = RunResult(
+        orphan_agent_files=len(found) - len(sources), searched=list(paths) or [str(p) for p in default_roots()]
+    )
     traces: list[Trace] = []
     source_of: list[TraceSource] = []
     built: dict[int, Any] = {}  # id(trace) -> its report, when a worker built it
@@ -549,21 +568,33 @@ def _analyze(
                 result.left_out += 1  # an empty file a directory scan found: no model call, nothing wrong
             continue
         for trace, report in read:
-            if not source.explicit and trace.view("calls").height == 0:
+            if not source.explicit and len(read) == 1 and trace.view("calls").height == 0:
+                # a session file a directory scan found with no model call; the runs of a multi-run
+                # stream-json file are runs, listed even with 0 calls (they are not files to leave out)
                 result.left_out += 1
                 continue
             traces.append(trace)
             source_of.append(source)
             if report is not None:
                 built[id(trace)] = report
-    lost = inherited_calls(traces)
-    for i in lost:
-        if traces[i].slim:  # a worker sent only its call keys: read it again here to drop what it inherited
-            again = _read(source_of[i])
-            same = [t for t in again if t.name == traces[i].name] if isinstance(again, list) else []
-            traces[i] = same[0] if same else traces[i]  # (gone since: it keeps its calls and its report)
-    for trace in drop_inherited_calls(traces, lost):
+    try:
+        lost = inherited_calls(traces)
+        for i in lost:
+            if traces[i].slim:  # a worker sent only its call keys: read it again here to drop what it inherited
+                again = _read(source_of[i])
+                same = [t for t in again if t.name == traces[i].name] if isinstance(again, list) else []
+                traces[i] = same[0] if same else traces[i]  # (gone since: it keeps its calls and its report)
+        kept = drop_inherited_calls(traces, lost)
+    except Exception as exc:  # the firewall: calls shared across sessions stay counted where they are
+        kept = traces
+        result.warnings.append(f"calls inherited from other sessions not dropped ({type(exc).__name__}: {exc})")
+    for trace in kept:
         # a trace that lost inherited calls is a new object: its report is built again here
         report = built.get(id(trace))
-        result.reports.append(report if report is not None else build(trace, window))
+        if report is None:
+            report = build_guarded(build, trace, window)
+        if isinstance(report, TraceFailure):
+            result.failures.append(report)
+        else:
+            result.reports.append(report)
     return result

@@ -38,6 +38,7 @@ class TraceSource:
     subagents: tuple[SourceFile, ...] = field(default=())
     explicit: bool = True
     orphan: bool = False  # a flat agent-*.jsonl whose session file is not there: left out, counted
+    error: str | None = None  # a folder that could not be listed: reported as this source's failure
 
 
 def default_roots() -> list[Path]:
@@ -67,18 +68,24 @@ def _agent_source(path: Path) -> SourceFile:
     return SourceFile(str(path), thread_kind=kind, agent_id=agent_id)
 
 
-def _session_id_of(path: Path, max_lines: int = 20) -> str | None:
-    """The first `sessionId` in a file's first lines (a flat agent file names its parent session)."""
+def _session_id_of(path: Path) -> str | None:
+    """The first top-level `sessionId` string of a file (a flat agent file names its parent session).
+
+    The link may come late (fuzz 13: after line 20, behind lines that carry none), so every line is
+    looked at; only lines whose bytes hold `"sessionId"` are decoded, and a line that does not decode
+    (truncated, NUL padding, lone surrogates) is passed over. Raises nothing: None when no line names one
+    or the file cannot be read.
+    """
     try:
         with path.open("rb") as fh:
-            for _, raw in zip(range(max_lines), fh, strict=False):
+            for raw in fh:
                 if b'"sessionId"' not in raw:
                     continue
                 try:
-                    rec = orjson.loads(raw)
+                    rec = orjson.loads(raw.replace(b"\x00", b""))
                 except orjson.JSONDecodeError:
                     continue
-                if isinstance(rec, dict) and isinstance(rec.get("sessionId"), str):
+                if isinstance(rec, dict) and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
                     return str(rec["sessionId"])
     except OSError:
         return None
@@ -136,6 +143,9 @@ def find_traces(paths: list[str]) -> list[TraceSource]:
             continue
         p = Path(arg)
         if p.is_dir():
+            if not os.access(p, os.R_OK | os.X_OK):
+                out.append(TraceSource(arg, error="cannot read this folder (permission denied)"))
+                continue
             out.extend(_scan(p))
         elif p.is_file() and p.suffix == ".jsonl" and not _is_agent_file(p):
             out.append(TraceSource(arg, _subagents_of(p)))
@@ -161,7 +171,15 @@ def _scan(root: Path) -> list[TraceSource]:
     sessions: list[str] = []
     nested: dict[str, list[str]] = {}  # session folder `<dir>/<stem>` -> its agent files under subagents/
     flat: dict[str, list[str]] = {}  # folder -> the flat agent-*.jsonl files in it
-    for dirpath, dirnames, filenames in os.walk(root):
+    unreadable: list[TraceSource] = []  # folders inside the tree that could not be listed: each an error
+
+    def cannot_list(exc: OSError) -> None:
+        reason = exc.strerror or type(exc).__name__
+        unreadable.append(
+            TraceSource(str(exc.filename or root), explicit=False, error=f"cannot read this folder ({reason.lower()})")
+        )
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=cannot_list):
         dirnames.sort()
         parts = Path(dirpath).parts[len(root.parts) :]
         agents = sorted(n for n in filenames if n.startswith("agent-") and n.endswith(".jsonl"))
@@ -191,4 +209,4 @@ def _scan(root: Path) -> list[TraceSource]:
     orphans = [f for files in nested.values() for f in files]
     orphans += [f for key, files in flat_by_session.items() if key not in attached for f in files]
     out.extend(TraceSource(f, explicit=False, orphan=True) for f in sorted(orphans))
-    return out
+    return out + unreadable
