@@ -19,7 +19,6 @@ import typer
 from . import __version__
 from .errors import ExitCode
 from .render import (
-    OutputFormat,
     render_diagnostics,
     render_explain,
     render_json,
@@ -27,6 +26,7 @@ from .render import (
     render_table_notes,
     render_usage_table,
 )
+from .report import RunResult
 from .runner import analyze
 from .sources import default_roots
 from .usage import build_usage
@@ -206,17 +206,41 @@ class _StderrProgress:
             self._bar.stop()
 
 
-def _nothing_found(paths: list[str]) -> list[str]:
-    """Lines for stderr when a run found no trace: where it looked, and a hint for a misset CLAUDE_CONFIG_DIR."""
-    if paths:
-        return [f"no traces found in {', '.join(paths)}"]
-    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
-    roots = default_roots()
-    if roots:
-        where = f"no traces found under {', '.join(str(r) for r in roots)}"
-        lines = [where + (" (from CLAUDE_CONFIG_DIR)" if configured else "")]
-    else:
-        lines = ["no traces found: neither ~/.config/claude/projects nor ~/.claude/projects exists"]
+def _analyze(paths: list[str], window: int | None, color: bool | None, **build: Any) -> RunResult:
+    """Run `analyze` with a progress bar, and echo its diagnostics on stderr."""
+    progress = _StderrProgress(color)
+    try:
+        run = analyze(paths, window=window, progress=progress, **build)
+    finally:
+        progress.close()
+    for line in render_diagnostics(run):
+        typer.echo(line, err=True)
+    return run
+
+
+def _finish(run: RunResult, paths: list[str]) -> None:
+    """Say where a run that found no trace looked, then exit 1 if any trace failed (else 0)."""
+    if not run.reports:
+        for line in _nothing_found(paths, run.ok):
+            typer.echo(line, err=True)
+    if not run.ok:
+        raise typer.Exit(ExitCode.TRACE_ERROR)
+
+
+def _nothing_found(paths: list[str], ok: bool) -> list[str]:
+    """Lines for stderr when no trace was reported: where the run looked (when nothing failed: a failure
+    says it already), and a hint when a `CLAUDE_CONFIG_DIR` entry names a projects folder itself."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip() if not paths else ""
+    lines = []
+    if ok and paths:
+        lines.append(f"no traces found in {', '.join(paths)}")
+    elif ok:
+        roots = default_roots()
+        if roots:
+            where = ", ".join(str(r) for r in roots)
+            lines.append(f"no traces found under {where}" + (" (from CLAUDE_CONFIG_DIR)" if configured else ""))
+        else:  # default_roots() keeps only these two that exist
+            lines.append("no traces found: neither ~/.config/claude/projects nor ~/.claude/projects exists")
     for entry in (e.strip() for e in configured.split(",")):
         if entry and Path(entry).expanduser().name == "projects":
             lines.append(
@@ -237,32 +261,21 @@ def trace_command(
 ) -> None:
     """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
     repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
-    fmt = OutputFormat.JSON if json else OutputFormat.TABLE
-    progress = _StderrProgress(color)
-    try:
-        run = analyze(paths or [], window=window, progress=progress)
-    finally:
-        progress.close()
-    for line in render_diagnostics(run):
-        typer.echo(line, err=True)
-    if fmt is OutputFormat.JSON:
+    run = _analyze(paths or [], window, color)
+    if json:
         if explain:
             typer.echo("note: --explain prints under the table; the JSON holds health and weather", err=True)
         typer.echo(render_json(run, with_calls=calls))
-    else:
-        text = render_table(run, with_window=window is not None, with_calls=calls)
-        if text:
-            typer.echo(text)
-            # Notes are not table rows: on stderr, so the table pastes as markdown and pipes as data.
-            for line in render_table_notes(run):
-                typer.echo(line, err=True)
-            if explain:
-                typer.echo("\n" + render_explain(run, color=color_enabled(color, sys.stdout)))
-        elif not run.failures:
-            for line in _nothing_found(paths or []):
-                typer.echo(line, err=True)
-    if not run.ok:
-        raise typer.Exit(ExitCode.TRACE_ERROR)
+    elif run.reports:
+        typer.echo(render_table(run, with_window=window is not None, with_calls=calls))
+        # Notes are not table rows: on stderr, so the table pastes as markdown and pipes as data.
+        for line in render_table_notes(run):
+            typer.echo(line, err=True)
+        if explain:
+            paint = color_enabled(color, sys.stdout)
+            # color= tells click too: it strips ANSI codes from a stream that is not a terminal unless told
+            typer.echo("\n" + render_explain(run, color=paint), color=paint)
+    _finish(run, paths or [])
 
 
 @context_app.command("usage", epilog=_PATHS_HELP)
@@ -278,25 +291,12 @@ def usage_command(
 ) -> None:
     """Per trace (all its threads), and a "↳ subagents" row under it: calls, turns, fresh input, cache write,
     cache read, output, hit (cache hit ratio) and cost USD."""
-    fmt = OutputFormat.JSON if json else OutputFormat.TABLE
-    progress = _StderrProgress(color)
-    try:
-        run = analyze(paths or [], window=window, progress=progress, build=build_usage)
-    finally:
-        progress.close()
-    for line in render_diagnostics(run):
-        typer.echo(line, err=True)
-    if fmt is OutputFormat.JSON:
+    run = _analyze(paths or [], window, color, build=build_usage)
+    if json:
         typer.echo(render_json(run))
-    else:
-        text = render_usage_table(run, breakdown=breakdown)
-        if text:
-            typer.echo(text)
-        elif not run.failures:
-            for line in _nothing_found(paths or []):
-                typer.echo(line, err=True)
-    if not run.ok:
-        raise typer.Exit(ExitCode.TRACE_ERROR)
+    elif run.reports:
+        typer.echo(render_usage_table(run, breakdown=breakdown))
+    _finish(run, paths or [])
 
 
 def main() -> None:

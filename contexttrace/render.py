@@ -92,8 +92,13 @@ def _weather_cell(w: dict[str, Any] | None) -> str:
     return f"{w.get('emoji') or ''} {w['level']}".strip()
 
 
+#: Indent of the `--calls` lines under the table: four spaces make them a code block in markdown, so
+#: pasted output never reads them (or the `|` of a compaction mark) as table rows.
+SERIES_INDENT = "    "
+
+
 def render_table(run: RunResult, with_window: bool, with_calls: bool = False) -> str:
-    """Render the spec 004 table, then per trace the largest tool results and (with `--calls`) the series.
+    """Render the spec 004 table; with `--calls`, each trace's prompt series under it.
 
     Parameters
     ----------
@@ -102,43 +107,71 @@ def render_table(run: RunResult, with_window: bool, with_calls: bool = False) ->
     with_window
         Show the `fill` column (only when a window was given: the trace does not say it).
     with_calls
-        Add the line "prompt tokens per call", with compaction boundaries marked in it.
+        After a blank line, one line per trace, indented by `SERIES_INDENT`:
+        ``<trace>: prompt tokens per call: 1:16,386 2:18,119 ...`` (`_series`).
 
     Returns
     -------
     str
-        The table and its lines, ending without a newline; empty when there are no reports.
+        The table (and series), ending without a newline; empty when there are no reports. Only data
+        the user asked for: the notes about it are `render_table_notes`, for stderr.
     """
     if not run.reports:
         return ""
     columns = [c for c in _COLUMNS + EXTRA_COLUMNS if with_window or c[0] != "fill"]
     rows = [[cell(r) for _, cell in columns] for r in run.reports]
     lines = [_table(rows, [h for h, _ in columns])]
-    for r in run.reports:
-        if r.largest_results:
-            parts = ", ".join(f"{x['tool']} {fmt_int(x['chars'])}" for x in r.largest_results)
-            lines.append(f"{r.trace}: largest tool results (chars): {parts}")
-        if with_calls:
-            lines.append(f"{r.trace}: prompt tokens per call: {_series(r)}")
+    if with_calls:
+        lines.append("")
+        lines.extend(f"{SERIES_INDENT}{r.trace}: prompt tokens per call: {_series(r)}" for r in run.reports)
     return _safe("\n".join(lines))
 
 
+def render_table_notes(run: RunResult) -> list[str]:
+    """Lines for stderr under the table: per trace, the tools whose results weighed most.
+
+    Returns
+    -------
+    list of str
+        ``<trace>: largest tool results (chars): Read 55,483, Edit 16,877`` per trace that has any
+        (main thread, summed per tool name, up to five; exact character counts).
+    """
+    out = []
+    for r in run.reports:
+        if r.largest_results:
+            parts = ", ".join(f"{x['tool']} {fmt_int(x['chars'])}" for x in r.largest_results)
+            out.append(_safe(f"{r.trace}: largest tool results (chars): {parts}"))
+    return out
+
+
 def _series(r: TraceReport) -> str:
+    """The prompt tokens of each main call as ``number:tokens``, numbered from 1, compactions marked.
+
+    A compaction shows as ``| compact (trigger, pre N) |`` before the first call after it (at the end when
+    no call followed).
+    """
     marks: dict[int, list[str]] = {}
     trailing = []
     for ev in r.compaction_events:
         pre = f", pre {fmt_int(ev['pre_tokens'])}" if ev["pre_tokens"] is not None else ""
         label = f"| compact ({ev['trigger'] or '?'}{pre}) |"
-        if ev["call_index"] is None:
+        after = _first_call_after(ev)
+        if after is None:
             trailing.append(label)
         else:
-            marks.setdefault(ev["call_index"], []).append(label)
+            marks.setdefault(after, []).append(label)
     parts: list[str] = []
-    for i, v in enumerate(r.prompt_tokens):
-        parts.extend(marks.get(i, []))
-        parts.append(str(v))
+    for number, tokens in enumerate(r.prompt_tokens, 1):
+        parts.extend(marks.get(number, []))
+        parts.append(f"{number}:{fmt_int(tokens)}")
     parts.extend(trailing)
     return " ".join(parts) if parts else "(no calls)"
+
+
+def _first_call_after(event: dict[str, Any]) -> int | None:
+    """The 1-based number of the first main call after a compaction event, or None when none followed."""
+    index = event["call_index"]  # 0-based index among main calls (metrics._compaction_events)
+    return None if index is None else index + 1
 
 
 def render_json(run: RunResult, with_calls: bool = False) -> str:
