@@ -49,7 +49,7 @@ context_app = typer.Typer(
 )
 app.add_typer(context_app, name="context")
 
-#: The largest `--window` accepted: five times the largest window a Claude model offers (1M tokens), so a
+#: The largest `--window` accepted: ten times the largest window a Claude model offers (1M tokens), so a
 #: typo (an extra zero or two) is an error rather than a fill of 0%.
 MAX_WINDOW_TOKENS = 10_000_000
 _WINDOW_SUFFIXES = {"": 1, "k": 1_000, "m": 1_000_000}
