@@ -67,7 +67,7 @@ CALL_ROW = ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model",
 USE_ROW = ("seq", "tool_use_id", "name", "input_json", "file_path", "ts_ms")
 RESULT_ROW = ("seq", "tool_use_id", "is_error", "denied", "result_chars", "result_images", "result_image_bytes",
               "persisted", "persisted_bytes", "ts_ms")  # fmt: skip
-EVENT_ROW = ("seq", "kind", "trigger", "pre_tokens", "post_tokens", "line", "ts_ms")
+EVENT_ROW = ("seq", "kind", "trigger", "pre_tokens", "post_tokens", "line", "ts_ms", "tokens_saved", "cleared_results")
 
 
 def _main_rows(kinds: list[Any], frame: Table, cols: tuple[str, ...], sort: bool = True) -> list[tuple[Any, ...]]:
@@ -114,6 +114,18 @@ class FrameRows:
         self.hashes: dict[str, int] = _hashes(results, result_ids)
         self.main_events = _main_rows(events.get_column("thread_kind").to_list(), events, EVENT_ROW)
         self.bounds = [e for e in self.main_events if e[1] == "compact_boundary"]
+        self.microcompactions = [e for e in self.main_events if e[1] == "microcompact_boundary"]
+        #: (seq of the microcompaction, tool_use_id) of each tool result a microcompaction cleared (B34)
+        self.cleared: list[tuple[int, str]] = _cleared(results, result_ids)
+
+
+def _cleared(results: Table, ids: list[str | None]) -> list[tuple[int, str]]:
+    """(cleared_seq, tool_use_id) of the results a microcompaction cleared, by seq; [] without the column."""
+    if "cleared_seq" not in results.columns:
+        return []
+    return sorted(
+        (s, i) for s, i in zip(results.get_column("cleared_seq").to_list(), ids, strict=True) if s is not None and i
+    )
 
 
 def _hashes(results: Table, ids: list[str | None] | None = None) -> dict[str, int]:
@@ -203,8 +215,8 @@ def compaction_events(events: pl.DataFrame, calls: pl.DataFrame) -> list[dict[st
     list of dict
         One per `system/compact_boundary` line on the main thread, in order, with `trigger` ("auto" /
         "manual" / None), `pre_tokens` and `post_tokens` (as the harness wrote them, None where absent;
-        metadata only, CASES B11), `call_index` (0-based index among main calls of the first call
-        after the boundary, None if none followed), `line`, and `context_before` / `context_after` /
+        metadata only, CASES B11), `call` (1-based number among main calls, as `--calls` numbers them,
+        of the first call after the boundary; None if none followed), `line`, and `context_before` / `context_after` /
         `effect_tokens` (prompt tokens of the last call before and first call after, and after minus
         before; usage-derived, exact, may be positive).
     """
@@ -222,7 +234,7 @@ def compaction_events(events: pl.DataFrame, calls: pl.DataFrame) -> list[dict[st
 def _compaction_events(bounds: list[tuple[Any, ...]], seqs: list[int], prompts: list[int]) -> list[dict[str, Any]]:
     """`compaction_events` from main-thread boundary rows (`EVENT_ROW`) and the main calls' seqs and prompts."""
     out = []
-    for seq, _kind, trigger, pre, post, line, _ts in bounds:
+    for seq, _kind, trigger, pre, post, line, *_ in bounds:
         at = bisect.bisect_right(seqs, seq)  # first main call after the boundary
         after = at if at < len(seqs) else None
         before = (after - 1 if after is not None else len(seqs) - 1) if seqs else -1
@@ -233,11 +245,48 @@ def _compaction_events(bounds: list[tuple[Any, ...]], seqs: list[int], prompts: 
                 "trigger": trigger,
                 "pre_tokens": pre,
                 "post_tokens": post,
-                "call_index": after,
+                "call": after + 1 if after is not None else None,
                 "line": line,
                 "context_before": ctx_before,
                 "context_after": ctx_after,
                 "effect_tokens": ctx_after - ctx_before if ctx_after is not None and ctx_before is not None else None,
+            }
+        )
+    return out
+
+
+def microcompaction_events(micro: list[tuple[Any, ...]], seqs: list[int]) -> list[dict[str, Any]]:
+    """List the main thread's microcompactions (CASES B34): old tool results cleared, no full compaction.
+
+    Parameters
+    ----------
+    micro
+        Main-thread `microcompact_boundary` event rows (`EVENT_ROW` order), by seq.
+    seqs
+        Seqs of the main-thread calls, in order.
+
+    Returns
+    -------
+    list of dict
+        One per boundary: `call` (1-based number of the first main call after it, None if none),
+        `line`, `trigger`, `pre_tokens` and `tokens_saved` (as the harness states them in
+        `microcompactMetadata`, metadata like a compaction's `preTokens`), `cleared_results` (how many
+        tool results its `compactedToolIds` names). Exact as written.
+
+    >>> microcompaction_events([(5, "microcompact_boundary", "auto", 29023, None, 5, None, 8000, 1)], [2, 4, 7])
+    [{'call': 3, 'line': 5, 'trigger': 'auto', 'pre_tokens': 29023, 'tokens_saved': 8000, 'cleared_results': 1}]
+    """
+    out = []
+    for seq, _kind, trigger, pre, _post, line, _ts, saved, cleared in micro:
+        at = bisect.bisect_right(seqs, seq)
+        out.append(
+            {
+                "call": at + 1 if at < len(seqs) else None,
+                "line": line,
+                "trigger": trigger,
+                "pre_tokens": pre,
+                "tokens_saved": saved,
+                "cleared_results": cleared,
             }
         )
     return out
@@ -260,7 +309,9 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
         output each time is a repeat but not `same_result`, CASES B24). A call is a repeat when an
         earlier main-thread call had the same name and canonical input (sorted keys), its result did
         not fail (`is_error` not true; a call with no result yet counts as not failed), and no
-        `WRITER_TOOLS` call nor compaction boundary lies strictly between the two. Exact.
+        `WRITER_TOOLS` call nor compaction boundary lies strictly between the two, nor a microcompaction
+        that cleared the earlier call's result (`tool_results.cleared_seq`, CASES B34: the agent no
+        longer had it). Exact.
 
     Examples
     --------
@@ -287,7 +338,8 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
         )
         if k == "compact_boundary" and t == THREAD_MAIN
     ]
-    flags, same = _repeats(uses, failed, _hashes(tool_results, ids), bounds)
+    cleared = _cleared(tool_results, ids)
+    flags, same = _repeats(uses, failed, _hashes(tool_results, ids), bounds, cleared)
     import polars as pl
 
     return pl.DataFrame(
@@ -304,21 +356,33 @@ def repeat_flags(tool_uses: pl.DataFrame, tool_results: pl.DataFrame, events: pl
 
 
 def _repeats(
-    uses: list[tuple[Any, ...]], failed: set[str], hashes: dict[str, int], bound_seqs: list[int]
+    uses: list[tuple[Any, ...]],
+    failed: set[str],
+    hashes: dict[str, int],
+    bound_seqs: list[int],
+    cleared: list[tuple[int, str]] = (),  # type: ignore[assignment]
 ) -> tuple[list[bool], list[bool]]:
     """`repeat_flags`' two columns from main-thread uses (seq, tool_use_id, name, input_json, ...) in
-    order, the ids of failed results, result hashes and the main thread's compaction boundary seqs."""
+    order, the ids of failed results, result hashes, the main thread's compaction boundary seqs and the
+    results microcompactions cleared ((seq, tool_use_id), by seq)."""
     bounds = sorted(bound_seqs)
     flags: list[bool] = []
     same: list[bool] = []
     # signature -> (writers seen, inclusive, when the latest non-failed identical call was made; its id)
     had: dict[tuple[str, str], tuple[int, str]] = {}
+    sig_of: dict[str, tuple[str, str]] = {}  # tool_use_id -> its signature, for a microcompaction's clearing
     writers = 0
-    b = 0
+    b = c = 0
     for seq, tid, name, payload, *_ in uses:
         while b < len(bounds) and bounds[b] < seq:
             had.clear()
             b += 1
+        while c < len(cleared) and cleared[c][0] < seq:
+            gone = cleared[c][1]
+            sig = sig_of.pop(gone, None)
+            if sig is not None and had.get(sig, (0, None))[1] == gone:
+                del had[sig]  # its result left the window: fetching it again is not a repeat (B34)
+            c += 1
         sig = (name, payload)
         earlier = had.get(sig)
         repeat = earlier is not None and earlier[0] == writers
@@ -330,6 +394,8 @@ def _repeats(
             writers += 1
         if tid not in failed:
             had[sig] = (writers, tid)
+            if tid is not None:
+                sig_of[tid] = sig
     return flags, same
 
 
@@ -353,7 +419,7 @@ def tool_figures(trace: Trace) -> dict[str, Any]:
 def _tool_figures(rows: FrameRows) -> dict[str, Any]:
     """`tool_figures` from a trace's `FrameRows`."""
     known = {i for i, _ in rows.use_names if i is not None}
-    flags, same = _repeats(rows.main_uses, rows.failed_ids, rows.hashes, [b[0] for b in rows.bounds])
+    flags, same = _repeats(rows.main_uses, rows.failed_ids, rows.hashes, [b[0] for b in rows.bounds], rows.cleared)
     failed = denied = chars = images = image_bytes = orphans = persisted = persisted_bytes = 0
     for _seq, tid, err, den, rc, ri, rib, pers, pb, _ts in rows.main_results:
         # Polars' sums skip nulls; `is_error & denied` is null (not counted) when either is null

@@ -276,13 +276,48 @@ def _loads_lenient(line: bytes) -> Any:
     """Decode a line orjson refused, or return `_NOT_JSON`.
 
     The stdlib accepts escaped lone surrogates (CASES B19), which Claude Code writes for non-UTF-8 bytes
-    and for emoji cut in half; a raw byte that is not UTF-8 is read as U+FFFD (one character, as the
-    byte was), so the line still counts. Nesting too deep to decode is not JSON to us.
+    and for emoji cut in half; each lone surrogate is replaced by U+FFFD (one code point for one, so every
+    length stays exact), in keys and values at any depth, so no string that reaches a frame or the JSON
+    output can fail to encode (fuzz 06, 08). A raw byte that is not UTF-8 is read as U+FFFD too, so the
+    line still counts. Nesting too deep to decode is not JSON to us.
     """
     try:
-        return json.loads(line.decode("utf-8", errors="replace"))
+        value = json.loads(line.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return _NOT_JSON
+    return _scrubbed(value) if _SURROGATE_ESCAPE.search(line) else value
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scrubbed(value: Any) -> Any:
+    """`value` (decoded JSON) with every lone surrogate in its strings and keys replaced by U+FFFD; walked
+    without recursion (a line may nest hundreds of levels deep). Containers are changed in place."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                item = node[key]
+                if isinstance(item, str):
+                    item = _SURROGATE.sub("\ufffd", item)
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+                if _SURROGATE.search(key):
+                    del node[key]
+                    key = _SURROGATE.sub("\ufffd", key)
+                node[key] = item
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                if isinstance(item, str):
+                    node[i] = _SURROGATE.sub("\ufffd", item)
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+    return value
 
 
 def result_size(content: Any) -> tuple[int, int, int, int]:
@@ -326,7 +361,8 @@ def result_size(content: Any) -> tuple[int, int, int, int]:
             source = block.get("source")
             data = source.get("data") if isinstance(source, dict) else None
             if isinstance(data, str):
-                image_bytes += len(data) * 3 // 4 - (2 if data.endswith("==") else 1 if data.endswith("=") else 0)
+                padding = 2 if data.endswith("==") else 1 if data.endswith("=") else 0
+                image_bytes += max(0, len(data) * 3 // 4 - padding)  # "==" alone: 0 bytes, never -1 (fuzz 12)
         else:
             unknown += 1
     return chars, images, image_bytes, unknown
@@ -343,10 +379,25 @@ def _first_text(content: Any) -> str:
 
 
 def _persisted_bytes(text: str) -> int | None:
+    """≈ bytes of a persisted output as its preview states them ("Output too large (1.2MB)"); None when
+    the preview states no size, or one that is not a number or out of range (fuzz 02, 02b)."""
     match = _PERSISTED_SIZE_RE.search(text[:400])
     if match is None:
         return None
-    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+    try:
+        size = int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+    except (ValueError, OverflowError):
+        return None
+    return size if 0 <= size < MAX_TOKENS else None
+
+
+def _is_task_notification(rec: dict[str, Any], text: str) -> bool:
+    """A user line the harness writes when a background command or agent finishes (CASES B31): its
+    `origin.kind` is `task-notification`, or (older lines) its text starts with `<task-notification>`."""
+    origin = rec.get("origin")
+    if type(origin) is dict and origin.get("kind") == "task-notification":
+        return True
+    return text.lstrip().startswith("<task-notification>")
 
 
 def _is_denial(text: str) -> bool:
@@ -406,6 +457,19 @@ class _Builder:
         self.records = 0
         self.seen_stream = False
         self.seen_transcript = False
+        # The format is decided on the weight of evidence (fuzz 07): lines with stream-json keys
+        # (`session_id`, `parent_tool_use_id`, init/result lines) against lines with transcript keys
+        # (`sessionId`, transcript-only line types).
+        self.stream_lines = 0
+        self.transcript_lines = 0
+        self.claude_lines = 0  # assistant / user / system lines: Claude Code's own record types
+        self.foreign: dict[str, int] = {}  # another agent's line types seen (its name -> lines)
+        self.uuids: set[str] = set()  # record uuids seen: a repeated uuid is one record (CASES B29)
+        self.repeated_records = 0
+        self.nul_lines = 0  # lines that were only NUL padding (CASES B30)
+        self.nul_seen = False  # any NUL byte (no record decoded and NULs seen: a binary file)
+        self.bad_numbers = 0  # counts out of range or of the wrong type (fuzz 04, 09), read as unknown
+        self.cleared: dict[str, int] = {}  # tool_use_id -> seq of the microcompaction that cleared it (B34)
         self.session_id: str | None = None
         self.surface: dict[str, Any] | None = None
         self.has_init = False
@@ -469,14 +533,21 @@ class _Builder:
         """Route one decoded record (its top-level `type` is `kind`) to its rows."""
         self.records += 1
         self.seq += 1
-        if "session_id" in rec or "parent_tool_use_id" in rec:
-            self.seen_stream = True
-            if self.session_id is None and isinstance(rec.get("session_id"), str):
-                self.session_id = rec["session_id"]
-        elif "sessionId" in rec:
+        if "sessionId" in rec:
             self.seen_transcript = True
+            self.transcript_lines += 1
             if self.session_id is None and src.thread_kind == THREAD_MAIN and isinstance(rec.get("sessionId"), str):
                 self.session_id = rec["sessionId"]
+        elif "session_id" in rec or "parent_tool_use_id" in rec:
+            self.seen_stream = True
+            self.stream_lines += 1
+            if self.session_id is None and isinstance(rec.get("session_id"), str):
+                self.session_id = rec["session_id"]
+        if kind in _CLAUDE_TYPES:
+            self.claude_lines += 1
+        elif kind in _FOREIGN_TYPES:
+            agent = _FOREIGN_TYPES[kind]
+            self.foreign[agent] = self.foreign.get(agent, 0) + 1
         if kind == "assistant":
             self._assistant(rec, line, src, prev_ts)
         elif kind == "user":
@@ -485,9 +556,11 @@ class _Builder:
             self._system(rec, line, src)
         elif kind == "result":
             self.seen_stream = True
+            self.stream_lines += 1
             self._result(rec)
         elif kind in _TRANSCRIPT_ONLY_TYPES:
             self.seen_transcript = True
+            self.transcript_lines += 1
         if self.cli_version is None and src.thread_kind == THREAD_MAIN:
             version = rec.get("version")
             if isinstance(version, str):
@@ -529,6 +602,15 @@ class _Builder:
         if raw is not None:
             self.bad_usage += 1
         return 0
+
+    def _number(self, raw: Any) -> int | None:
+        """A count other than usage (tokens a boundary states, a duration in ms): the int when it fits
+        0 <= n < 2**53, else None (unknown), counted in `bad_numbers` when a value was written (fuzz 04, 09)."""
+        if type(raw) is int and 0 <= raw < MAX_TOKENS:
+            return raw
+        if raw is not None:
+            self.bad_numbers += 1
+        return None
 
     def _assistant(self, rec: dict[str, Any], line: int, src: SourceFile, prev_ts: str | None) -> None:
         msg = rec.get("message")
@@ -707,9 +789,7 @@ class _Builder:
                 agent_id = structured.get("agentId")
                 if type(agent_id) is not str:
                     agent_id = None
-                agent_ms = structured.get("totalDurationMs")
-                if type(agent_ms) is not int:
-                    agent_ms = None
+                agent_ms = self._number(structured.get("totalDurationMs"))
             for block in content:
                 if not (type(block) is dict and block.get("type") == "tool_result"):
                     continue
@@ -754,6 +834,8 @@ class _Builder:
             kind = "interrupt"
         elif text.lstrip().startswith(_COMMAND_PREFIXES):
             kind = "command"
+        elif _is_task_notification(rec, text):
+            kind = "task_notification"
         else:
             kind = "prompt"
         chars = len(content) if isinstance(content, str) else result_size(content)[0]
@@ -779,12 +861,34 @@ class _Builder:
                 "compact_boundary",
                 ts=ts,
                 trigger=trigger if isinstance(trigger, str) else None,
-                pre_tokens=pre if type(pre) is int else None,
-                post_tokens=post if type(post) is int else None,
-                duration_ms=duration if type(duration) is int else None,
+                pre_tokens=self._number(pre),
+                post_tokens=self._number(post),
+                duration_ms=self._number(duration),
+            )
+        elif subtype == "microcompact_boundary":
+            meta = rec.get("microcompactMetadata")
+            if not isinstance(meta, dict):
+                meta = rec.get("microcompact_metadata")
+            meta = meta if isinstance(meta, dict) else {}
+            trigger = meta.get("trigger")
+            ids = meta.get("compactedToolIds", meta.get("compacted_tool_ids"))
+            ids = [i for i in ids if type(i) is str and i] if isinstance(ids, list) else []
+            for tid in ids:
+                self.cleared.setdefault(tid, self.seq)
+            self._event(
+                line,
+                thread,
+                thread_kind,
+                "microcompact_boundary",
+                ts=ts,
+                trigger=trigger if isinstance(trigger, str) else None,
+                pre_tokens=self._number(meta.get("preTokens", meta.get("pre_tokens"))),
+                tokens_saved=self._number(meta.get("tokensSaved", meta.get("tokens_saved"))),
+                cleared_results=len(ids),
             )
         elif subtype == "init":
             self.seen_stream = True
+            self.stream_lines += 1
             self.has_init = True
             if src.thread_kind == THREAD_MAIN and self.surface is None:
                 self.surface = _surface(rec)
@@ -799,7 +903,7 @@ class _Builder:
                 thread_kind,
                 "turn_duration",
                 ts=ts,
-                duration_ms=duration if type(duration) is int else None,
+                duration_ms=self._number(duration),
             )
         elif subtype == "api_error":
             self._event(line, thread, thread_kind, "api_error", ts=ts)
@@ -838,10 +942,13 @@ class _Builder:
         post_tokens: int | None = None,
         duration_ms: int | None = None,
         text_chars: int | None = None,
+        tokens_saved: int | None = None,
+        cleared_results: int | None = None,
     ) -> None:
         self.event_rows.append(
-            (self.seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars, ts)
-        )
+            (self.seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars,
+             ts, tokens_saved, cleared_results)
+        )  # fmt: skip
 
     # -- tables ------------------------------------------------------------------------------------
     def build(self, fmt: str) -> Trace:
@@ -855,9 +962,26 @@ class _Builder:
             warnings.append(
                 f"{self.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0"
             )
+        if self.bad_numbers:
+            warnings.append(
+                f"{self.bad_numbers} count(s) of tokens or ms out of range or not a number (negative, huge, a "
+                "string), read as unknown"
+            )
+        if self.repeated_records:
+            warnings.append(
+                f"{self.repeated_records} repeated record(s) dropped: the same uuid written again in the file "
+                "(a re-appended stretch of the session, CASES B29)"
+            )
+        if self.stream_lines and self.transcript_lines:
+            few, many = sorted((("stream-json", self.stream_lines), ("session transcript", self.transcript_lines)),
+                               key=lambda x: x[1])  # fmt: skip
+            warnings.append(
+                f"{few[1]} line(s) carry {few[0]} keys in a file read as a {many[0]} ({many[1]} line(s)): "
+                "stray lines, read as the file's format"
+            )
         calls = self.call_rows
         c = _columns(calls, CALL_SCHEMA)
-        r = _columns(self.result_rows, TOOL_RESULT_SCHEMA)
+        r = _columns(self.result_rows, _RESULT_ROW)
         e = _columns(self.event_rows, EVENT_SCHEMA)
         u = _columns(self.use_rows, _USE_ROW)
         # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
@@ -870,6 +994,9 @@ class _Builder:
         ms = _epoch_ms(dict.fromkeys(self.stamps), self.stamp_ms)
         for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
             column[:] = [ms[ts] for ts in column]
+        r["cleared_seq"] = (
+            [self.cleared.get(tid) for tid in r["tool_use_id"]] if self.cleared else [None] * len(r["tool_use_id"])
+        )
         if self.denied_ids:
             r["denied"] = [
                 d or (err and tid in self.denied_ids)
@@ -914,6 +1041,21 @@ _KEPT_LINE_COLUMNS = (
     "web_search_requests", "stop_reason", "speed",
 )  # fmt: skip
 _C_KEPT = tuple(_CALL_POS[n] for n in _KEPT_LINE_COLUMNS)
+#: A tool-result row as the builder holds it: `TOOL_RESULT_SCHEMA` but `cleared_seq` (set by `build`).
+_RESULT_ROW = tuple(c for c in TOOL_RESULT_SCHEMA if c != "cleared_seq")
+#: Claude Code's own record types (a file with none of them and another agent's types is that agent's).
+_CLAUDE_TYPES = frozenset({"assistant", "user", "system"})
+#: Top-level line types of other agents' traces: the agent they name.
+_FOREIGN_TYPES = {
+    "session_meta": "Codex CLI rollout",
+    "response_item": "Codex CLI rollout",
+    "event_msg": "Codex CLI rollout",
+    "turn_context": "Codex CLI rollout",
+    "init": "Gemini CLI stream-json",
+    "message": "Gemini CLI stream-json",
+    "tool_use": "Gemini CLI stream-json",
+    "tool_result": "Gemini CLI stream-json",
+}
 #: A tool-use row as the builder holds it: the row of its call in place of its thread.
 _USE_ROW = (
     "seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "file_path", "ts_ms",
@@ -992,22 +1134,65 @@ def _surface(rec: dict[str, Any]) -> dict[str, Any]:
 
 def _open(path: str) -> IO[bytes]:
     if path == "-":
-        return sys.stdin.buffer
+        return _utf8(sys.stdin.buffer)
     if os.path.isdir(path):
         raise TraceReadError(path, "is a directory where a file was expected")
     try:
-        return open(path, "rb", buffering=1024 * 1024)
+        return _utf8(open(path, "rb", buffering=1024 * 1024))
     except FileNotFoundError:
         raise TraceReadError(path, "no such file") from None
     except OSError as exc:
         raise TraceReadError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
+#: Byte-order marks of UTF-16 (Windows PowerShell's `>` and `Out-File` write UTF-16LE with one, CASES B36).
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _is_utf16(start: bytes) -> bool:
+    """Whether a file starting with these bytes is UTF-16: a UTF-16 byte-order mark, or `{` as a UTF-16 unit."""
+    return start.startswith(_UTF16_BOMS) or start.startswith((b"{\x00", b"\x00{"))
+
+
+def _utf8(fh: IO[bytes]) -> IO[bytes]:
+    """`fh` itself, or for a UTF-16 file its whole text decoded and given back as UTF-8 bytes (a UTF-16
+    capture is a Windows run's stdout: small). An undecodable unit becomes U+FFFD. Raises OSError."""
+    peek = getattr(fh, "peek", None)
+    if peek is None or not _is_utf16(peek(4)[:4]):
+        return fh
+    data = fh.read()
+    if fh is not sys.stdin.buffer:
+        fh.close()
+    codec = "utf-16" if data.startswith(_UTF16_BOMS) else ("utf-16-le" if data.startswith(b"{") else "utf-16-be")
+    return io.BytesIO(data.decode(codec, errors="replace").encode("utf-8", errors="replace"))
+
+
 def _format_of(builder: _Builder, path: str) -> str:
-    if builder.seen_stream:
+    """The format of a file (or run) read into `builder`, on the weight of evidence: a session transcript
+    when its lines with transcript keys (`sessionId`, transcript-only types) outnumber those with
+    stream-json keys, stream-json when those do or an init / result line was seen (fuzz 07: one stray
+    `parent_tool_use_id` must not make a transcript stream-json and lose its subagent files).
+
+    Raises
+    ------
+    TraceReadError
+        Nothing decoded and the file held NUL bytes (binary).
+    TraceFormatError
+        Another agent's trace (Codex CLI, Gemini CLI), or no record of either format.
+    EmptyTraceError
+        No JSON record at all.
+    """
+    if builder.foreign and not builder.claude_lines:
+        agent = max(builder.foreign, key=lambda name: builder.foreign[name])
+        raise TraceFormatError(path, f"a {agent} trace, not Claude Code's: not supported yet")
+    if builder.seen_stream and builder.stream_lines >= builder.transcript_lines:
         return FORMAT_STREAM_JSON
     if builder.seen_transcript or builder.call_rows or builder.event_rows or builder.result_rows:
         return FORMAT_TRANSCRIPT
+    if builder.seen_stream:
+        return FORMAT_STREAM_JSON
+    if builder.records == 0 and builder.nul_seen:
+        raise TraceReadError(path, "binary file (NUL bytes), not a JSONL trace")
     if builder.records == 0 and builder.skipped == 0:
         raise EmptyTraceError(path, "empty file: no JSON record")
     raise TraceFormatError(path, "no record of either format (stream-json or session transcript)")
@@ -1050,8 +1235,17 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
         for raw in fh:
             number += 1
             if head < 4096:
-                raw = _check_head(raw, head, path)
+                raw = _check_head(raw, head)
                 head += len(raw) + 1
+            if b"\x00" in raw:
+                # JSON text never holds a raw NUL: NULs are damage (a crash while appending), never content
+                # (CASES B30). A line of NULs only is padding; a record followed by NULs is the record.
+                raw = raw.replace(b"\x00", b"")
+                cur.nul_seen = True
+                if not raw.strip():
+                    cur.nul_lines += 1
+                    cur.skip(path, number, "NUL padding (left by a crash while writing)")
+                    continue
             at = raw.find(type_key)
             if at > 0 and raw.count(b"{", 0, at) == 1:
                 start = at + key_len
@@ -1096,6 +1290,12 @@ def _feed(builders: list[_Builder], src: SourceFile, fh: IO[bytes], split_runs: 
             if type(rec) is not dict:
                 cur.skip(path, number, f"not a JSON object ({type(rec).__name__})")
                 continue
+            uid = rec.get("uuid")
+            if type(uid) is str and uid:
+                if uid in cur.uuids:  # a record written again (CASES B29): one record, counted once
+                    cur.repeated_records += 1
+                    continue
+                cur.uuids.add(uid)
             kind = rec.get("type")
             if type(kind) is not str:
                 kind = None  # a `type` that is not a string (a list, say: fuzz 01) is an unknown line type
@@ -1132,10 +1332,13 @@ def _count_skipped(builder: _Builder, types: list[bytes]) -> None:
     """Count lines skipped undecoded (their top-level types, `_SKIP_TYPES`) as records of `builder`."""
     if types:
         builder.records += len(types)
-        if b"stream_event" in types:
+        streamed = types.count(b"stream_event")
+        if streamed:
             builder.seen_stream = True
-        if len(types) > types.count(b"stream_event"):
+            builder.stream_lines += streamed
+        if len(types) > streamed:
             builder.seen_transcript = True
+            builder.transcript_lines += len(types) - streamed
         types.clear()
 
 
@@ -1210,11 +1413,8 @@ def _canonical(value: Any) -> str:
 _KEY_COLUMNS = ("message_id", "input_tokens", "cache_write_tokens", "cache_read_tokens")
 
 
-def _check_head(raw: bytes, head: int, path: str) -> bytes:
-    """Check a line in the first 4 KiB of a file: no NUL byte (JSON text never holds one: the file is
-    binary), and drop a UTF-8 byte-order mark at the very start."""
-    if b"\x00" in raw[: 4096 - head]:
-        raise TraceReadError(path, "binary file (NUL bytes), not a JSONL trace")
+def _check_head(raw: bytes, head: int) -> bytes:
+    """A line in the first 4 KiB of a file, without the UTF-8 byte-order mark at the very start (B36)."""
     if head == 0 and raw.startswith(b"\xef\xbb\xbf"):
         return raw[3:]
     return raw
@@ -1401,6 +1601,8 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
         if size < SPLIT_MIN_BYTES or after_bytes >= size:
             return None
         with open(path, "rb") as fh:
+            if _is_utf16(fh.read(4)):
+                return None  # read whole, decoded (`_utf8`)
             fh.seek(int((TAIL_BYTE_COST * size + after_bytes) / (1 + TAIL_BYTE_COST)))
             fh.readline()  # the rest of the line the middle falls in
             start = fh.tell()
@@ -1491,8 +1693,8 @@ def _read_head(main: str, tail: TailPart | PendingTail) -> _Builder | None:
     if len(builders) > 1 or builder.seen_stream or builder.has_init or builder.result_count:
         return None  # stream-json: not waiting for the tail (its answer is dropped when it comes)
     part = tail if isinstance(tail, TailPart) else tail.result()
-    if part is None or part.builder.chains_ambiguous:
-        return None
+    if part is None or part.builder.chains_ambiguous or not builder.uuids.isdisjoint(part.builder.uuids):
+        return None  # (records repeated across the cut, CASES B29: the whole read drops them in order)
     b = builder
     if not (
         b.seen_transcript or b.call_rows or b.event_rows or b.result_rows or part.main_transcript or any(part.main_rows)
@@ -1587,6 +1789,14 @@ def _merge_tail(head: _Builder, part: TailPart, head_lines: int) -> None:
     for k, ev in enumerate(tail.event_rows):
         line = ev[1] + line0 if k < n_events else ev[1]
         head.event_rows.append((ev[0] + seq0, line, rename.get(ev[2], ev[2]), *ev[3:]))
+    for tid, seq in tail.cleared.items():
+        head.cleared.setdefault(tid, seq + seq0)
+    head.uuids |= tail.uuids
+    head.nul_seen = head.nul_seen or tail.nul_seen
+    for name in ("repeated_records", "nul_lines", "bad_numbers", "stream_lines", "transcript_lines", "claude_lines"):
+        setattr(head, name, getattr(head, name) + getattr(tail, name))
+    for agent, n in tail.foreign.items():
+        head.foreign[agent] = head.foreign.get(agent, 0) + n
     head.seq += tail.seq
     head.records += tail.records
     head.skipped += tail.skipped

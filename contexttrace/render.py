@@ -170,8 +170,8 @@ def _series(r: TraceReport) -> str:
 
 def _first_call_after(event: dict[str, Any]) -> int | None:
     """The 1-based number of the first main call after a compaction event, or None when none followed."""
-    index = event["call_index"]  # 0-based index among main calls (metrics._compaction_events)
-    return None if index is None else index + 1
+    call = event["call"]  # 1-based number among main calls (metrics._compaction_events)
+    return None if call is None else int(call)
 
 
 def render_json(run: RunResult, with_calls: bool = False) -> str:

@@ -54,6 +54,7 @@ class TraceReport:
     subagent_calls: int
     compaction_calls: int
     compaction_events: list[dict[str, Any]]
+    microcompaction_events: list[dict[str, Any]]
     surface: dict[str, Any] | None
     skipped_lines: int
     oversized_lines: int
@@ -103,6 +104,9 @@ class TraceReport:
             "subagent_calls": self.subagent_calls,
             "compaction_calls": self.compaction_calls,
             "compaction_events": self.compaction_events,
+            "microcompact": len(self.microcompaction_events),
+            "microcompact_tokens_saved": sum(e["tokens_saved"] or 0 for e in self.microcompaction_events),
+            "microcompaction_events": self.microcompaction_events,
             "surface": self.surface,
             "skipped_lines": self.skipped_lines,
             "oversized_lines": self.oversized_lines,
@@ -222,6 +226,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         subagent_calls=counts["subagent_calls"],
         compaction_calls=counts["compaction_calls"],
         compaction_events=events,
+        microcompaction_events=metrics.microcompaction_events(rows.microcompactions, main_seqs),
         surface=trace.surface,
         skipped_lines=trace.skipped_lines,
         oversized_lines=trace.oversized_lines,

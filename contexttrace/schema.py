@@ -91,6 +91,7 @@ TOOL_RESULT_SCHEMA: dict[str, str] = {
     "agent_id": "String",  # Task/Agent results: toolUseResult.agentId (the subagent's file id)
     "agent_duration_ms": "Int64",  # Task/Agent results: toolUseResult.totalDurationMs
     "ts_ms": "Int64",
+    "cleared_seq": "Int64",  # seq of the microcompact_boundary whose compactedToolIds cleared it, else null
 }
 
 #: One row per event that is not a call or a tool block: compactions, prompts, errors, durations.
@@ -106,6 +107,8 @@ EVENT_SCHEMA: dict[str, str] = {
     "duration_ms": "Int64",  # turn_duration: durationMs; compact_boundary: durationMs when written
     "text_chars": "Int64",  # prompt kinds: characters of the text
     "ts_ms": "Int64",
+    "tokens_saved": "Int64",  # microcompact_boundary: microcompactMetadata.tokensSaved (the harness's figure)
+    "cleared_results": "Int64",  # microcompact_boundary: how many tool results compactedToolIds names
 }
 
 
@@ -126,6 +129,8 @@ def polars_schema(columns: dict[str, str]) -> pl.Schema:
 
 EVENT_KINDS = (
     "compact_boundary",  # system/compact_boundary
+    "microcompact_boundary",  # system/microcompact_boundary: old tool results cleared, no full compaction
+    "task_notification",  # a background task's <task-notification> user line: not a turn (CASES B31)
     "prompt",  # a prompt the person typed (user line that is not a tool result nor injected)
     "meta",  # user line with isMeta (skill bodies, command expansions, caveats)
     "command",  # slash-command input or local-command output written as a user line

@@ -189,7 +189,7 @@ def test_b11_spike_is_flagged_and_compaction_effect_signed(write):
     [ev] = rep.compaction_events
     assert ev["pre_tokens"] == 1364156
     assert (ev["context_before"], ev["context_after"], ev["effect_tokens"]) == (108228, 120000, 11772)
-    assert ev["call_index"] == 3
+    assert ev["call"] == 4
     # Without --window, the spike alone does not make the window 1M: the grade sees a 200K window.
     from contexttrace.metrics import window_choice
 

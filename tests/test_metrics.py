@@ -88,10 +88,10 @@ def test_context_figures_empty_and_spikes():
 
 
 def test_compaction_event_at_end_has_no_following_call():
-    """A boundary after the last call gets call_index None and no effect."""
+    """A boundary after the last call gets call None and no effect."""
     t = trace_of(assistant("m1", 1, 1, 100), BOUNDARY)
     [ev] = metrics.compaction_events(t.events, t.calls)
-    assert ev["call_index"] is None and ev["effect_tokens"] is None
+    assert ev["call"] is None and ev["effect_tokens"] is None
     assert (ev["trigger"], ev["pre_tokens"], ev["post_tokens"]) == ("manual", 9, None)
 
 
@@ -109,7 +109,7 @@ def test_stream_compact_boundary_snake_case_with_spacing(write):
         "trigger": "auto",
         "pre_tokens": 171000,
         "post_tokens": 30000,
-        "call_index": 1,
+        "call": 2,
         "line": 2,
         "context_before": 171000,
         "context_after": 31000,

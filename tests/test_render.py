@@ -112,8 +112,8 @@ def test_render_table_holds_only_the_table():
 def test_render_series_numbered_from_1_with_compactions():
     """--calls numbers each call from 1 and marks a compaction before the first call after it (or at the end)."""
     events = [
-        {"call_index": 2, "trigger": "auto", "pre_tokens": 170_251},  # 0-based index of the call after it
-        {"call_index": None, "trigger": "manual", "pre_tokens": None},  # no call after it
+        {"call": 3, "trigger": "auto", "pre_tokens": 170_251},  # 1-based number of the call after it
+        {"call": None, "trigger": "manual", "pre_tokens": None},  # no call after it
     ]
     r = _report(prompt_tokens=[26_450, 164_831, 36_081], compaction_events=events)
     text = render_table(RunResult([r, _report(trace="none.jsonl")]), with_window=False, with_calls=True)
@@ -128,7 +128,7 @@ def test_render_series_numbered_from_1_with_compactions():
 
 def test_render_series_cannot_be_read_as_table_rows():
     """The series lines sit after a blank line and are indented four spaces: a markdown code block."""
-    r = _report(prompt_tokens=[1, 2], compaction_events=[{"call_index": 1, "trigger": "auto", "pre_tokens": 5}])
+    r = _report(prompt_tokens=[1, 2], compaction_events=[{"call": 2, "trigger": "auto", "pre_tokens": 5}])
     text = render_table(RunResult([r]), with_window=False, with_calls=True)
     table, _, block = text.partition("\n\n")
     assert all(line.startswith("|") for line in table.splitlines())

@@ -116,7 +116,7 @@ def test_sample_compaction_event(reports):
             "trigger": "auto",
             "pre_tokens": 170251,
             "post_tokens": None,
-            "call_index": 61,
+            "call": 62,
             "line": 754,
             "context_before": 164831,
             "context_after": 36081,
