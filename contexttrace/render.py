@@ -248,7 +248,7 @@ def render_diagnostics(run: RunResult) -> list[str]:
 
 def fmt_usd(value: float | None, lower_bound: bool = False, estimate: bool = True) -> str:
     """Format USD: two decimals from $1 up, four below; ``≈`` marks an estimate (our list-price cost),
-    ``≥`` a lower bound (some call unpriced); None → ``"-"``.
+    ``≥`` a lower bound (`usage.LOWER_BOUND_REASONS`), bare an exact or as-written figure; None → ``"-"``.
 
     Examples
     --------
@@ -257,14 +257,18 @@ def fmt_usd(value: float | None, lower_bound: bool = False, estimate: bool = Tru
     """
     if value is None:
         return "-"
-    text = f"{abs(value):,.2f}" if abs(value) >= 1 or value == 0 else f"{abs(value):.4f}"
+    text = f"{abs(value):,.2f}" if abs(value) >= 1 else f"{abs(value):.4f}"
+    if not text.strip("0."):  # rounds to nothing: float noise (-4e-16) is neither negative nor $0.0000
+        text, value = "0.00", 0.0
     mark = "≥ " if lower_bound else "≈" if estimate else ""
     return mark + ("-" if value < 0 else "") + "$" + text
 
 
 def _output_cell(totals: dict[str, Any]) -> str:
-    # Calls written before their final usage carry a streaming placeholder as output (FORMATS G2).
-    return ("≥ " if totals.get("output_lower_bound_calls") else "") + fmt_int(totals["output_tokens"])
+    # Calls written before their final usage carry a streaming placeholder as output (FORMATS G2), unless a
+    # result line's modelUsage gave the final count (`output_is_lower_bound` is then false).
+    lower = totals.get("output_is_lower_bound", bool(totals.get("output_lower_bound_calls")))
+    return ("≥ " if lower else "") + fmt_int(totals["output_tokens"])
 
 
 def _usage_cells(label: str, totals: dict[str, Any], turns: int | None) -> list[str]:
@@ -284,8 +288,14 @@ def _token_cells(totals: dict[str, Any]) -> list[str]:
         fmt_int(totals["cache_read_tokens"]),
         _output_cell(totals),
         fmt_percent(totals["cache_hit_ratio"]),
-        fmt_usd(totals["cost_usd"], totals["cost_is_lower_bound"]),
+        _cost_cell(totals),
     ]
+
+
+def _cost_cell(totals: dict[str, Any]) -> str:
+    """``≥`` for a lower bound, ``≈`` for a priced estimate, a bare ``$0.00`` when nothing was priced."""
+    cost = totals["cost_usd"]
+    return fmt_usd(cost, totals["cost_is_lower_bound"], estimate=bool(cost))
 
 
 _USAGE_HEADERS = ["trace", "calls", "turns", "fresh input", "cache write", "cache read", "output", "hit", "cost USD"]
@@ -301,7 +311,7 @@ def _table(rows: list[list[str]], headers: list[str], left: int = 1) -> str:
     return tabulate(rows, headers=headers, tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=align)
 
 
-def render_usage_table(run: RunResult, breakdown: bool = False) -> str:
+def render_usage_table(run: RunResult, breakdown: bool = False, notes: bool = True) -> str:
     """Render `context usage`: one row per trace (all threads) and a "↳ subagents" row under it.
 
     Parameters
@@ -309,14 +319,20 @@ def render_usage_table(run: RunResult, breakdown: bool = False) -> str:
     run
         `RunResult` whose reports are `usage.UsageReport`s.
     breakdown
-        Also print, per trace, a table per model, a table per subagent and the turn readings.
+        Also print, per trace, a table per model (when it made a call), per thread, per subagent (when it
+        has one) and the turn readings; an empty table is left out, never drawn.
+    notes
+        Also print `render_usage_notes` after a blank line, each indented four spaces (a code block in
+        markdown, so pasted output never reads a note as a table row). False when the caller prints
+        them elsewhere (stderr).
 
     Returns
     -------
     str
-        The table and its lines (unpriced models, the stream-json result's own cost beside ours, assumed
-        cache splits), ending without a newline; empty when there are no reports. Token counts are
-        exact; USD are list-price estimates (``≥`` when a model is unpriced).
+        The table (and notes, breakdown), ending without a newline; empty when there are no reports.
+        Token counts are exact (``≥`` when an output count is a streaming placeholder); USD are
+        list-price estimates ``≈``, lower bounds ``≥`` (`usage.LOWER_BOUND_REASONS`), ``$0.00`` bare when
+        nothing was priced.
     """
     if not run.reports:
         return ""
@@ -326,38 +342,79 @@ def render_usage_table(run: RunResult, breakdown: bool = False) -> str:
         if r.subagents["calls"]:
             rows.append(_usage_cells("  ↳ subagents", r.subagents, None))
     lines = [_table(rows, _USAGE_HEADERS)]
-    for r in run.reports:
-        lines.extend(_usage_notes(r))
+    note_lines = render_usage_notes(run) if notes else []
+    if note_lines:
+        lines.append("")
+        lines.extend("    " + n for n in note_lines)
     if breakdown:
         for r in run.reports:
             lines.extend(_usage_breakdown(r))
     return _safe("\n".join(lines))
 
 
+def render_usage_notes(run: RunResult) -> list[str]:
+    """Lines that qualify the `context usage` figures, per trace (`_usage_notes`), for under the table or
+    stderr: why a cost is a lower bound, what was assumed, and Claude Code's own figure beside ours."""
+    return [_safe(n) for r in run.reports for n in _usage_notes(r)]
+
+
+#: What each `usage.LOWER_BOUND_REASONS` entry says in a note.
+_LOWER_BOUND_TEXT = {
+    "unpriced_model": "a model is not priced",
+    "output_placeholder": "output counts are streaming placeholders",
+    "no_result_line": "the run has no result line (it ended early)",
+    "missing_subagents": "subagents are missing",
+}
+
+
 def _usage_notes(r: Any) -> list[str]:
     out = []
-    if r.total["unpriced_models"]:
+    t = r.total
+    if t["unpriced_models"]:
         out.append(
             f"{r.trace}: unpriced (model, or its fast-mode price, not in the price table of "
-            f"{r.price_table_date}): {', '.join(r.total['unpriced_models'])}; cost is a lower bound"
+            f"{r.price_table_date}): {', '.join(t['unpriced_models'])}"
         )
-    if r.total.get("output_lower_bound_calls"):
+    if t.get("output_is_lower_bound"):
         out.append(
-            f"{r.trace}: output is a lower bound: {fmt_int(r.total['output_lower_bound_calls'])} of "
-            f"{fmt_int(r.total['calls'])} calls were written before their final usage (no stop_reason)"
+            f"{r.trace}: output is a lower bound: {fmt_int(t['output_lower_bound_calls'])} of "
+            f"{fmt_int(t['calls'])} calls were written before their final usage (no stop_reason) and no "
+            "result line gives the final count"
         )
-    if r.total["cache_write_assumed_5m_tokens"]:
+    if t["cache_write_assumed_5m_tokens"]:
+        from_result = (r.result_only or {}).get("cache_write_assumed_5m_tokens", 0)
+        lines_part = t["cache_write_assumed_5m_tokens"] - from_result
+        parts = [f"{fmt_int(lines_part)} from calls with no 5m/1h split or a 0/0 one"] if lines_part else []
+        parts += [f"{fmt_int(from_result)} from the result line's modelUsage"] if from_result else []
         out.append(
-            f"{r.trace}: {fmt_int(r.total['cache_write_assumed_5m_tokens'])} cache-write tokens without a 5m/1h "
-            "split, counted as 5-minute (assumed)"
+            f"{r.trace}: {fmt_int(t['cache_write_assumed_5m_tokens'])} cache-write tokens priced as 5-minute "
+            f"writes (assumed 5m: {'; '.join(parts)})"
+        )
+    if r.missing_subagents:
+        out.append(
+            f"{r.trace}: {len(r.missing_subagents)} subagent(s) referenced but not found; totals exclude them "
+            f"({', '.join(r.missing_subagents)})"
+        )
+    if t["lower_bound_reasons"]:
+        why = "; ".join(_LOWER_BOUND_TEXT.get(x, x) for x in t["lower_bound_reasons"])
+        out.append(f"{r.trace}: cost is a lower bound {fmt_usd(t['cost_usd'], lower_bound=True)}: {why}")
+    parts = []
+    extra = r.result_only
+    if extra is not None and extra["cost_usd"]:
+        parts.append(
+            f"cost {_cost_cell(t)} = {_cost_cell(r.lines_total)} from the {fmt_int(r.lines_total['calls'])} "
+            f"calls written + {_cost_cell(extra)} for tokens only the result line's modelUsage counts (final "
+            "output counts, helper calls; thread unknown)"
         )
     rep = r.reported
     if rep and rep["reported_cost_usd"] is not None:
-        out.append(
-            f"{r.trace}: Claude Code's result line reports {fmt_usd(rep['reported_cost_usd'], estimate=False)}; "
-            f"ours {fmt_usd(r.total['cost_usd'], r.total['cost_is_lower_bound'])} from the calls written "
-            f"(difference {fmt_usd(rep['cost_difference_usd'], estimate=False)}; reported, never added)"
+        parts.append(
+            f"Claude Code's result line reports {fmt_usd(rep['reported_cost_usd'], estimate=False)}, ours "
+            f"{_cost_cell(t)} (difference {fmt_usd(rep['cost_difference_usd'], estimate=False)}; reported, "
+            "never added)"
         )
+    if parts:
+        out.append(f"{r.trace}: " + "; ".join(parts))
     return out
 
 
@@ -370,35 +427,40 @@ def _duration(ms: int | None) -> str:
 
 
 def _usage_breakdown(r: Any) -> list[str]:
-    out = ["", f"{r.trace}: by model"]
-    model_rows = [
-        [
-            m["model"],
-            fmt_int(m["calls"]),
-            fmt_int(m["input_tokens"]),
-            fmt_int(m["cache_write_5m_tokens"]),
-            fmt_int(m["cache_write_1h_tokens"]),
-            fmt_int(m["cache_read_tokens"]),
-            _output_cell(m),
-            fmt_percent(m["cache_hit_ratio"]),
-            fmt_usd(m["cost_usd"] if not m["cost_is_lower_bound"] else None),
+    """Per trace: the per-model, per-thread and per-agent tables (each only when it has a row: tabulate
+    cannot draw an empty table with aligned columns, CASES B38) and the turn readings."""
+    out = [""]
+    if r.models:
+        model_rows = [
+            [
+                m["model"],
+                m.get("cost_source", "messages"),
+                fmt_int(m["calls"]),
+                fmt_int(m["input_tokens"]),
+                fmt_int(m["cache_write_5m_tokens"]),
+                fmt_int(m["cache_write_1h_tokens"]),
+                fmt_int(m["cache_read_tokens"]),
+                _output_cell(m),
+                fmt_percent(m["cache_hit_ratio"]),
+                _cost_cell(m),
+            ]
+            for m in r.models
         ]
-        for m in r.models
-    ]
-    headers = ["model", "calls", "fresh input", "write 5m", "write 1h", "cache read", "output", "hit", "cost USD"]
-    out.append(_table(model_rows, headers))
-    thread_rows = [
-        [
-            t["thread"],
-            t["thread_kind"],
-            fmt_int(t["calls"]),
-            *_token_cells(t),
+        headers = ["model", "priced from", "calls", "fresh input", "write 5m", "write 1h", "cache read", "output"]
+        headers += ["hit", "cost USD"]
+        out.extend([f"{r.trace}: by model", "", _table(model_rows, headers, left=2), ""])
+    if r.threads:
+        thread_rows = [
+            [
+                t["thread"],
+                t["thread_kind"],
+                fmt_int(t["calls"]),
+                *_token_cells(t),
+            ]
+            for t in r.threads
         ]
-        for t in r.threads
-    ]
-    out.append(f"{r.trace}: by thread")
-    headers = ["thread", "kind", "calls", "fresh input", "cache write", "cache read", "output", "hit", "cost USD"]
-    out.append(_table(thread_rows, headers, left=2))
+        headers = ["thread", "kind", "calls", "fresh input", "cache write", "cache read", "output", "hit", "cost USD"]
+        out.extend([f"{r.trace}: by thread", "", _table(thread_rows, headers, left=2), ""])
     if r.agents:
         agent_rows = [
             [
@@ -406,18 +468,17 @@ def _usage_breakdown(r: Any) -> list[str]:
                 a["agent_type"] or "-",
                 a["description"] or "-",
                 fmt_int(a["calls"]),
-                fmt_int(a["output_tokens"]),
-                fmt_usd(a["cost_usd"], a["cost_is_lower_bound"]),
+                _output_cell(a),
+                _cost_cell(a),
                 _duration(a["duration_ms"]),
                 "-" if a["returned_tokens"] is None else "≈" + fmt_int(round(a["returned_tokens"])),
                 _ratio(a["return_ratio"]),
             ]
             for a in r.agents
         ]
-        out.append(f"{r.trace}: agents")
         headers = ["agent", "type", "description", "calls", "output", "cost USD", "duration", "returned"]
         headers.append("return ratio")
-        out.append(_table(agent_rows, headers, left=3))
+        out.extend([f"{r.trace}: agents", "", _table(agent_rows, headers, left=3), ""])
     f = r.turn_figures
     velocity = f["context_velocity_tokens"]
     until = f["turns_until_autocompact"]
@@ -430,7 +491,7 @@ def _usage_breakdown(r: Any) -> list[str]:
         f"autocompact at {fmt_int(f['autocompact_threshold_tokens'])} ({f['autocompact_threshold_source']})",
         f"turns until autocompact {'-' if until is None else f'≈{until:.1f}'}",
         f"band {f['context_band'] or '-'}",
-        f"fixed prefix ≈{fmt_int(f['fixed_prefix_tokens'])}",
+        f"fixed prefix {'-' if f['fixed_prefix_tokens'] is None else '≈' + fmt_int(f['fixed_prefix_tokens'])}",
     ]
     out.append(f"{r.trace}: " + " · ".join(parts))
     return out

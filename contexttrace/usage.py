@@ -7,8 +7,9 @@ files (but the packaged price table), prints or formats numbers.
 Rules this module owns (docs/usage.md states each with its source and exact/≈):
 
 * Every API response counts once: the call rows of `reader` are already deduplicated (CASES B01).
-* Tokens are summed per thread kind, thread and model; a cache write whose 5m/1h split is absent counts
-  as 5-minute and is reported as assumed (`cache_write_assumed_5m_tokens`).
+* Tokens are summed per thread kind, thread and model; the part of a cache write that its 5m/1h split does
+  not account for (the split absent, or written as 0/0) is priced as 5-minute and reported as assumed
+  (`cache_write_assumed_5m_tokens`).
 * Cost is priced per call (`pricing.call_cost_usd`); a call on a model the table lacks is unpriced, its
   model listed in `unpriced_models`, and every total it belongs to is a lower bound.
 * The stream-json `result` line is reported beside our figures (`reported_*`), never added (B16).
@@ -22,8 +23,6 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from . import metrics
 from .pricing import PriceTable, call_cost_usd, load_prices, normalize_model, price_of
@@ -68,10 +67,11 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
     polars.DataFrame
         The same rows and columns, in the same order, plus `price_model` (str: the normalised model id),
         `fast` (bool: `usage.speed == "fast"`), `long_context` (bool: prompt > the table's threshold and
-        the model has a long-context tier), `cache_write_assumed_5m_tokens` (i64: the whole cache write when
-        `cache_split_known` is false, else 0), `priced_as` (str: normalised model, with " (fast)" for fast
-        calls) and `cost_usd` (f64, USD, ≈ list price; null when the model, or its fast price, is not in
-        the table).
+        the model has a long-context tier), `cache_write_assumed_5m_tokens` (i64: the part of the cache
+        write that no 5m/1h split accounts for — all of it when `cache_split_known` is false or the split is
+        written as 0/0 — priced as 5-minute writes), `priced_as` (str: normalised model, with " (fast)" for
+        fast calls) and `cost_usd` (f64, USD, ≈ list price; null when the model, or its fast price, is not
+        in the table).
 
     Examples
     --------
@@ -119,18 +119,20 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
             and price is not None
             and price.long_context_input_multiplier is not None
         )
-        c5_eff = c5 if known else cw  # absent split: the whole write counts as 5-minute (assumed)
-        c1_eff = c1 if known else 0
+        c5, c1 = (c5 or 0, c1 or 0) if known else (0, 0)
+        # The part of the write no split accounts for (the split absent, written as 0/0, or short) is priced
+        # as 5-minute, as ccusage does, and reported as assumed (CASES: issue 10).
+        extra = max(0, (cw or 0) - c5 - c1)
         price_model.append(key)
         fast_col.append(fast)
         long_col.append(long)
-        assumed.append(0 if known else cw)
+        assumed.append(extra)
         label.append(None if key is None else key + (" (fast)" if fast else ""))
         cost.append(
             None
             if price is None
             else call_cost_usd(
-                price, inp, c5_eff, c1_eff, cr, out, fast, long, web or 0, table.web_search_usd_per_request
+                price, inp, c5 + extra, c1, cr, out, fast, long, web or 0, table.web_search_usd_per_request
             )
         )
     return {
@@ -183,34 +185,278 @@ def token_totals(priced: pl.DataFrame) -> dict[str, Any]:
         `calls` (count), `input_tokens` (fresh input), `cache_write_tokens`, `cache_write_5m_tokens`,
         `cache_write_1h_tokens` (the split, 5m including the assumed part), `cache_write_assumed_5m_tokens`,
         `cache_read_tokens`, `output_tokens` (tokens, exact sums over distinct responses), `web_search_requests`,
-        `cache_hit_ratio` (fraction or None), `cost_usd` (USD ≈, the priced calls only),
-        `cost_is_lower_bound` (some call is unpriced), `unpriced_calls`, `unpriced_models` (ids as written,
+        `cache_hit_ratio` (fraction or None), `cost_usd` (USD ≈, the priced calls only), `cost_source`
+        (``"messages"``: priced from the calls written), `unpriced_calls`, `unpriced_models` (ids as written,
         sorted), `long_context_calls`, `fast_calls`, `output_lower_bound_calls` (calls written with no
-        `stop_reason`: their output_tokens may be a streaming placeholder, FORMATS G2).
+        `stop_reason`: their output_tokens may be a streaming placeholder, FORMATS G2),
+        `output_is_lower_bound` (some such call and no `modelUsage` gives its model's final count),
+        `lower_bound_reasons` (sorted, from `LOWER_BOUND_REASONS`) and `cost_is_lower_bound` (any reason).
     """
     return _totals(priced.to_dicts())
 
 
-def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """`token_totals` over priced rows (`_priced_rows`, any subset, in the frame's order)."""
+#: Why a cost can be a lower bound (`lower_bound_reasons`): a call on a model the table cannot price; output
+#: written as a streaming placeholder with no final count from a `result` line (FORMATS G2, CASES B16); a
+#: stream-json run with no `result` line (it ended before Claude Code wrote its totals); subagents named by
+#: Task/Agent results whose calls the trace lacks (their files not read).
+LOWER_BOUND_REASONS = ("unpriced_model", "output_placeholder", "no_result_line", "missing_subagents")
+
+#: `cost_source` values: priced from the calls written, from the `result` line's `modelUsage` only (a model
+#: no call line shows), or both (the calls, plus the tokens `modelUsage` counts beyond them).
+COST_FROM_MESSAGES = "messages"
+COST_FROM_RESULT = "result.modelUsage"
+COST_FROM_BOTH = "messages+result.modelUsage"
+
+
+def _totals(rows: list[dict[str, Any]], covered: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """`token_totals` over priced rows (`_priced_rows`, any subset, in the frame's order); `covered` holds the
+    models (normalised) whose final output a `result` line's `modelUsage` gives."""
     cols = (*_TOKEN_COLS, "cache_write_assumed_5m_tokens", "web_search_requests")
     sums = {c: sum(r[c] or 0 for r in rows) for c in cols}  # integer sums skip nulls, as Polars'
     sums["cache_write_5m_tokens"] += sums["cache_write_assumed_5m_tokens"]
     costs = [r["cost_usd"] for r in rows]
     unpriced = [r["model"] for r in rows if r["cost_usd"] is None]
+    placeholders = [r for r in rows if r["stop_reason"] is None]
+    output_lower = any(r["price_model"] not in covered for r in placeholders)
+    reasons = (["unpriced_model"] if unpriced else []) + (["output_placeholder"] if output_lower else [])
     return {
         "calls": len(rows),
         **sums,
         "cache_hit_ratio": cache_hit_ratio(sums["cache_read_tokens"], sums["cache_write_tokens"], sums["input_tokens"]),
         # correctly rounded (`math.fsum`), whatever the order of the calls
         "cost_usd": math.fsum(c for c in costs if c is not None),
-        "cost_is_lower_bound": len(unpriced) > 0,
+        "cost_source": COST_FROM_MESSAGES,
+        "cost_is_lower_bound": bool(reasons),
+        "lower_bound_reasons": reasons,
         "unpriced_calls": len(unpriced),
         "unpriced_models": sorted({m if m is not None else "?" for m in unpriced}),
         "long_context_calls": sum(r["long_context"] is True for r in rows),
         "fast_calls": sum(r["fast"] is True for r in rows),
-        "output_lower_bound_calls": sum(r["stop_reason"] is None for r in rows),
+        "output_lower_bound_calls": len(placeholders),
+        "output_is_lower_bound": output_lower,
     }
+
+
+def _has_tokens(totals: dict[str, Any]) -> bool:
+    """Some token or web-search count of a totals dict is above 0."""
+    return any(totals[k] for k in ("input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens",
+                                   "web_search_requests"))  # fmt: skip
+
+
+def _with_reasons(totals: dict[str, Any], *reasons: str) -> dict[str, Any]:
+    """`totals` with more lower-bound reasons (kept sorted as `LOWER_BOUND_REASONS` orders them)."""
+    have = set(totals["lower_bound_reasons"]).union(reasons)
+    ordered = [r for r in LOWER_BOUND_REASONS if r in have]
+    return {**totals, "lower_bound_reasons": ordered, "cost_is_lower_bound": bool(ordered)}
+
+
+def _plus(a: dict[str, Any], b: dict[str, Any] | None) -> dict[str, Any]:
+    """Two totals added (`_totals` shape): token sums and cost add, flags and lists join; `b` None is none."""
+    if b is None:
+        return a
+    cols = (*_TOKEN_COLS, "cache_write_assumed_5m_tokens", "web_search_requests", "calls", "unpriced_calls",
+            "long_context_calls", "fast_calls", "output_lower_bound_calls")  # fmt: skip
+    sums = {c: a[c] + b[c] for c in cols}
+    costs = [c for c in (a["cost_usd"], b["cost_usd"]) if c is not None]
+    has_a, has_b = a["calls"] > 0 or _has_tokens(a), b["calls"] > 0 or _has_tokens(b)
+    source = COST_FROM_BOTH if has_a and has_b else b["cost_source"] if has_b else a["cost_source"]
+    out = {
+        **a,
+        **sums,
+        "cache_hit_ratio": cache_hit_ratio(sums["cache_read_tokens"], sums["cache_write_tokens"], sums["input_tokens"]),
+        "cost_usd": math.fsum(costs) if costs else None,
+        "cost_source": source,
+        "unpriced_models": sorted(set(a["unpriced_models"]) | set(b["unpriced_models"])),
+        "output_is_lower_bound": a["output_is_lower_bound"] or b["output_is_lower_bound"],
+    }
+    return _with_reasons(out, *b["lower_bound_reasons"])
+
+
+#: `modelUsage` count fields as Claude Code writes them (camelCase) → our keys.
+_MODEL_USAGE_COUNTS = (
+    ("inputTokens", "input_tokens"),
+    ("cacheCreationInputTokens", "cache_write_tokens"),
+    ("cacheReadInputTokens", "cache_read_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("webSearchRequests", "web_search_requests"),
+)
+#: A count at or above this is not a token count (as the reader's usage counts: beyond 2**53 a float, and
+#: so Claude Code's JavaScript, cannot hold it exactly).
+_MAX_COUNT = 2**53
+
+
+def _count(value: Any) -> tuple[int | None, bool]:
+    """A `modelUsage` count read like a usage count: (the int, True); (None, True) when absent or null;
+    (None, False) when implausible — a string, a float (NaN, ∞ from `1e999`, 5.0), a list, a bool, < 0."""
+    if value is None:
+        return None, True
+    if type(value) is int and 0 <= value < _MAX_COUNT:
+        return value, True
+    return None, False
+
+
+def _usd(value: Any) -> float | None:
+    """A USD figure as written: a finite number (an int within 2**53, a float not NaN or ∞), else None."""
+    if type(value) is int and -_MAX_COUNT < value < _MAX_COUNT:
+        return float(value)
+    return value if type(value) is float and math.isfinite(value) else None
+
+
+def model_usage_rows(result: dict[str, Any] | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Read a stream-json `result` line's `modelUsage`: one row per model, and warnings.
+
+    Parameters
+    ----------
+    result
+        `Trace.result` (the run's last `result` line) or None.
+
+    Returns
+    -------
+    (list of dict, list of str)
+        Rows in the order written: `model` (the key as written), `input_tokens`, `cache_write_tokens`,
+        `cache_read_tokens`, `output_tokens`, `web_search_requests` (int; None when absent or implausible),
+        `cost_usd` (`costUSD`, Claude Code's estimate; None unless a finite number), `context_window_tokens`
+        (`contextWindow`), `implausible_fields` (the fields as written whose value is not a count) and
+        `complete` (the four token counts are all counts: only such a row is used to price tokens the
+        calls do not show). A warning per row with implausible fields. Never raises.
+
+    Examples
+    --------
+    >>> rows, warnings = model_usage_rows({"modelUsage": {"m": {"inputTokens": "abc", "outputTokens": 5}}})
+    >>> rows[0]["input_tokens"], rows[0]["output_tokens"], rows[0]["complete"], warnings
+    (None, 5, False, ["result line: modelUsage['m'] inputTokens is not a token count ('abc'); not used"])
+    """
+    usage = (result or {}).get("modelUsage")
+    if usage is None:
+        return [], []
+    if not isinstance(usage, dict):
+        return [], [f"result line: modelUsage is not an object ({type(usage).__name__}); not used"]
+    rows, warnings = [], []
+    for model, entry in usage.items():
+        fields = entry if isinstance(entry, dict) else {}
+        row: dict[str, Any] = {"model": model}
+        bad = [] if isinstance(entry, dict) else ["*"]
+        for written, key in _MODEL_USAGE_COUNTS:
+            row[key], ok = _count(fields.get(written))
+            if not ok:
+                bad.append(written)
+        row["cost_usd"] = _usd(fields.get("costUSD"))
+        row["context_window_tokens"] = _count(fields.get("contextWindow"))[0]
+        row["implausible_fields"] = bad
+        row["complete"] = not bad and all(row[k] is not None for _, k in _MODEL_USAGE_COUNTS[:4])
+        rows.append(row)
+        if bad:
+            what = (
+                f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not a token count "
+                f"({', '.join(repr(fields.get(b))[:40] for b in bad)})"
+                if isinstance(entry, dict)
+                else f"is not an object ({type(entry).__name__})"
+            )
+            warnings.append(f"result line: modelUsage[{model!r}] {what}; not used")
+    return rows, warnings
+
+
+def result_only_rows(
+    priced: list[dict[str, Any]], usage_rows: list[dict[str, Any]], table: PriceTable
+) -> list[dict[str, Any]]:
+    """Per model, the tokens a `result` line's `modelUsage` counts beyond the calls written, priced.
+
+    stream-json writes most calls' `output_tokens` as a streaming placeholder and never the final count
+    (FORMATS G2, CASES B16), and its helper calls (e.g. Haiku) write no line at all (G9); `modelUsage` holds
+    each model's final totals over the run. For each model (normalised; ids that normalise alike added up)
+    with a `complete` row, each count beyond the calls' sum (`max(0, modelUsage − calls)`) is priced at the
+    model's base rates, cache writes as 5-minute (`modelUsage` gives no split; Claude Code prices them so).
+    Never added a second time: where the calls show more than `modelUsage` (its cache fields written as 0,
+    anthropics/claude-agent-sdk-typescript#80), the calls stand.
+
+    Parameters
+    ----------
+    priced
+        Priced call rows (`_priced_rows`) of the run, all threads.
+    usage_rows
+        `model_usage_rows(trace.result)[0]`.
+    table
+        The price table.
+
+    Returns
+    -------
+    list of dict
+        One per model with a `complete` row, in `modelUsage` order, with the keys of `token_totals` (`calls`
+        0; `cache_write_assumed_5m_tokens` = the extra cache write; `cost_usd` None when the table lacks
+        the model) plus `model` (normalised) and `models_written` (the keys as written). Models whose
+        counts add nothing are kept (tokens 0): their calls' output is then known to be final.
+    """
+    merged: dict[str, dict[str, Any]] = {}
+    for row in usage_rows:
+        if not row["complete"] or not isinstance(row["model"], str):
+            continue
+        key = normalize_model(row["model"])
+        m = merged.setdefault(key, {"models_written": [], **{k: 0 for _, k in _MODEL_USAGE_COUNTS}})
+        m["models_written"].append(row["model"])
+        for _, k in _MODEL_USAGE_COUNTS:
+            m[k] += row[k] or 0
+    out = []
+    for key, mu in merged.items():
+        mine = [r for r in priced if r["price_model"] == key]
+        extra = {k: max(0, mu[k] - sum(r[k] or 0 for r in mine)) for _, k in _MODEL_USAGE_COUNTS}
+        price = table.models.get(key)
+        cost = (
+            call_cost_usd(
+                price,
+                extra["input_tokens"],
+                extra["cache_write_tokens"],
+                0,
+                extra["cache_read_tokens"],
+                extra["output_tokens"],
+                web_search_requests=extra["web_search_requests"],
+                web_search_usd=table.web_search_usd_per_request,
+            )
+            if price is not None
+            else None
+        )
+        has_tokens = any(extra.values())
+        unpriced = cost is None and has_tokens
+        out.append(
+            {
+                "model": key,
+                "models_written": mu["models_written"],
+                "calls": 0,
+                "input_tokens": extra["input_tokens"],
+                "cache_write_tokens": extra["cache_write_tokens"],
+                "cache_write_5m_tokens": extra["cache_write_tokens"],  # as in `_totals`: the assumed part included
+                "cache_write_1h_tokens": 0,
+                "cache_write_assumed_5m_tokens": extra["cache_write_tokens"],
+                "cache_read_tokens": extra["cache_read_tokens"],
+                "output_tokens": extra["output_tokens"],
+                "web_search_requests": extra["web_search_requests"],
+                "cache_hit_ratio": cache_hit_ratio(
+                    extra["cache_read_tokens"], extra["cache_write_tokens"], extra["input_tokens"]
+                ),
+                "cost_usd": cost if cost is not None else (None if has_tokens else 0.0),
+                "cost_source": COST_FROM_RESULT,
+                "cost_is_lower_bound": unpriced,
+                "lower_bound_reasons": ["unpriced_model"] if unpriced else [],
+                "unpriced_calls": 0,
+                "unpriced_models": sorted(mu["models_written"]) if unpriced else [],
+                "long_context_calls": 0,
+                "fast_calls": 0,
+                "output_lower_bound_calls": 0,
+                "output_is_lower_bound": False,
+            }
+        )
+    return out
+
+
+def _result_only_totals(extras: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The `result_only_rows` of a run added into one totals dict (None when the run has none)."""
+    if not extras:
+        return None
+    keys = [k for k in extras[0] if k not in ("model", "models_written")]
+    total: dict[str, Any] = {k: extras[0][k] for k in keys}
+    for row in extras[1:]:
+        total = _plus(total, {k: row[k] for k in keys})
+    total["cost_source"] = COST_FROM_RESULT
+    return total
 
 
 def _grouped(rows: list[dict[str, Any]], key: Any) -> dict[Any, list[dict[str, Any]]]:
@@ -239,18 +485,28 @@ def by_model(priced: pl.DataFrame) -> list[dict[str, Any]]:
     return _by_model(sorted(priced.to_dicts(), key=_by_seq))
 
 
-def _by_model(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`by_model` over priced rows sorted by seq."""
+def _by_model(
+    ordered: list[dict[str, Any]], extras: list[dict[str, Any]] | None = None, covered: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """`by_model` over priced rows sorted by seq; each model's `result_only_rows` row (`extras`) is added to
+    its first row (standard before fast when the standard comes first), a model no call shows gets its own."""
 
     def label_of(r: dict[str, Any]) -> str:  # coalesce(priced_as, model), null → "?"
         return r["priced_as"] if r["priced_as"] is not None else (r["model"] if r["model"] is not None else "?")
 
+    pending = {e["model"]: e for e in extras or []}
     out = []
     for label, part in _grouped(ordered, label_of).items():
-        totals = _totals(part)
-        if totals["unpriced_calls"] == totals["calls"]:
+        totals = _totals(part, covered)
+        extra = pending.pop(part[0]["price_model"], None)
+        if extra is not None:
+            totals = _plus(totals, {k: v for k, v in extra.items() if k not in ("model", "models_written")})
+        if totals["unpriced_calls"] == totals["calls"] and totals["calls"]:
             totals["cost_usd"] = None  # unknown, never $0 (CASES B14)
-        out.append({"model": label, "models_written": _written(part), **totals})
+        written = _written(part) + [m for m in (extra or {}).get("models_written", []) if m not in _written(part)]
+        out.append({"model": label, "models_written": written, **totals})
+    # models only the result line names (helper calls, FORMATS G9)
+    out.extend(extra for extra in pending.values() if _has_tokens(extra))
     return out
 
 
@@ -265,13 +521,23 @@ def by_thread(priced: pl.DataFrame) -> list[dict[str, Any]]:
     return _by_thread(sorted(priced.to_dicts(), key=_by_seq))
 
 
-def _by_thread(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`by_thread` over priced rows sorted by seq."""
+#: `threads[]` row of the tokens only a `result` line's `modelUsage` counts (no line says which thread).
+RESULT_ONLY_THREAD = "result.modelUsage"
+#: Its `thread_kind`.
+THREAD_UNATTRIBUTED = "unattributed"
+
+
+def _by_thread(ordered: list[dict[str, Any]], result_only: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """`by_thread` over priced rows sorted by seq; `result_only` (tokens only the result counts) as a last
+    row of kind `unattributed` when it holds any, so that the rows still add up to the trace's total."""
     groups = _grouped(ordered, lambda r: (r["thread"], r["thread_kind"]))
-    return [
+    rows = [
         {"thread": thread, "thread_kind": kind, "models": _written(part), **_totals(part)}
         for (thread, kind), part in groups.items()
     ]
+    if result_only is not None and _has_tokens(result_only):
+        rows.append({"thread": RESULT_ONLY_THREAD, "thread_kind": THREAD_UNATTRIBUTED, "models": [], **result_only})
+    return rows
 
 
 def turn_table(trace: Trace) -> list[dict[str, Any]]:
@@ -298,6 +564,10 @@ def turn_table(trace: Trace) -> list[dict[str, Any]]:
 
 #: Columns of `_main_events` rows: `metrics.EVENT_ROW`, then `duration_ms`.
 _EVENT_COLS = (*metrics.EVENT_ROW, "duration_ms")
+#: Positions in `_EVENT_COLS` rows, by name: `metrics.EVENT_ROW` may gain columns.
+_SEQ, _KIND, _TRIGGER, _PRE, _LINE, _TS, _DURATION = (
+    _EVENT_COLS.index(c) for c in ("seq", "kind", "trigger", "pre_tokens", "line", "ts_ms", "duration_ms")
+)
 
 
 def _main_events(events: Table) -> list[tuple[Any, ...]]:
@@ -313,12 +583,11 @@ def _main_calls(calls: Table) -> list[tuple[Any, ...]]:
 
 def _turn_table(trace: Trace, ev: list[tuple[Any, ...]], main: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """`turn_table` from the main thread's event rows (`_main_events`) and call rows (`_main_calls`)."""
-    # _EVENT_COLS: seq, kind, trigger, pre_tokens, post_tokens, line, ts_ms, duration_ms
-    starts: list[tuple[int, int | None, int | None]] = [(e[0], e[5], e[6]) for e in ev if e[1] == "prompt"]
+    starts: list[tuple[int, int | None, int | None]] = [(e[_SEQ], e[_LINE], e[_TS]) for e in ev if e[_KIND] == "prompt"]
     if not starts and trace.format == FORMAT_STREAM_JSON and main:
         starts = [(min(c[0] for c in main), None, None)]
-    durations = [(e[0], e[7]) for e in ev if e[1] == "turn_duration" and e[7] is not None]
-    bounds = [e[0] for e in ev if e[1] == "compact_boundary"]
+    durations = [(e[_SEQ], e[_DURATION]) for e in ev if e[_KIND] == "turn_duration" and e[_DURATION] is not None]
+    bounds = [e[_SEQ] for e in ev if e[_KIND] == "compact_boundary"]
     call_rows = [c[:3] for c in main]
     turns: list[dict[str, Any]] = []
     prev_last_seq: int | None = None
@@ -439,21 +708,21 @@ def _turn_figures(
     turns: list[dict[str, Any]], window_tokens: int, ev: list[tuple[Any, ...]], main: list[tuple[Any, ...]]
 ) -> dict[str, Any]:
     """`turn_figures` from the main thread's event rows (`_main_events`) and call rows (`_main_calls`)."""
-    prompt_seqs = [e[0] for e in ev if e[1] == "prompt"]
+    prompt_seqs = [e[_SEQ] for e in ev if e[_KIND] == "prompt"]
     first_turn_seq = min(prompt_seqs) if prompt_seqs else None
     before = sum(1 for c in main if c[0] < first_turn_seq) if first_turn_seq is not None and turns else 0
     per_turn = [t["calls"] for t in turns if t["calls"] > 0]
     context = int(main[-1][1]) if main else 0
     velocity = context_velocity(turns)
-    autos = [e for e in ev if e[1] == "compact_boundary" and e[2] == "auto" and e[3] is not None]
+    autos = [e for e in ev if e[_KIND] == "compact_boundary" and e[_TRIGGER] == "auto" and e[_PRE] is not None]
     if autos:
-        threshold, source = int(autos[-1][3]), "observed"
+        threshold, source = int(autos[-1][_PRE]), "observed"
     else:
         threshold, source = window_tokens - OUTPUT_RESERVE_TOKENS - AUTOCOMPACT_BUFFER_TOKENS, "window"
     prefix = None
     if main:
         prefix = int(main[0][3] + main[0][4])
-        bounds = [e[:7] for e in ev if e[1] == "compact_boundary"]
+        bounds = [e[: len(metrics.EVENT_ROW)] for e in ev if e[_KIND] == "compact_boundary"]
         for event in metrics._compaction_events(bounds, [c[0] for c in main], [c[1] for c in main]):
             after = event["context_after"]
             if after is not None and after < prefix:
@@ -482,21 +751,13 @@ def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, A
     match).
     """
     frame = trace.view("tool_uses")
-    calls = [
-        r
-        for r in zip(
-            *(frame.get_column(c).to_list() for c in ("tool_use_id", "input_json", "seq", "ts_ms", "name")), strict=True
-        )
-        if r[4] in AGENT_TOOLS
-    ]
-    calls.sort(key=lambda r: r[2])  # the Task/Agent calls by seq (stable, as Polars' sort)
-    uses = []
-    for tid, payload, seq, ts, _name in calls:
-        decoded = orjson.loads(payload)
-        inp = decoded if isinstance(decoded, dict) else {}
-        prompt = inp.get("prompt")
-        uses.append({"tool_use_id": tid, "input": inp, "prompt_chars": len(prompt) if isinstance(prompt, str) else None,
-                     "seq": seq, "ts_ms": ts})  # fmt: skip
+    # The reader keeps a Task/Agent call's subagent_type, description and prompt length as columns, so the
+    # input is never decoded again here (fuzz 06/06b: a lone surrogate or deep nesting in it).
+    cols = ("tool_use_id", "seq", "ts_ms", "name", "agent_type", "agent_description", "agent_prompt_chars")
+    keys = ("tool_use_id", "seq", "ts_ms", "name", "agent_type", "description", "prompt_chars")
+    rows = zip(*(frame.get_column(c).to_list() for c in cols), strict=True)
+    uses = [dict(zip(keys, row, strict=True)) for row in rows if row[3] in AGENT_TOOLS]
+    uses.sort(key=lambda u: u["seq"])  # the Task/Agent calls by seq (stable, as Polars' sort)
     by_id = {u["tool_use_id"]: u for u in uses if u["tool_use_id"]}
     used: set[str] = set()
     links: dict[str, list[dict[str, Any]]] = {t: [] for t in threads}
@@ -534,6 +795,11 @@ def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, A
     return links
 
 
+def _text(value: Any) -> str | None:
+    """A non-empty string as written, else None (`.meta.json` values are not checked by the reader)."""
+    return value if isinstance(value, str) and value else None
+
+
 def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
     """One row per subagent thread (Task/Agent subagents, warmups, inline sidechains).
 
@@ -566,10 +832,11 @@ def _agent_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str, An
         part = parts[thread]
         meta = trace.agents.get(thread, {})
         tasks = links.get(thread, [])
-        first_input = tasks[0]["input"] if tasks else {}
-        agent_type = meta.get("agentType") or first_input.get("subagent_type")
-        description = meta.get("description") or first_input.get("description")
-        if description and len(tasks) > 1 and not meta.get("description"):
+        first = tasks[0] if tasks else {}
+        meta_type, meta_desc = _text(meta.get("agentType")), _text(meta.get("description"))
+        agent_type = meta_type or first.get("agent_type")
+        description = meta_desc or first.get("description")
+        if description and len(tasks) > 1 and not meta_desc:
             description += f" (+{len(tasks) - 1} more)"  # inline sidechains: several Task calls, one thread
         ids = {t["tool_use_id"] for t in tasks if t["tool_use_id"] is not None}  # `is_in` never matches a null
         res = [r for r in results if r[0] in ids]
@@ -577,12 +844,13 @@ def _agent_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str, An
         duration, source = None, None
         use_ts = [t["ts_ms"] for t in tasks if t["ts_ms"] is not None]
         res_ts = [r[2] for r in res if r[2] is not None]
-        first_ts = [r["ts_ms"] for r in part if r["ts_ms"] is not None]
+        # Every timestamp of its calls that parsed (first and last lines alike): one that did not parse
+        # leaves the others to measure by (fuzz 11), and a single one measures nothing.
+        stamps = [ts for r in part for ts in (r["ts_ms"], r["end_ts_ms"]) if ts is not None]
         if use_ts and res_ts and len(res_ts) == len(tasks):
             duration, source = int(max(res_ts) - min(use_ts)), "task_call"
-        elif first_ts:
-            last_ts = [r["end_ts_ms"] for r in part if r["end_ts_ms"] is not None]
-            duration, source = max(last_ts) - min(first_ts), "agent_lines"
+        elif len(stamps) > 1:
+            duration, source = int(max(stamps) - min(stamps)), "agent_lines"
         totals = _totals(part)
         returned_tokens = returned / CHARS_PER_TOKEN if returned is not None else None
         rows.append(
@@ -613,73 +881,105 @@ def reported_totals(result: dict[str, Any] | None, ours_usd: float, table: Price
     result
         `Trace.result` (the run's last `result` line) or None.
     ours_usd
-        Our priced cost of the run, USD.
+        Our cost of the run, USD (`total.cost_usd`).
     table
         The price table, to price the result's own `modelUsage` tokens.
 
     Returns
     -------
     dict or None
-        None without a result line. Else `reported_cost_usd` (`total_cost_usd`, Claude Code's estimate),
-        `cost_difference_usd` (ours − reported), `reported_usage` (`usage`: input, cache write, cache
-        read, output; main model only in 2.0.x, FORMATS G9), `reported_model_usage` (`modelUsage` as
-        written) and `reported_tokens_priced_usd` (the `modelUsage` tokens priced with our table, cache
-        writes as 5-minute: checks the table against Claude Code's; None if a model is unpriced). Never
-        added to our totals.
+        None without a result line. Else `reported_cost_usd` (`total_cost_usd`, Claude Code's estimate;
+        None unless a finite number), `cost_difference_usd` (ours − reported), `reported_usage` (`usage`:
+        input, cache write, cache read, output; main model only in 2.0.x, FORMATS G9), `reported_model_usage`
+        (`model_usage_rows`: `modelUsage` read with our key names, implausible counts None) and
+        `reported_tokens_priced_usd` (the `modelUsage` tokens priced with our table, cache writes as
+        5-minute: checks the table against Claude Code's; None if a model is unpriced or a count is not a
+        count), `reported_duration_ms`, `reported_num_turns`. Never added to our totals.
     """
     if not result:
         return None
-    reported = result.get("total_cost_usd")
-    reported = float(reported) if isinstance(reported, int | float) and not isinstance(reported, bool) else None
-    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
-    model_usage = result.get("modelUsage") if isinstance(result.get("modelUsage"), dict) else None
+    reported = _usd(result.get("total_cost_usd"))
+    written = result.get("usage")
+    usage: dict[str, Any] = written if isinstance(written, dict) else {}
+    rows, _ = model_usage_rows(result)
     priced: float | None = None
-    if model_usage:
+    if rows:
         priced = 0.0
-        for model, mu in model_usage.items():
-            price = price_of(model, table)
-            if price is None or not isinstance(mu, dict):
+        for row in rows:
+            price = price_of(row["model"], table) if isinstance(row["model"], str) else None
+            if price is None or row["implausible_fields"]:
                 priced = None
                 break
             cost = call_cost_usd(
                 price,
-                int(mu.get("inputTokens") or 0),
-                int(mu.get("cacheCreationInputTokens") or 0),
+                row["input_tokens"] or 0,
+                row["cache_write_tokens"] or 0,
                 0,
-                int(mu.get("cacheReadInputTokens") or 0),
-                int(mu.get("outputTokens") or 0),
-                web_search_requests=int(mu.get("webSearchRequests") or 0),
+                row["cache_read_tokens"] or 0,
+                row["output_tokens"] or 0,
+                web_search_requests=row["web_search_requests"] or 0,
                 web_search_usd=table.web_search_usd_per_request,
             )
             priced += cost or 0.0
 
-    def _tok(key: str) -> int | None:
-        v = usage.get(key) if usage else None
-        return v if type(v) is int else None
+    def _tok(source: dict[str, Any], key: str) -> int | None:
+        return _count(source.get(key))[0]
 
     return {
         "reported_cost_usd": reported,
         "cost_difference_usd": ours_usd - reported if reported is not None else None,
         "reported_usage": {
-            "input_tokens": _tok("input_tokens"),
-            "cache_write_tokens": _tok("cache_creation_input_tokens"),
-            "cache_read_tokens": _tok("cache_read_input_tokens"),
-            "output_tokens": _tok("output_tokens"),
+            "input_tokens": _tok(usage, "input_tokens"),
+            "cache_write_tokens": _tok(usage, "cache_creation_input_tokens"),
+            "cache_read_tokens": _tok(usage, "cache_read_input_tokens"),
+            "output_tokens": _tok(usage, "output_tokens"),
         },
-        "reported_model_usage": model_usage,
+        "reported_model_usage": [{k: v for k, v in row.items() if k != "complete"} for row in rows],
         "reported_tokens_priced_usd": priced,
-        "reported_duration_ms": result.get("duration_ms") if type(result.get("duration_ms")) is int else None,
-        "reported_num_turns": result.get("num_turns") if type(result.get("num_turns")) is int else None,
+        "reported_duration_ms": _tok(result, "duration_ms"),
+        "reported_num_turns": _tok(result, "num_turns"),
     }
+
+
+def missing_subagents(trace: Trace) -> list[str]:
+    """Subagents a Task/Agent result names whose calls the trace does not hold, in order of the results.
+
+    A 2.x transcript's Task/Agent result names its agent (`toolUseResult.agentId`, the `tool_results`
+    column `agent_id`); the agent's calls are in `<session>/subagents/agent-<id>.jsonl` or a flat
+    `agent-<id>.jsonl`. A session piped on stdin or copied without that folder has the name and not the
+    calls, so its totals miss them. An agent counts as found when a thread carries its id, when the
+    thread is named by the Task call's id (stream-json), or when its file was read (an agent with no
+    call).
+
+    Returns
+    -------
+    list of str
+        The agent ids, each once.
+    """
+    threads = set(trace.view("calls").get_column("thread").to_list())
+    read = {f.replace("\\", "/").rsplit("/", 1)[-1] for f in trace.files}
+    results = trace.view("tool_results")
+    missing = [
+        agent
+        for agent, tid in zip(
+            results.get_column("agent_id").to_list(), results.get_column("tool_use_id").to_list(), strict=True
+        )
+        if agent is not None and agent not in threads and tid not in threads and f"agent-{agent}.jsonl" not in read
+    ]
+    return list(dict.fromkeys(missing))
 
 
 @dataclass(frozen=True)
 class UsageReport:
     """The `context usage` readings of one trace, ready to render (plain values, no frames).
 
-    `total` covers every thread (what the trace cost), `main` the main thread, `subagents` the subagent
-    and compaction-summariser threads; each is a `token_totals` dict. Token figures are exact sums over
-    distinct API responses; USD figures are ≈ (list prices from the table dated `price_table_date`).
+    `total` covers every thread (what the trace cost): `lines_total`, the calls written (`main`, the main
+    thread, plus `subagents`, the subagent and compaction-summariser threads), plus `result_only`, the
+    tokens only a stream-json `result` line's `modelUsage` counts (None without a complete `modelUsage`);
+    each is a `token_totals` dict. Token figures are exact sums over distinct API responses (or as
+    `modelUsage` writes them); USD figures are ≈ (list prices from the table dated `price_table_date`),
+    lower bounds (≥) when `total["lower_bound_reasons"]` names a reason. `missing_subagents`: the ids of
+    subagents named by Task/Agent results whose calls the trace lacks (their cost is not in any total).
     """
 
     trace: str
@@ -705,6 +1005,9 @@ class UsageReport:
     truncated_last_line: bool = False
     warnings: list[str] = field(default_factory=list)
     line_notes: list[LineNote] = field(default_factory=list)
+    lines_total: dict[str, Any] = field(default_factory=dict)
+    result_only: dict[str, Any] | None = None
+    missing_subagents: list[str] = field(default_factory=list)
     fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
@@ -718,11 +1021,17 @@ class UsageReport:
             "window_source": self.window_source,
             "price_table_date": self.price_table_date,
             "total": self.total,
+            "lines_total": self.lines_total,
+            "result_only": self.result_only,
             "main": self.main,
             "subagents": self.subagents,
             "cost_usd": self.total["cost_usd"],
+            "cost_source": self.total["cost_source"],
             "cost_is_lower_bound": self.total["cost_is_lower_bound"],
+            "lower_bound_reasons": self.total["lower_bound_reasons"],
             "unpriced_models": self.total["unpriced_models"],
+            "missing_subagents": len(self.missing_subagents),
+            "missing_subagent_ids": self.missing_subagents,
             "models": self.models,
             "threads": self.threads,
             "turns": self.turn_figures["turns"],
@@ -768,9 +1077,26 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
     events = _main_events(trace.view("events"))
     main_calls = _main_calls(trace.view("calls"))
     turns = _turn_table(trace, events, main_calls)
-    total = _totals(priced)
+    warnings = list(trace.warnings)
+    usage_rows, usage_warnings = model_usage_rows(trace.result) if trace.format == FORMAT_STREAM_JSON else ([], [])
+    warnings.extend(usage_warnings)
+    extras = result_only_rows(priced, usage_rows, table)
+    covered = frozenset(e["model"] for e in extras)  # models whose final counts the result gives
+    result_only = _result_only_totals(extras)
+    # The result's final counts complete the trace's and each model's figures, never a thread's: no line
+    # says which thread the tokens only `modelUsage` counts belong to, so a thread's output stays ≥.
+    lines = _totals(priced)
+    total = _plus(_totals(priced, covered), result_only)
     main = _totals([r for r in priced if r["thread_kind"] == THREAD_MAIN])
     side = _totals([r for r in priced if r["thread_kind"] in (THREAD_SUBAGENT, THREAD_COMPACTION)])
+    missing = missing_subagents(trace) if result_only is None else []  # else `modelUsage` counts them
+    if missing:
+        warnings.append(
+            f"{len(missing)} subagent(s) referenced but not found; totals exclude them ({', '.join(missing)})"
+        )
+        total, side = _with_reasons(total, "missing_subagents"), _with_reasons(side, "missing_subagents")
+    if trace.format == FORMAT_STREAM_JSON and trace.result is None and priced:
+        total = _with_reasons(total, "no_result_line")
     agents = _agent_rows(trace, priced)
     agents_cost = sum(a["cost_usd"] for a in agents)
     returned = [a for a in agents if a["returned_tokens"] is not None]
@@ -786,8 +1112,8 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         total=total,
         main=main,
         subagents=side,
-        models=_by_model(ordered),
-        threads=_by_thread(ordered),
+        models=_by_model(ordered, extras, covered),
+        threads=_by_thread(ordered, result_only),
         turns=turns,
         turn_figures=_turn_figures(turns, choice.tokens, events, main_calls),
         agents=agents,
@@ -797,6 +1123,9 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         skipped_lines=trace.skipped_lines,
         oversized_lines=trace.oversized_lines,
         truncated_last_line=trace.truncated_last_line,
-        warnings=list(trace.warnings),
+        warnings=warnings,
         line_notes=list(trace.line_notes),
+        lines_total=lines,
+        result_only=result_only,
+        missing_subagents=missing,
     )

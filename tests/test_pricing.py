@@ -157,6 +157,61 @@ def test_absent_cache_split_counts_as_5m_and_is_marked_assumed() -> None:
     assert totals["cache_write_assumed_5m_tokens"] == 1_000_000
 
 
+@pytest.mark.parametrize(
+    ("split_5m", "split_1h", "cost", "assumed"),
+    [
+        pytest.param(0, 0, 6.25, 1_000_000, id="zero-zero"),  # written 0/0: all of it 5m, assumed
+        pytest.param(400_000, 0, 6.25, 600_000, id="short-split"),  # the 600,000 the split leaves out: 5m
+        pytest.param(0, 1_000_000, 10.0, 0, id="all-1h"),  # a full split is taken as written: $10 at 2 × $5
+        pytest.param(250_000, 750_000, 0.25 * 6.25 + 0.75 * 10, 0, id="mixed"),
+    ],
+)
+def test_cache_split_that_does_not_cover_the_write_is_assumed_5m(
+    split_5m: int, split_1h: int, cost: float, assumed: int
+) -> None:
+    """1,000,000 cache-write tokens on Opus 4.6 ($6.25 5m, $10 1h per MTok): what the 5m/1h split does not
+    account for (all of it when written as 0/0) is priced as 5-minute and counted as assumed, never $0."""
+    import polars as pl
+
+    calls = _calls([("claude-opus-4-6", 0, 1_000_000, 0, 0, None)]).with_columns(
+        cache_write_5m_tokens=pl.lit(split_5m, pl.Int64), cache_write_1h_tokens=pl.lit(split_1h, pl.Int64)
+    )
+    out = priced_calls(calls, load_prices())
+    assert out["cost_usd"].to_list() == pytest.approx([cost])
+    totals = token_totals(out)
+    assert totals["cache_write_assumed_5m_tokens"] == assumed
+    assert totals["cache_write_5m_tokens"] + totals["cache_write_1h_tokens"] == 1_000_000
+
+
+def test_result_only_rows_price_what_model_usage_counts_beyond_the_calls() -> None:
+    """B16: Opus 4.5 calls show 8 output (placeholders), cache write 2,500; modelUsage says 420 output and
+    cache write 0 (written as 0, claude-agent-sdk-typescript#80). The extra 412 output is priced at $25/MTok;
+    the cache write stays the calls' (never subtracted); a model only modelUsage names is priced whole."""
+    import polars as pl
+
+    from contexttrace.usage import _priced_rows, model_usage_rows, result_only_rows
+
+    calls = _calls([("claude-opus-4-5-20251101", 5, 2_500, 10_000, 8, None)]).with_columns(
+        stop_reason=pl.lit(None, pl.String), thread=pl.lit("main"), thread_kind=pl.lit("main"),
+        ts_ms=pl.lit(None, pl.Int64), end_ts_ms=pl.lit(None, pl.Int64),
+    )  # fmt: skip
+    result = {"modelUsage": {
+        "claude-opus-4-5-20251101": {"inputTokens": 5, "outputTokens": 420, "cacheReadInputTokens": 10_000,
+                                     "cacheCreationInputTokens": 0},
+        "claude-haiku-4-5-20251001": {"inputTokens": 1_000, "outputTokens": 100, "cacheReadInputTokens": 0,
+                                      "cacheCreationInputTokens": 0, "webSearchRequests": 2},
+    }}  # fmt: skip
+    rows, warnings = model_usage_rows(result)
+    assert warnings == [] and [r["complete"] for r in rows] == [True, True]
+    opus, haiku = result_only_rows(_priced_rows(calls, load_prices()), rows, load_prices())
+    assert (opus["model"], opus["output_tokens"], opus["cache_write_tokens"], opus["input_tokens"]) == (
+        "claude-opus-4-5", 412, 0, 0
+    )  # fmt: skip
+    assert opus["cost_usd"] == pytest.approx(412 * 25 / 1e6)
+    assert haiku["cost_usd"] == pytest.approx((1_000 * 1 + 100 * 5) / 1e6 + 2 * 0.01)
+    assert haiku["cost_source"] == opus["cost_source"] == "result.modelUsage"
+
+
 def test_parse_prices_rejects_a_broken_table() -> None:
     """A table without `models` is a bug in package data and raises KeyError."""
     with pytest.raises(KeyError):
