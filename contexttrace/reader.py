@@ -538,7 +538,7 @@ class _Builder:
             self.transcript_lines += 1
             if self.session_id is None and src.thread_kind == THREAD_MAIN and isinstance(rec.get("sessionId"), str):
                 self.session_id = rec["sessionId"]
-        elif "session_id" in rec or "parent_tool_use_id" in rec:
+        if "session_id" in rec or "parent_tool_use_id" in rec:  # (a line may carry both: fuzz 07)
             self.seen_stream = True
             self.stream_lines += 1
             if self.session_id is None and isinstance(rec.get("session_id"), str):
