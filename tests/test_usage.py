@@ -655,3 +655,29 @@ def test_usage_never_raises_on_fuzz_and_cases(name: str) -> None:
         run = RunResult(reports, [])
         assert isinstance(orjson.loads(render_json(run)), list)
         assert render_usage_table(run, breakdown=True)
+
+
+def _keys(value: object) -> set[str]:
+    """Every object key at any depth of a decoded JSON value."""
+    if isinstance(value, dict):
+        return set(value).union(*(_keys(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_keys(v) for v in value))
+    return set()
+
+
+def test_every_usage_json_key_is_documented() -> None:
+    """Each key `context usage --json` writes (samples of both formats, a run without a result, a session
+    missing its subagents) is snake_case and named in backticks in docs/usage.md."""
+    import re
+
+    from contexttrace.render import render_json
+    from contexttrace.report import RunResult
+
+    run = analyze([str(SAMPLES)], build=build_usage)
+    keys = _keys(orjson.loads(render_json(RunResult(run.reports, []))))
+    doc = (SAMPLES.parent / "docs" / "usage.md").read_text()
+    documented = set(re.findall(r"`([a-z0-9_]+)`", doc)) | set(re.findall(r"`([a-z0-9_.]+)\[\]`", doc))
+    documented |= {k.split(".")[-1] for k in re.findall(r"`([a-z0-9_.]+)`", doc)}
+    assert {k for k in keys if not re.fullmatch(r"[a-z][a-z0-9_]*", k)} == set()
+    assert keys - documented == set()
