@@ -202,6 +202,9 @@ class Trace:
     oversized_lines: int = 0
     truncated_last_line: bool = False
     line_notes: list[LineNote] = field(default_factory=list)
+    #: file -> lines skipped in it (the session file and each subagent file apart; a truncated last line
+    #: not included: `truncated_last_line`)
+    skipped_by_file: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     surface: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
@@ -1019,6 +1022,7 @@ class _Builder:
             oversized_lines=self.oversized,
             truncated_last_line=self.truncated_last,
             line_notes=self.notes,
+            skipped_by_file=dict(self.notes_per_file),
             warnings=warnings,
             surface=self.surface,
             result=self.result,

@@ -211,22 +211,30 @@ def render_diagnostics(run: RunResult) -> list[str]:
     Returns
     -------
     list of str
-        `Error: <path>: <reason>` per failure; per file (all the runs of a stream-json file together) at
-        most `NOTES_SHOWN` skipped lines named, then a count; a quiet note for an incomplete last line (a
-        file still being written); each warning; how many files a directory scan left out.
+        `Error: <path>[:<line>]: <reason>[ (<exception type>)]` per failure (`TraceFailure.message`); per
+        file read (a session file and each of its subagent files apart; all the runs of a stream-json file
+        together) at most `NOTES_SHOWN` skipped lines named, then a count naming that file; a quiet note for
+        an incomplete last line (a file still being written); each warning; how many files a directory
+        scan left out.
     """
-    out = [_safe(f"Error: {f.path}: {f.reason}") for f in run.failures]
-    by_file: dict[str, list[Any]] = {}
+    out = [_safe(f"Error: {f.message}") for f in run.failures]
+    notes_of: dict[str, list[Any]] = {}  # file -> its notes (a file's runs together)
+    skipped_in: dict[str, int] = {}  # file -> lines skipped in it
     for r in run.reports:
-        by_file.setdefault(r.path, []).append(r)
-    for path, reports in by_file.items():
-        notes = [n for r in reports for n in r.line_notes]
+        for note in r.line_notes:
+            notes_of.setdefault(note.path, []).append(note)
+        by_file = getattr(r, "skipped_by_file", None) or {r.path: r.skipped_lines - int(r.truncated_last_line)}
+        for path, count in by_file.items():
+            skipped_in[path] = skipped_in.get(path, 0) + count
+    for path in dict.fromkeys([*notes_of, *skipped_in]):
+        notes = notes_of.get(path, [])
         for note in notes[:NOTES_SHOWN]:
             out.append(_safe(f"{note.path}:{note.line}: {note.reason}" if note.line else f"{note.path}: {note.reason}"))
-        counted = sum(r.skipped_lines - (1 if r.truncated_last_line else 0) for r in reports)
+        counted = skipped_in.get(path, 0)
         named = min(len(notes), NOTES_SHOWN)
         if counted > named:
             out.append(_safe(f"{path}: {counted - named} more line(s) skipped ({counted} in all)"))
+    out.extend(_safe(f"warning: {w}") for w in getattr(run, "warnings", []))
     for r in run.reports:
         if r.truncated_last_line:
             out.append(_safe(f"{r.trace}: last line incomplete (file still being written?), skipped"))

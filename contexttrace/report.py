@@ -68,6 +68,7 @@ class TraceReport:
     inherited_calls: int
     warnings: list[str] = field(default_factory=list)
     line_notes: list[LineNote] = field(default_factory=list)
+    skipped_by_file: dict[str, int] = field(default_factory=dict)  # file -> lines skipped (`Trace`)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
@@ -240,5 +241,6 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         inherited_calls=trace.inherited_calls,
         warnings=list(trace.warnings),
         line_notes=list(trace.line_notes),
+        skipped_by_file=dict(trace.skipped_by_file),
         extra={"health": health_of(session, choice), "weather": weather_of(session, choice.tokens)},
     )
