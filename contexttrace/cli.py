@@ -24,6 +24,7 @@ from .render import (
     render_json,
     render_table,
     render_table_notes,
+    render_usage_notes,
     render_usage_table,
 )
 from .report import RunResult
@@ -295,7 +296,10 @@ def usage_command(
     if json:
         typer.echo(render_json(run))
     elif run.reports:
-        typer.echo(render_usage_table(run, breakdown=breakdown))
+        typer.echo(render_usage_table(run, breakdown=breakdown, notes=False))
+        # Notes are not table rows: on stderr, as `context trace` prints its own.
+        for line in render_usage_notes(run):
+            typer.echo(line, err=True)
     _finish(run, paths or [])
 
 

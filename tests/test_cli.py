@@ -458,3 +458,12 @@ def test_cli_config_dir_naming_projects_gets_a_hint(monkeypatch, tmp_path):
     (projects / "projects").rmdir()  # the usual case: projects/projects does not exist, an error
     out = runner.invoke(app, ["context", "trace"], catch_exceptions=False)
     assert f"hint: CLAUDE_CONFIG_DIR={projects} ends in 'projects'" in out.stderr
+
+
+def test_usage_stdout_holds_only_the_table_notes_go_to_stderr():
+    """`context usage` prints its notes (lower bounds, Claude Code's own cost) on stderr: stdout is the table."""
+    out = CliRunner().invoke(app, ["context", "usage", str(SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl")])
+    assert out.exit_code == 0
+    lines = out.stdout.splitlines()
+    assert lines and all(line.startswith("|") for line in lines)
+    assert "Claude Code" in out.stderr or "≥" in out.stderr
