@@ -4,14 +4,17 @@ This module owns the health grade and the per-trace "session rows" both health a
 main thread's calls, tool calls and compactions, each with its reading-order position (`seq`) and the
 moment it happened. It is pure: frames in, plain values out; it never reads files, prints or formats.
 
-Decisions of issue 3 (see docs/health-weather.md):
+Decisions of issues 3 and 10 (see docs/health-weather.md):
 
 * a record's `inputTokens` is the call's whole prompt (`prompt_tokens`: input + cache write + cache read);
 * records are the main thread's deduplicated calls; tool calls are main-thread tool uses, each with its
   result's `is_error`, except that a refusal (`denied`) is not an error; `filePath` is a Read's `file_path`;
-* the fill signal and `fillPercent` use the same effective window (`metrics.window_choice`), not the
+* the fill signal and `fill_percent` use the same effective window (`metrics.window_choice`), not the
   spec's hard-coded 200,000;
-* the composite is computed exactly in integer hundredths, so a band edge is never missed by float noise.
+* a signal without enough data abstains (`MIN_READS`, `MIN_HALF_TOOL_CALLS`, ...) and the composite is
+  taken over the others, weights renormalised; a trace without a model call is not graded at all;
+* the composite is computed exactly in integers, so a band edge is never missed by float noise;
+* JSON keys are snake_case (`fill_percent`, not the spec's `fillPercent`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .metrics import FrameRows, WindowChoice, window_choice
+from .metrics import CALL_ROW, FrameRows, WindowChoice, _main_rows, window_choice
 from .schema import FORMAT_STREAM_JSON
 
 if TYPE_CHECKING:
@@ -54,13 +57,27 @@ ERRORS_FROM_CLEAN_SCORE = 40
 #: Tool efficiency: second-half ÷ first-half productive ratio `>= edge` → sub-score; else 15 (F).
 EFFICIENCY_BANDS: tuple[tuple[float, int], ...] = ((0.9, 100), (0.7, 75), (0.4, 55), (0.15, 35))
 EFFICIENCY_FLOOR = 15
-#: Sub-score when the first half wrote nothing ("could be research phase").
-NO_WRITES_SCORE = 80
 #: Tools that produce something (spec 000's `isProductive`).
 PRODUCTIVE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 
-#: Fewer tool calls than this: error acceleration and tool efficiency are 100 ("too few calls to judge").
-MIN_TOOL_CALLS = 4
+# --- minimum data (issue 10) -------------------------------------------------------------------------
+# A signal without enough data abstains, as spec 002's weather signals do: it gets no sub-score, and the
+# composite is taken over the signals that have data, their weights renormalised to sum to 1. Spec 000
+# instead scores missing data as healthy (100, or 80 for "no writes"), which graded a session that
+# never wrote a file "Tool Efficiency 80 B" and one re-read out of two reads "Re-reads F". Why each
+# minimum is what it is: docs/health-weather.md.
+
+#: Context Fill and Compactions need one main-thread model call; with none, nothing is graded at all.
+MIN_CALLS = 1
+#: Re-reads needs this many Read calls with a `file_path`: from 10 on, one re-read moves the ratio by at
+#: most 0.10, one band; below it a single re-read jumps two bands or more (1 of 5 = 0.20, C).
+MIN_READS = 10
+#: Error Rate and Tool Efficiency compare the two halves of the tool calls; each half needs this many
+#: (20 tool calls in all), so that one call is at most 10 points of its half's rate. Spec 002's
+#: session-wide error signal asks for 10 calls that used a tool; each half here is such a sample.
+MIN_HALF_TOOL_CALLS = 10
+#: Tool Efficiency also abstains when the first half has no productive call: the change second ÷
+#: first is then undefined (spec 000 gives 80, "could be research phase").
 
 #: Composite score `>= edge` → grade; else F.
 GRADE_BANDS: tuple[tuple[float, str], ...] = ((85, "A"), (70, "B"), (55, "C"), (40, "D"))
@@ -75,8 +92,18 @@ SIGNALS: tuple[tuple[str, int], ...] = (
     ("Tool Efficiency", 10),
 )
 
+#: `reason` of a trace without a main-thread model call (health and weather are then null).
+NO_CALL_REASON = "no model call: nothing to grade"
+#: `reason` when every signal abstains (cannot happen with a call, since Context Fill then has data;
+#: kept so that the composite is never taken over nothing).
+ALL_ABSTAIN_REASON = "every signal abstains: nothing to grade"
+
 #: The timeline: the score at each 5 % of the session, 0 % … 100 % (21 points).
 TIMELINE_STEPS = 20
+
+#: Measures in JSON are rounded: percentages to 2 decimals, ratios and fractions to 4.
+PERCENT_DECIMALS = 2
+RATIO_DECIMALS = 4
 
 AXIS_TIME = "time"
 AXIS_CALLS = "calls"
@@ -89,28 +116,32 @@ def _band(value: float, bands: Sequence[tuple[float, Any]], floor: Any, passes: 
     return floor
 
 
-def fill_score(fill_frac: float | None) -> int:
+def _round(value: float | None, decimals: int) -> float | None:
+    return None if value is None else round(value, decimals)
+
+
+def fill_score(fill_frac: float | None) -> int | None:
     """Score the Context Fill signal (weight 40 %).
 
     Parameters
     ----------
     fill_frac
         The latest main-thread call's prompt tokens ÷ the effective window (0–1+), or None when the trace
-        has no call (spec: "no data = healthy").
+        has no call.
 
     Returns
     -------
-    int
+    int or None
         100 below 0.50, 80 below 0.65, 60 below 0.80, 40 below 0.90, else 20 (edges exclusive, as the
-        spec's ``<``). Exact.
+        spec's ``<``); None (abstains) without a call, where the spec says "no data = healthy". Exact.
 
     Examples
     --------
     >>> fill_score(0.4999), fill_score(0.5), fill_score(0.9), fill_score(None)
-    (100, 80, 20, 100)
+    (100, 80, 20, None)
     """
     if fill_frac is None:
-        return 100
+        return None
     return int(_band(fill_frac, FILL_BANDS, FILL_FLOOR, operator.lt))
 
 
@@ -125,51 +156,52 @@ def compaction_score(count: int) -> int:
     return COMPACTION_SCORES.get(count, COMPACTION_FLOOR)
 
 
-def reread_score(ratio: float | None) -> int:
+def reread_score(ratio: float | None) -> int | None:
     """Score the Re-reads signal (weight 15 %).
 
     Parameters
     ----------
     ratio
-        Re-reads ÷ Read calls (0–1), or None when there was no Read call with a `file_path` (→ 100).
+        Re-reads ÷ Read calls (0–1), or None when there were fewer than `MIN_READS` Read calls with a
+        `file_path` (→ abstains).
 
     Returns
     -------
-    int
+    int or None
         100 up to 0.05, 80 up to 0.10, 60 up to 0.20, 40 up to 0.35, else 20 (edges inclusive, ``<=``).
 
     Examples
     --------
-    >>> reread_score(0.05), reread_score(0.0501), reread_score(0.35), reread_score(0.36)
-    (100, 80, 40, 20)
+    >>> reread_score(0.05), reread_score(0.0501), reread_score(0.35), reread_score(0.36), reread_score(None)
+    (100, 80, 40, 20, None)
     """
     if ratio is None:
-        return 100
+        return None
     return int(_band(ratio, REREAD_BANDS, REREAD_FLOOR, operator.le))
 
 
-def error_acceleration_score(rates: tuple[float, float] | None) -> int:
+def error_acceleration_score(rates: tuple[float, float] | None) -> int | None:
     """Score the Error Rate (acceleration) signal (weight 10 %).
 
     Parameters
     ----------
     rates
-        (first-half, second-half) tool error rates, each 0–1, from `half_rates`; None when there are fewer
-        than 4 tool calls (→ 100, "too few calls to judge").
+        (first-half, second-half) tool error rates, each 0–1, from `half_rates`; None when a half has
+        fewer than `MIN_HALF_TOOL_CALLS` tool calls (→ abstains).
 
     Returns
     -------
-    int
+    int or None
         100 when both halves are clean; 40 when only the second half has errors; else by the ratio
         second ÷ first: 100 up to 1.0, 75 up to 2.0, 55 up to 3.0, 35 up to 5.0, else 15 (``<=``).
 
     Examples
     --------
     >>> error_acceleration_score((0.1, 0.2)), error_acceleration_score((0.0, 0.1)), error_acceleration_score(None)
-    (75, 40, 100)
+    (75, 40, None)
     """
     if rates is None:
-        return 100
+        return None
     first, second = rates
     if first == 0 and second == 0:
         return 100
@@ -178,31 +210,30 @@ def error_acceleration_score(rates: tuple[float, float] | None) -> int:
     return int(_band(second / first, ERROR_ACCELERATION_BANDS, ERROR_ACCELERATION_FLOOR, operator.le))
 
 
-def tool_efficiency_score(ratios: tuple[float, float] | None) -> int:
+def tool_efficiency_score(ratios: tuple[float, float] | None) -> int | None:
     """Score the Tool Efficiency signal (weight 10 %).
 
     Parameters
     ----------
     ratios
         (first-half, second-half) shares of productive calls (Write, Edit, MultiEdit), each 0–1, from
-        `half_rates`; None when there are fewer than 4 tool calls (→ 100).
+        `half_rates`; None when a half has fewer than `MIN_HALF_TOOL_CALLS` tool calls.
 
     Returns
     -------
-    int
-        80 when the first half has no productive call; else by the change second ÷ first: 100 from 0.9,
-        75 from 0.7, 55 from 0.4, 35 from 0.15, else 15 (``>=``).
+    int or None
+        By the change second ÷ first: 100 from 0.9, 75 from 0.7, 55 from 0.4, 35 from 0.15, else 15
+        (``>=``); None (abstains) without `ratios` or when the first half has no productive call (the
+        change is undefined; the spec gives 80).
 
     Examples
     --------
     >>> tool_efficiency_score((0.5, 0.45)), tool_efficiency_score((0.0, 0.5)), tool_efficiency_score((0.5, 0.0))
-    (100, 80, 15)
+    (100, None, 15)
     """
-    if ratios is None:
-        return 100
+    if ratios is None or ratios[0] == 0:
+        return None
     first, second = ratios
-    if first == 0:
-        return NO_WRITES_SCORE
     return int(_band(second / first, EFFICIENCY_BANDS, EFFICIENCY_FLOOR, operator.ge))
 
 
@@ -217,6 +248,54 @@ def grade(score: float) -> str:
     return str(_band(score, GRADE_BANDS, GRADE_FLOOR, operator.ge))
 
 
+def composite(values: Sequence[int | None]) -> tuple[int, str, list[float]] | None:
+    """Compose the five sub-scores (spec order, None for a signal that abstains) into (score, grade, weights).
+
+    The composite is Σ sub-score × weight over the signals with data, divided by the sum of their
+    weights (spec 000's weights renormalised; with no abstention this is the spec's composite). It is
+    computed exactly in integers: the grade compares Σ value × weight with edge × Σ weight, and the
+    score is the composite rounded half up (JavaScript's `Math.round`).
+
+    Returns
+    -------
+    tuple, or None
+        (score 0–100, grade A–F, each signal's effective weight: its weight ÷ the sum of the weights with
+        data, a fraction rounded to 4 decimals, 0.0 when it abstains); None when every signal abstains.
+
+    Examples
+    --------
+    >>> composite([80, 75, 20, 40, 55])
+    (63, 'C', [0.4, 0.25, 0.15, 0.1, 0.1])
+    >>> composite([100, 100, None, 100, None])
+    (100, 'A', [0.5333, 0.3333, 0.0, 0.1333, 0.0])
+    >>> composite([None] * 5) is None
+    True
+    """
+    graded = _score_and_grade(values)
+    if graded is None:
+        return None
+    total = sum(w for v, (_, w) in zip(values, SIGNALS, strict=True) if v is not None)
+    weights = [
+        0.0 if v is None else round(w / total, RATIO_DECIMALS) for v, (_, w) in zip(values, SIGNALS, strict=True)
+    ]
+    return graded[0], graded[1], weights
+
+
+def _score_and_grade(values: Sequence[int | None]) -> tuple[int, str] | None:
+    """`composite` without the weights (the timeline's 21 points need only the score and the grade)."""
+    total = weighted = 0
+    for value, (_, weight) in zip(values, SIGNALS, strict=True):
+        if value is not None:
+            total += weight
+            weighted += value * weight
+    if not total:
+        return None
+    for edge, letter in GRADE_BANDS:
+        if weighted >= edge * total:
+            return (2 * weighted + total) // (2 * total), letter
+    return (2 * weighted + total) // (2 * total), GRADE_FLOOR
+
+
 # --- the trace as the spec's HealthInput ---------------------------------------------------------------
 
 
@@ -229,7 +308,7 @@ class ToolCall(NamedTuple):
     is_error: bool  # its result has is_error true and is not a refusal
     denied: bool  # its result is a refusal (a person's or a rule's)
     result_seq: int | None  # position of its result (None: no result in the trace)
-    call_index: int  # 0-based index of the main call that asked for it
+    call_index: int  # 0-based index of the main call that asked for it (output numbers calls from 1)
 
 
 class MainCall(NamedTuple):
@@ -241,6 +320,7 @@ class MainCall(NamedTuple):
     stop_reason: str | None
     model: str | None
     latency_ms: int | None  # from the line before the call to its last line (transcripts only)
+    output_tokens: int | None = None  # usage.output_tokens; final only when `stop_reason` is recorded
 
 
 class Compaction(NamedTuple):
@@ -326,12 +406,21 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
     # Rows are made with `tuple.__new__` and positional fields: a named tuple's keyword constructor is a
     # Python function call per row (the large benchmark session's 23,000 calls: 0.22 s -> 0.17 s, medians of 8).
     new = tuple.__new__
+    outputs = _main_outputs(trace, frames)
     calls = [
         new(
             MainCall,
-            (seq, prompt, cache_read, stop, model, end - prev if end is not None and prev is not None else None),
+            (
+                row[_SEQ],
+                row[_PROMPT],
+                row[_CACHE_READ],
+                row[_STOP],
+                row[_MODEL],
+                row[_END] - row[_PREV] if row[_END] is not None and row[_PREV] is not None else None,
+                out,
+            ),
         )
-        for seq, prompt, cache_read, stop, model, end, prev, _ts in frames.main_calls
+        for row, out in zip(frames.main_calls, outputs, strict=True)
     ]
     # tool_use_id -> (seq, is_error, denied) of its result (a later row wins)
     by_id = {r[1]: (r[0], r[2], r[3]) for r in frames.main_results if r[1] is not None}
@@ -352,6 +441,28 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
     compactions = [Compaction(seq, trigger, pre) for seq, _kind, trigger, pre, *_ in frames.bounds]
     times = _moments(frames) if trace.format != FORMAT_STREAM_JSON else {}
     return SessionRows(calls, tools, compactions, times, AXIS_TIME if times else AXIS_CALLS)
+
+
+# Positions in `metrics.CALL_ROW` of the columns read here, by name, so that a column added there moves nothing.
+_SEQ, _PROMPT, _CACHE_READ, _STOP, _MODEL, _END, _PREV = (
+    CALL_ROW.index(c)
+    for c in ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms")
+)
+_OUTPUT = CALL_ROW.index("output_tokens") if "output_tokens" in CALL_ROW else None
+
+
+def _main_outputs(trace: Trace, frames: FrameRows) -> list[Any]:
+    """`output_tokens` of each main-thread call, in the order of `frames.main_calls`.
+
+    Taken from the frame rows when `metrics.CALL_ROW` carries the column; otherwise read here from the
+    calls table with the same filter and the same stable sort by `seq`.
+    """
+    if _OUTPUT is not None:
+        return [row[_OUTPUT] for row in frames.main_calls]
+    view = trace.view("calls")
+    if "output_tokens" not in view.columns:
+        return [None] * len(frames.main_calls)
+    return [out for _, out in _main_rows(frames.call_kinds, view, ("seq", "output_tokens"))]
 
 
 def _moments(frames: FrameRows) -> dict[int, float]:
@@ -379,37 +490,58 @@ def half_rates(tools: Sequence[ToolCall], hit: Callable[[ToolCall], bool]) -> tu
     Returns
     -------
     tuple of float, or None
-        (first half, second half), each 0–1; None with fewer than 4 calls.
+        (first half, second half), each 0–1; None when the first (smaller) half has fewer than
+        `MIN_HALF_TOOL_CALLS` calls (fewer than 20 tool calls): the signals built on it abstain.
 
     Examples
     --------
-    >>> t = [ToolCall(i, "Edit" if i < 2 else "Read", None, False, False, None, 0) for i in range(5)]
-    >>> half_rates(t, lambda c: c.name == "Edit")
-    (1.0, 0.0)
+    >>> t = [ToolCall(i, "Edit" if i < 10 else "Read", None, False, False, None, 0) for i in range(21)]
+    >>> half_rates(t, lambda c: c.name == "Edit"), half_rates(t[:19], lambda c: c.name == "Edit")
+    ((1.0, 0.0), None)
     """
-    if len(tools) < MIN_TOOL_CALLS:
-        return None
     mid = len(tools) // 2
+    if mid < MIN_HALF_TOOL_CALLS:
+        return None
     first, second = tools[:mid], tools[mid:]
     return sum(map(hit, first)) / len(first), sum(map(hit, second)) / len(second)
 
 
-def reread_ratio(tools: Sequence[ToolCall]) -> float | None:
-    """Return re-reads ÷ Read calls with a `file_path` (a re-read targets a path read before), or None."""
+def read_counts(tools: Sequence[ToolCall]) -> tuple[int, int]:
+    """Return (file reads, re-reads): Read calls with a `file_path`, and those whose path was read before.
+
+    A re-read is spec 000's: the same path again, even for another range of lines. It differs from the
+    table's `repeat` (a call identical to an earlier one, input and all).
+
+    Examples
+    --------
+    >>> read_counts([ToolCall(i, "Read", p, False, False, None, 0) for i, p in enumerate("aba")])
+    (3, 1)
+    """
     seen: set[str] = set()
-    reads = rereads = 0
+    reads = 0
     for t in tools:
-        if t.name != "Read" or t.file_path is None:
-            continue
-        reads += 1
-        if t.file_path in seen:
-            rereads += 1
-        seen.add(t.file_path)
-    return rereads / reads if reads else None
+        if t.name == "Read" and t.file_path is not None:
+            reads += 1
+            seen.add(t.file_path)
+    return reads, reads - len(seen)
+
+
+def reread_ratio(tools: Sequence[ToolCall]) -> float | None:
+    """Return re-reads ÷ file reads (`read_counts`), or None with fewer than `MIN_READS` file reads."""
+    reads, rereads = read_counts(tools)
+    return rereads / reads if reads >= MIN_READS else None
+
+
+def _is_error(t: ToolCall) -> bool:
+    return t.is_error
+
+
+def _is_productive(t: ToolCall) -> bool:
+    return t.name in PRODUCTIVE_TOOLS
 
 
 def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
-    """Grade the health of a session from its rows (spec 000's `computeHealthGrade`).
+    """Grade the health of a session from its rows (spec 000's `computeHealthGrade`, with abstention).
 
     Parameters
     ----------
@@ -421,74 +553,38 @@ def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
     Returns
     -------
     dict
-        `grade` (A–F, from the composite), `score` (the composite rounded half up, 0–100), `fillPercent`
-        (latest prompt ÷ window × 100, or None without a call), `compactionCount`, `rereadRatio` (0–1 or
-        None without Read calls), `errorAcceleration` (second-half ÷ first-half error rate, None when not
-        defined), `toolEfficiency` (second-half ÷ first-half productive ratio, None when not defined) and
-        `signals`: one dict per signal in spec order, `name`, `value` (sub-score), `weight` (fraction),
-        `grade`, `measure` (the figure scored) and `why` (a sentence). All exact: the composite is summed
-        in integer hundredths.
+        `grade` (A–F from the composite, or None), `score` (the composite rounded half up, 0–100, or
+        None), `reason` (None when graded; why not, e.g. `NO_CALL_REASON`), the measures
+        `fill_percent` (latest prompt ÷ window × 100, 2 decimals), `compaction_count`, `reread_ratio`
+        (re-reads ÷ file reads), `error_acceleration` (second-half ÷ first-half error rate) and
+        `tool_efficiency` (second-half ÷ first-half productive share), ratios to 4 decimals, each None
+        when its signal abstains or the ratio is undefined (a first-half rate of 0); and `signals`: one
+        dict per signal in spec order, `name`, `value` (sub-score, None when it abstains), `weight`
+        (the spec's, a fraction), `effective_weight` (renormalised over the signals with data; 0.0
+        when it abstains), `abstained`, `grade`, `measure` (the figure scored) and `why` (a sentence).
+        All exact: the composite is computed in integers (`composite`).
 
     Examples
     --------
     >>> rows = SessionRows([MainCall(1, 120_000, 0, None, None, None)], [], [], {}, AXIS_CALLS)
     >>> h = health_grade(rows, 200_000)
-    >>> h["grade"], h["score"], h["fillPercent"]
-    ('A', 92, 60.0)
+    >>> h["grade"], h["score"], h["fill_percent"], [s["abstained"] for s in h["signals"]]
+    ('A', 88, 60.0, [False, False, True, True, True])
+    >>> health_grade(SessionRows([], [], [], {}, AXIS_CALLS), 200_000)["grade"] is None
+    True
     """
-    latest = rows.calls[-1].prompt_tokens if rows.calls else None
-    fill = latest / window if latest is not None else None
+    if len(rows.calls) < MIN_CALLS:
+        return _ungraded(NO_CALL_REASON, "no model call")
+    tools = rows.tools
+    latest = rows.calls[-1].prompt_tokens
+    fill = latest / window
     count = len(rows.compactions)
-    ratio = reread_ratio(rows.tools)
-    errors = half_rates(rows.tools, lambda t: t.is_error)
-    writes = half_rates(rows.tools, lambda t: t.name in PRODUCTIVE_TOOLS)
+    reads, rereads = read_counts(tools)
+    ratio = rereads / reads if reads >= MIN_READS else None
+    errors = half_rates(tools, _is_error)
+    writes = half_rates(tools, _is_productive)
     accel = errors[1] / errors[0] if errors and errors[0] else None
     change = writes[1] / writes[0] if writes and writes[0] else None
-    values = [
-        (fill_score(fill), fill, _fill_why(latest, window)),
-        (compaction_score(count), count, f"{count} compaction{'' if count == 1 else 's'}"),
-        (reread_score(ratio), ratio, _reread_why(rows.tools, ratio)),
-        (error_acceleration_score(errors), accel, _halves_why(errors, "tool error rate", len(rows.tools))),
-        (tool_efficiency_score(writes), change, _halves_why(writes, "share of Write/Edit/MultiEdit", len(rows.tools))),
-    ]
-    hundredths = _hundredths([v for v, _, _ in values])
-    return {
-        "grade": grade(hundredths / 100),
-        "score": (hundredths + 50) // 100,  # Math.round: half up
-        "fillPercent": fill * 100 if fill is not None else None,
-        "compactionCount": count,
-        "rereadRatio": ratio,
-        "errorAcceleration": accel,
-        "toolEfficiency": change,
-        "signals": [
-            {
-                "name": name,
-                "value": value,
-                "weight": weight / 100,
-                "grade": grade(value),
-                "measure": measure,
-                "why": why,
-            }
-            for (value, measure, why), (name, weight) in zip(values, SIGNALS, strict=True)
-        ],
-    }
-
-
-def _hundredths(values: list[int]) -> int:
-    """The composite score in integer hundredths: the sub-scores (spec order) weighted by `SIGNALS`."""
-    return sum(value * weight for value, (_, weight) in zip(values, SIGNALS, strict=True))
-
-
-def _score_of(
-    latest: int | None,
-    window: int,
-    count: int,
-    ratio: float | None,
-    errors: tuple[float, float] | None,
-    writes: tuple[float, float] | None,
-) -> tuple[int, str]:
-    """(score, grade) of `health_grade` from its measures, without the texts."""
-    fill = latest / window if latest is not None else None
     values = [
         fill_score(fill),
         compaction_score(count),
@@ -496,27 +592,136 @@ def _score_of(
         error_acceleration_score(errors),
         tool_efficiency_score(writes),
     ]
-    hundredths = _hundredths(values)
-    return (hundredths + 50) // 100, grade(hundredths / 100)
+    measures = [
+        round(fill, RATIO_DECIMALS),
+        count,
+        _round(ratio, RATIO_DECIMALS),
+        _round(accel, RATIO_DECIMALS),
+        _round(change, RATIO_DECIMALS),
+    ]
+    whys = [
+        f"last call's prompt {latest:,} of a {window:,}-token window",
+        f"{count} compaction{'' if count == 1 else 's'}",
+        _reread_why(reads, rereads),
+        _errors_why(tools, errors),
+        _writes_why(tools, writes),
+    ]
+    graded = composite(values)
+    if graded is None:  # not reached with a call (Context Fill has data); kept for the all-abstain rule
+        return _ungraded(ALL_ABSTAIN_REASON, "abstains")
+    score, letter, weights = graded
+    return {
+        "grade": letter,
+        "score": score,
+        "reason": None,
+        "fill_percent": round(fill * 100, PERCENT_DECIMALS),
+        "compaction_count": count,
+        "reread_ratio": measures[2],
+        "error_acceleration": measures[3],
+        "tool_efficiency": measures[4],
+        "signals": [
+            {
+                "name": name,
+                "value": value,
+                "weight": weight / 100,
+                "effective_weight": effective,
+                "abstained": value is None,
+                "grade": None if value is None else grade(value),
+                "measure": measure,
+                "why": why,
+            }
+            for value, measure, why, effective, (name, weight) in zip(
+                values, measures, whys, weights, SIGNALS, strict=True
+            )
+        ],
+    }
 
 
-def _fill_why(latest: int | None, window: int) -> str:
+def _ungraded(reason: str, why: str) -> dict[str, Any]:
+    """`health_grade`'s shape when nothing is graded: every value None, every signal abstaining."""
+    return {
+        "grade": None,
+        "score": None,
+        "reason": reason,
+        "fill_percent": None,
+        "compaction_count": None,
+        "reread_ratio": None,
+        "error_acceleration": None,
+        "tool_efficiency": None,
+        "signals": [
+            {
+                "name": name,
+                "value": None,
+                "weight": weight / 100,
+                "effective_weight": 0.0,
+                "abstained": True,
+                "grade": None,
+                "measure": None,
+                "why": why,
+            }
+            for name, weight in SIGNALS
+        ],
+    }
+
+
+def _score_of(
+    latest: int | None,
+    window: int,
+    count: int,
+    reads: int,
+    rereads: int,
+    errors: tuple[float, float] | None,
+    writes: tuple[float, float] | None,
+) -> tuple[int | None, str | None]:
+    """(score, grade) of `health_grade` from its measures, without the texts; (None, None) ungraded."""
     if latest is None:
-        return "no model call yet"
-    return f"last call's prompt {latest:,} of a {window:,}-token window"
+        return None, None
+    graded = _score_and_grade(
+        (
+            fill_score(latest / window),
+            compaction_score(count),
+            reread_score(rereads / reads if reads >= MIN_READS else None),
+            error_acceleration_score(errors),
+            tool_efficiency_score(writes),
+        )
+    )
+    return (None, None) if graded is None else graded
 
 
-def _reread_why(tools: Sequence[ToolCall], ratio: float | None) -> str:
-    reads = sum(1 for t in tools if t.name == "Read" and t.file_path is not None)
-    if ratio is None:
-        return "no Read call"
-    return f"{round(ratio * reads)} of {reads} Read calls re-read a file"
+def _reread_why(reads: int, rereads: int) -> str:
+    if not reads:
+        return "no file read (a Read call with a file_path)"
+    if reads < MIN_READS:
+        plural = "" if reads == 1 else "s"
+        return f"only {reads} file read{plural}, fewer than {MIN_READS} ({rereads} re-read a file already read)"
+    return f"{rereads} of {reads} file reads re-read a file already read"
 
 
-def _halves_why(rates: tuple[float, float] | None, what: str, n: int) -> str:
+def _too_few(n: int) -> str:
+    if not n:
+        return "no tool call"
+    return f"{n} tool call{'' if n == 1 else 's'}: fewer than {MIN_HALF_TOOL_CALLS} in each half"
+
+
+def _errors_why(tools: Sequence[ToolCall], rates: tuple[float, float] | None) -> str:
     if rates is None:
-        return f"{n} tool call(s): fewer than {MIN_TOOL_CALLS}, too few to judge"
-    return f"{what}: {rates[0]:.0%} in the first half, {rates[1]:.0%} in the second"
+        return _too_few(len(tools))
+    mid = len(tools) // 2
+    first, second = f"{rates[0]:.0%} of {mid} calls", f"{rates[1]:.0%} of {len(tools) - mid}"
+    text = f"tool error rate {first} in the first half, {second} in the second"
+    denied = sum(1 for t in tools if t.denied)
+    return text + (f" ({denied} denied, not counted as errors)" if denied else "")
+
+
+def _writes_why(tools: Sequence[ToolCall], shares: tuple[float, float] | None) -> str:
+    productive = sum(map(_is_productive, tools))
+    if tools and not productive:
+        return "no edits/writes"
+    if shares is None:
+        return _too_few(len(tools))
+    if shares[0] == 0:
+        return f"no edits/writes in the first half ({productive} in the second): nothing to compare with"
+    return f"share of Write/Edit/MultiEdit {shares[0]:.0%} in the first half, {shares[1]:.0%} in the second"
 
 
 def health_timeline(rows: SessionRows, window: int) -> list[dict[str, Any]]:
@@ -576,7 +781,7 @@ def health_timeline(rows: SessionRows, window: int) -> list[dict[str, Any]]:
 
 def _timeline_scores(
     rows: SessionRows, window: int, key: Callable[[int | None], float], thresholds: list[float]
-) -> list[tuple[int, str, int]]:
+) -> list[tuple[int | None, str | None, int]]:
     """(score, grade, compactions) of `health_grade` over the rows whose key is at most each threshold.
 
     A tool call counts its error only when its result's key is also within the threshold. When the keys
@@ -632,19 +837,18 @@ def _timeline_scores(
             failed = {j for j, rk in errors if rk <= limit}
             err_first = sum(1 for j in inc[:mid] if j in failed)
             err_second = sum(1 for j in inc[mid:] if j in failed)
-        if m < MIN_TOOL_CALLS:
+        if mid < MIN_HALF_TOOL_CALLS:
             err_rates = write_rates = None
         else:
             err_rates = (err_first / mid, err_second / (m - mid))
             write_rates = (prod[0] / mid, prod[1] / (m - mid))
-        ratio = rereads / reads if reads else None
-        score, letter = _score_of(latest, window, count, ratio, err_rates, write_rates)
+        score, letter = _score_of(latest, window, count, reads, rereads, err_rates, write_rates)
         out.append((score, letter, count))
     return out
 
 
 def health_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
-    """Compute the `health` object of a trace's JSON (spec 000 with issue 3's decisions).
+    """Compute the `health` object of a trace's JSON (spec 000 with the decisions of issues 3 and 10).
 
     Parameters
     ----------
@@ -656,10 +860,23 @@ def health_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
     Returns
     -------
     dict
-        `health_grade`'s keys, plus `window` (tokens) and `windowSource` (``"option"``, ``"modelUsage"``,
-        ``"default"``, ``"peak"``), `timeline` (`health_timeline`), `timelineAxis` (``"time"`` or
-        ``"calls"``) and `compactions`: for each compaction, its `trigger`, `pre_tokens` and the first
-        timeline `percent` that counts it.
+        `health_grade`'s keys, plus `window` (tokens) and `window_source` (``"option"``,
+        ``"modelUsage"``, ``"default"``, ``"peak"``, ...), `timeline` (`health_timeline`; empty when
+        nothing is graded), `timeline_axis` (``"time"`` or ``"calls"``) and `compactions`: for each
+        compaction, its `trigger`, `pre_tokens`, `next_call` (number, from 1, of the first main-thread
+        call after it; None when none follows) and the first timeline `percent` that counts it. A trace
+        without a main-thread model call has `grade`, `score` and every measure None and a `reason`.
+
+    Examples
+    --------
+    >>> from contexttrace.reader import read_trace
+    >>> import os, tempfile
+    >>> line = b'{"type":"user","message":{"role":"user","content":"hi"},"timestamp":"2025-01-01T00:00:00Z"}'
+    >>> with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as f:
+    ...     _ = f.write(line + b"\\n")
+    >>> h = health_report(read_trace(f.name)[0]); os.unlink(f.name)
+    >>> h["grade"], h["score"], h["reason"]
+    (None, None, 'no model call: nothing to grade')
     """
     return health_of(session_rows(trace), window_choice(trace, window))
 
@@ -667,16 +884,28 @@ def health_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
 def health_of(rows: SessionRows, choice: WindowChoice) -> dict[str, Any]:
     """`health_report` from a trace's session rows and its window choice (shared with `weather`)."""
     out = health_grade(rows, choice.tokens)
-    timeline = health_timeline(rows, choice.tokens)
+    graded = out["grade"] is not None
+    timeline = health_timeline(rows, choice.tokens) if graded else []
+    call_seqs = [c.seq for c in rows.calls]
+    n = len(call_seqs)
+    marks = []
+    if graded:
+        for i, c in enumerate(rows.compactions):
+            after = bisect.bisect_left(call_seqs, c.seq)
+            marks.append(
+                {
+                    "trigger": c.trigger,
+                    "pre_tokens": c.pre_tokens,
+                    "next_call": after + 1 if after < n else None,
+                    "percent": _first_percent(timeline, i + 1),
+                }
+            )
     out.update(
         window=choice.tokens,
-        windowSource=choice.source,
+        window_source=choice.source,
         timeline=timeline,
-        timelineAxis=rows.axis,
-        compactions=[
-            {"trigger": c.trigger, "pre_tokens": c.pre_tokens, "percent": _first_percent(timeline, i + 1)}
-            for i, c in enumerate(rows.compactions)
-        ],
+        timeline_axis=rows.axis,
+        compactions=marks,
     )
     return out
 

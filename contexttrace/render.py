@@ -537,7 +537,9 @@ def _paint(text: str, hex_color: str, color: bool) -> str:
     return f"\x1b[38;2;{r};{g};{b}m{text}\x1b[0m"
 
 
-def _breakdown_bar(value: int, grade: str, color: bool) -> str:
+def _breakdown_bar(value: int | None, grade: str | None, color: bool) -> str:
+    if value is None or grade is None:  # an abstaining signal: no data, drawn apart from a low score
+        return "·" * BREAKDOWN_CELLS
     full, half = divmod(value * BREAKDOWN_CELLS, 100)
     filled = BAR_FULL * full + (BAR_HALF if half >= 50 else "")
     return _paint(filled, GRADE_COLORS[grade], color) + BAR_EMPTY * (BREAKDOWN_CELLS - len(filled))
@@ -562,16 +564,31 @@ def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
     Returns
     -------
     list of str
-        A heading line, then five signal rows, indented by two spaces.
+        A heading line, then five signal rows, indented by two spaces. The weight shown is the
+        effective one (renormalised over the signals with data); a signal that abstains shows `–` and
+        its reason, and a last line says the weights were renormalised. Without a grade (no model
+        call), one line: `health –` and the reason.
     """
+    if h["grade"] is None:
+        return [f"  health – {h['reason']}"]
+    source = h["window_source"]
     lines = [
         f"  health {h['grade']} {h['score']}/100 · window {fmt_int(h['window'])} tokens "
-        f"({WINDOW_SOURCES.get(h['windowSource'], h['windowSource'])})"
+        f"({WINDOW_SOURCES.get(source, source)})"
     ]
     for sig in h["signals"]:
         bar = _breakdown_bar(sig["value"], sig["grade"], color)
+        if sig["abstained"]:
+            lines.append(f"    {sig['name']:<16} {bar}   –        abstains: {sig['why']}")
+        else:
+            weight = f"{sig['effective_weight']:.0%}"
+            lines.append(f"    {sig['name']:<16} {bar} {sig['value']:>3} {sig['grade']}  {weight:>4}  {sig['why']}")
+    idle = [sig for sig in h["signals"] if sig["abstained"]]
+    if idle:
+        spec = "/".join(f"{sig['weight']:.0%}".rstrip("%") for sig in h["signals"])
         lines.append(
-            f"    {sig['name']:<16} {bar} {sig['value']:>3} {sig['grade']}  {sig['weight']:>4.0%}  {sig['why']}"
+            f"    weights: spec 000's {spec} (%), renormalised over the {len(h['signals']) - len(idle)} "
+            "signals with data"
         )
     return lines
 
@@ -583,21 +600,28 @@ def render_health_bar(h: dict[str, Any], color: bool = False) -> list[str]:
     -------
     list of str
         A heading naming the axis (time, or calls for stream-json), the bar (coloured blocks, or grade
-        letters without colour), and a line with `COMPACTION_MARK` under the first point that counts each
-        compaction, labelled.
+        letters without colour; `·` for a point before the first model call, which has no grade), and a
+        line with `COMPACTION_MARK` under the first point that counts each compaction, labelled with the
+        number (from 1) of the call after it. Nothing when the trace has no grade.
     """
-    axis = "time" if h["timelineAxis"] == "time" else "calls (the trace has no timestamps)"
     points = h["timeline"]
+    if not points:
+        return []
+    axis = "time" if h["timeline_axis"] == "time" else "calls (the trace has no timestamps)"
     if color:
-        bar = "".join(_paint(HEALTH_POINT, GRADE_COLORS[p["grade"]], True) for p in points)
+        bar = "".join(
+            "·" if p["grade"] is None else _paint(HEALTH_POINT, GRADE_COLORS[p["grade"]], True) for p in points
+        )
     else:
-        bar = "".join(p["grade"] for p in points)
-    lines = [f"  health bar, 0% → 100% of the session by {axis}, a point per 5%:", f"    {bar}"]
+        bar = "".join(p["grade"] or "·" for p in points)
+    before = " (· before the first model call)" if any(p["grade"] is None for p in points) else ""
+    lines = [f"  health bar, 0% → 100% of the session by {axis}, a point per 5%{before}:", f"    {bar}"]
     for c in h["compactions"]:
         col = c["percent"] * (len(points) - 1) // 100
         pre = f", pre {fmt_int(c['pre_tokens'])}" if c["pre_tokens"] is not None else ""
         mark = _paint(COMPACTION_MARK, COMPACTION_COLOR, color)
-        lines.append(f"    {' ' * col}{mark} compaction ({c['trigger'] or '?'}{pre}) by {c['percent']}%")
+        where = f"before call #{c['next_call']}" if c["next_call"] is not None else "after the last call"
+        lines.append(f"    {' ' * col}{mark} compaction ({c['trigger'] or '?'}{pre}) {where}, by {c['percent']}%")
     return lines
 
 
@@ -609,18 +633,23 @@ def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
     list of str
         A heading (emoji, level, score, and the worst weather reached if worse), then the stats line or
         one line per factor (highest severity first) and a "look at" line; last, the signals that
-        abstained and why. Call numbers are 0-based main-thread call indexes, as in the JSON.
+        abstained and why. Call numbers count main-thread model calls from 1, as `--calls` and the JSON
+        do. Without weather (no model call), one line: `weather –` and the reason.
     """
+    if w["level"] is None:
+        return [f"  weather – {w['reason']}"]
     lines = [f"  weather {w['emoji']} {w['level']} {w['score']:.2f}"]
     worst = w.get("worst")
     if worst and worst["score"] > w["score"]:
-        where = f"after call #{worst['call_index']}"
-        lines[0] += f" (worst: {worst['emoji']} {worst['level']} {worst['score']:.2f} {where})"
+        where = f"after call #{worst['call']}"
+        causes = f": {', '.join(worst['factors'][:2])}" if worst.get("factors") else ""
+        lines[0] += f" (worst: {worst['emoji']} {worst['level']} {worst['score']:.2f} {where}{causes})"
     if w["level"] in ("sunny", "fair"):
         st = w["stats"]
+        denied = st.get("tool_denials")
         parts = [
             f"context {fmt_percent(st['context_fill_frac'])}",
-            f"{fmt_int(st['tool_errors'])} tool errors",
+            f"{fmt_int(st['tool_errors'])} tool errors" + (f" (+{denied} denied, not counted)" if denied else ""),
             f"cache hit {fmt_percent(st['cache_hit_frac'])}",
             "latency " + ("-" if st["latency_ratio"] is None else f"{st['latency_ratio']:.2f}× baseline"),
             f"{fmt_int(st['compactions'])} compaction{'' if st['compactions'] == 1 else 's'}",
@@ -635,7 +664,7 @@ def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
             lines.append(f"    → look at {_calls_text(sorted(called))}")
     idle = [s for s in w["signals"] if s["severity"] is None]
     if idle:
-        lines.append("    not judged: " + "; ".join(f"{s['name']} ({s['why']})" for s in idle))
+        lines.append("    not judged: " + "; ".join(f"{s['name']} — {s['why']}" for s in idle))
     return lines
 
 

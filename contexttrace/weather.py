@@ -1,9 +1,11 @@
 """Session Weather (spec 002): eight signals → severities → one score → sunny … stormy.
 
 Pure functions over `health.SessionRows`; nothing here reads files, prints or formats numbers. The spec's
-"turn" is one main-thread model call (issue 3): in code and output it is a *call*. Weather is given as it
-stands after the last call, and `worst` is the worst it stood after any call. A signal without enough
-data abstains (severity None, with the reason); only the others are composed.
+"turn" is one main-thread model call (issue 3): in code and output it is a *call*, numbered from 1 in
+output (0-based indexes inside). Weather is given as it stands after the last call, and `worst` is the
+worst it stood after any call. A signal without enough data abstains (severity None, with the reason);
+only the others are composed. A trace without a model call has no weather (issue 10). latency_drift
+compares latency per output token when the outputs are known, so extended thinking is not slowness.
 
 Severity curves, caps and minimums are the spec's, kept as data below; between the spec's anchor points a
 severity is linear, and outside them it is held at the nearest anchor.
@@ -75,8 +77,30 @@ RECENT_CALLS = 10
 CACHE_SKIP_CALLS = 3
 #: ... and calls with fewer prompt tokens than this.
 CACHE_MIN_PROMPT_TOKENS = 1_000
-#: latency_drift's fallback baseline: the median latency of the trace's own first this-many calls.
+#: latency_drift's own baselines: the median over the trace's own first this-many calls (of latency
+#: for a model not in the table; of pace, below).
 BASELINE_CALLS = 10
+#: latency_drift compares *pace* when it can: extended thinking writes its thinking as output tokens,
+#: so a thinking call is slower in proportion, and raw latency against the model's table baseline made
+#: every thinking session stormy. A call's latency is a wait for the first token plus a time per output
+#: token; its pace is latency ÷ (output tokens + this many), the wait counted as that many tokens. The
+#: figure is a robust (Theil–Sen) line of latency against output tokens fitted to the calls with final
+#: outputs of the three bundled samples that have them: the wait is 98, 134 and 184 tokens' time there.
+#: Without it, a short call's wait made its pace two or three times a long call's.
+PACE_OVERHEAD_TOKENS = 150
+#: The window of latency_drift is judged by pace when at least this share of its timed calls have a
+#: final output (a recorded stop_reason; then it abstains with fewer than the minimum paced calls), and
+#: by raw latency against the table otherwise (CLI versions that record no stop_reason). Deciding per
+#: window, not per call, keeps a thinking session's first short calls from being judged raw.
+PACE_MODE_SHARE = 0.5
+
+#: Figures in JSON (measures, stats) are rounded to this many decimals; severities and scores keep
+#: `SCORE_DECIMALS`.
+MEASURE_DECIMALS = 4
+#: `reason` of a trace without a main-thread model call (every weather field then null).
+NO_CALL_REASON = "no model call: no weather"
+#: The keys of `stats`, in the tooltip's order.
+STAT_KEYS = ("context_fill_frac", "tool_errors", "tool_denials", "cache_hit_frac", "latency_ratio", "compactions")
 
 #: Per-model baseline latency of one main-thread call, ms (from the line before the call to its last
 #: line). Source of every entry: the median over the main-thread calls of the real transcripts bundled in
@@ -198,6 +222,7 @@ class _Series:
     result_seqs: list[int]  # results' seqs, sorted
     result_errors: list[bool]  # is_error per result in that order
     errors_before: list[int]  # errors among the first r results
+    denied_before: list[int]  # refusals among the first r results (never errors)
     longest_before: list[tuple[int, int]]  # (length, end) of the longest failed run among the first r results
     tool_turns_upto: list[int]  # calls up to i that asked for a tool
     result_calls: list[int]  # call index of each result's tool use, in result order
@@ -206,6 +231,29 @@ class _Series:
     bound_seqs: list[int]  # compaction boundaries' seqs, sorted
     known_upto: list[int]  # calls up to i that record a stop_reason
     cutoff_calls: list[int]  # indexes of calls that stopped at max_tokens, sorted
+    paces: list[float | None]  # each call's ms per output token (`pace`), None when it has none
+    timed_upto: list[int]  # entry k: timed calls among the first k
+    final_upto: list[int]  # entry k: timed calls with a recorded stop_reason among the first k
+    pace_bases: list[float | None]  # after call i: median pace of the first BASELINE_CALLS paced calls
+    paced_upto: list[int]  # calls up to i that have a pace
+
+
+def pace(call: MainCall) -> float | None:
+    """Return a call's pace: its latency ÷ (output tokens + `PACE_OVERHEAD_TOKENS`), in ms per token.
+
+    None unless the call is timed and its `stop_reason` is recorded (without one, `output_tokens` is a
+    streaming snapshot, FORMATS G2). Thinking tokens are output tokens, so a call that thinks longer is
+    not slower per token. ≈: line timestamps, ms.
+
+    Examples
+    --------
+    >>> pace(MainCall(1, 1_000, 0, "tool_use", "m", 13_000, 500)), pace(MainCall(1, 1_000, 0, None, "m", 13_000, 500))
+    (20.0, None)
+    """
+    out = call.output_tokens
+    if call.latency_ms is None or call.stop_reason is None or out is None:
+        return None
+    return call.latency_ms / (out + PACE_OVERHEAD_TOKENS)
 
 
 def _series(rows: SessionRows, window: int) -> _Series:
@@ -213,10 +261,12 @@ def _series(rows: SessionRows, window: int) -> _Series:
     cuts = [float(rows.calls[i + 1].seq) if i + 1 < n else float("inf") for i in range(n)]
     with_result = sorted((t for t in rows.tools if t.result_seq is not None), key=lambda t: t.result_seq or 0)
     errors_before = [0]
+    denied_before = [0]
     longest: list[tuple[int, int]] = [(0, 0)]
     run = 0
     for r, t in enumerate(with_result, 1):
         errors_before.append(errors_before[-1] + t.is_error)
+        denied_before.append(denied_before[-1] + t.denied)
         run = run + 1 if t.is_error else 0
         longest.append(max(longest[-1], (run, r)) if run > longest[-1][0] else longest[-1])
     by_call: list[list[ToolCall]] = [[] for _ in range(n)]
@@ -228,6 +278,29 @@ def _series(rows: SessionRows, window: int) -> _Series:
     for i in range(n):
         count += i in asked
         turns.append(count)
+    # `pace` of each call, written out; the baseline after each call (median of the first paces, sorted)
+    paces: list[float | None] = []
+    bases: list[float | None] = []
+    timed_upto, final_upto = [0], [0]
+    first: list[float] = []  # the first BASELINE_CALLS paces, sorted
+    base: float | None = None
+    timed = final = 0
+    for c in rows.calls:
+        v = None
+        if c.latency_ms is not None:
+            timed += 1
+            if c.stop_reason is not None:
+                final += 1
+                if c.output_tokens is not None:
+                    v = c.latency_ms / (c.output_tokens + PACE_OVERHEAD_TOKENS)
+                    if len(first) < BASELINE_CALLS:
+                        bisect.insort(first, v)
+                        half = len(first) // 2
+                        base = first[half] if len(first) % 2 else (first[half - 1] + first[half]) / 2
+        paces.append(v)
+        bases.append(base)
+        timed_upto.append(timed)
+        final_upto.append(final)
     return _Series(
         rows=rows,
         window=window,
@@ -236,6 +309,7 @@ def _series(rows: SessionRows, window: int) -> _Series:
         result_seqs=[t.result_seq or 0 for t in with_result],
         result_errors=[t.is_error for t in with_result],
         errors_before=errors_before,
+        denied_before=denied_before,
         longest_before=longest,
         tool_turns_upto=turns,
         result_calls=[t.call_index for t in with_result],
@@ -244,10 +318,16 @@ def _series(rows: SessionRows, window: int) -> _Series:
         bound_seqs=sorted(c.seq for c in rows.compactions),
         known_upto=list(itertools.accumulate(c.stop_reason is not None for c in rows.calls)),
         cutoff_calls=[k for k, c in enumerate(rows.calls) if c.stop_reason == "max_tokens"],
+        paces=paces,
+        timed_upto=timed_upto,
+        final_upto=final_upto,
+        pace_bases=bases,
+        paced_upto=list(itertools.accumulate(v is not None for v in paces)),
     )
 
 
 def _signal(name: str, measure: float | None, why: str, calls: list[int] | None = None) -> dict[str, Any]:
+    """One signal's dict; `calls` are 0-based main-call indexes, written as call numbers from 1."""
     spec = SIGNALS[name]
     severity = None if measure is None else curve(measure, spec)
     return {
@@ -255,10 +335,15 @@ def _signal(name: str, measure: float | None, why: str, calls: list[int] | None 
         "severity": severity,
         "cap": spec.cap,
         "active": bool(severity),
-        "measure": measure,
+        "measure": None if measure is None else round(measure, MEASURE_DECIMALS),
         "why": why,
-        "calls": sorted(set(calls or [])) if severity else [],
+        "calls": sorted({k + 1 for k in calls or []}) if severity else [],
     }
+
+
+def _not_counted(denied: int) -> str:
+    """The note that names refusals beside a failure count (the table's `failed` counts both)."""
+    return f" (+{denied} denied, not counted)" if denied else ""
 
 
 def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, Any]]:
@@ -298,7 +383,7 @@ def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, An
         streak = s.result_calls[end - length : end] if detail else []
         out.append(_signal("stuck", length, f"longest run of failed tool results: {length}", streak))
 
-    out.append(_latency(calls, i))
+    out.append(_latency(s, i))
 
     lo = max(0, i - CLUSTER_CALLS + 1)
     window_tools = [t for k in range(lo, i + 1) for t in s.tools_by_call[k] if t.seq < cut]
@@ -309,7 +394,11 @@ def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, An
         out.append(_signal("error_cluster", None, why))
     else:
         rate = len(failed) / len(window_tools)
-        why = f"{len(failed)} of {len(window_tools)} tool calls failed in the last {CLUSTER_CALLS} calls"
+        why = ""
+        if detail:
+            denied = sum(1 for t in window_tools if t.denied and t.result_seq is not None and t.result_seq < cut)
+            why = f"{len(failed)} of {len(window_tools)} tool calls failed in the last {CLUSTER_CALLS} calls"
+            why += _not_counted(denied)
         out.append(_signal("error_cluster", rate, why, [t.call_index for t in failed]))
 
     turns = s.tool_turns_upto[i]
@@ -319,7 +408,8 @@ def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, An
     else:
         rate = errors / uses if uses else 0.0
         failed_calls = [s.result_calls[r] for r in range(results) if s.result_errors[r]] if detail else []
-        out.append(_signal("error_cumulative", rate, f"{errors} of {uses} tool calls failed", failed_calls))
+        why = f"{errors} of {uses} tool calls failed{_not_counted(s.denied_before[results])}"
+        out.append(_signal("error_cumulative", rate, why, failed_calls))
 
     out.append(_cache(calls, i))
     return out
@@ -404,6 +494,9 @@ def _scores(s: _Series) -> list[float]:
 
     scores: list[float] = []
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
+    recent_paces: list[float] = []  # the same calls' paces, sorted
+    paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
+    pace_share = PACE_MODE_SHARE
     insort = bisect.insort
     sev: float | None
     for i in range(len(calls)):
@@ -433,13 +526,36 @@ def _scores(s: _Series) -> list[float]:
             elif sev > second:
                 second = sev
 
-        # latency_drift (see `_latency`): p75 of the recent latencies (`percentile`) over the baseline;
-        # `recent` is kept sorted as the window moves (one latency in, one out)
+        # latency_drift (see `_latency`): p75 of the recent paces over the trace's own pace baseline when
+        # there are enough, else p75 of the recent latencies (`percentile`) over the model's baseline;
+        # `recent` and `recent_paces` are kept sorted as the window moves (one value in, one out)
         if (v := latencies[i]) is not None:
             insort(recent, v)
-        if i >= RECENT_CALLS and (v := latencies[i - RECENT_CALLS]) is not None:
-            del recent[bisect_left(recent, v)]
-        if len(recent) >= latency_min and slow_upto[i + 1] > slow_upto[max(0, i - RECENT_CALLS + 1)]:
+        if (v := paces[i]) is not None:
+            insort(recent_paces, v)
+        if i >= RECENT_CALLS:
+            if (v := latencies[i - RECENT_CALLS]) is not None:
+                del recent[bisect_left(recent, v)]
+            if (v := paces[i - RECENT_CALLS]) is not None:
+                del recent_paces[bisect_left(recent_paces, v)]
+        window_start = max(0, i - RECENT_CALLS + 1)
+        timed = timed_upto[i + 1] - timed_upto[window_start]
+        if timed and final_upto[i + 1] - final_upto[window_start] >= pace_share * timed:  # `_pace_mode`
+            if len(recent_paces) >= latency_min:
+                base_pace = pace_bases[i]
+                pos = (len(recent_paces) - 1) * 0.75
+                lo = int(pos)
+                hi = min(lo + 1, len(recent_paces) - 1)
+                p75 = float(recent_paces[lo] + (recent_paces[hi] - recent_paces[lo]) * (pos - lo))
+                measure = p75 / base_pace if base_pace is not None and base_pace > 0 else 0.0
+                sev = latency_memo.get(measure)
+                if sev is None:
+                    sev = latency_memo[measure] = curve(measure, _LATENCY)
+                if sev > top:
+                    top, second = sev, top
+                elif sev > second:
+                    second = sev
+        elif len(recent) >= latency_min and slow_upto[i + 1] > slow_upto[window_start]:
             base = baselines[calls[i].model]
             pos = (len(recent) - 1) * 0.75
             lo = int(pos)
@@ -533,13 +649,37 @@ def _cache(calls: list[MainCall], i: int) -> dict[str, Any]:
         return _signal("cache_health", None, f"{len(picked)} qualifying call(s): fewer than {need}")
     hit = statistics.median(h for _, h in picked)
     low = [k for k, h in picked if h < SIGNALS["cache_health"].anchors[-1][0]]
-    return _signal("cache_health", hit, f"median cache hit {hit:.0%} over calls {start}–{i}", low)
+    return _signal("cache_health", hit, f"median cache hit {hit:.0%} over calls #{start + 1}–#{i + 1}", low)
 
 
-def _latency(calls: list[MainCall], i: int) -> dict[str, Any]:
+def _pace_mode(s: _Series, lo: int, i: int) -> bool:
+    """Whether latency_drift judges calls lo … i by pace (`PACE_MODE_SHARE`)."""
+    timed = s.timed_upto[i + 1] - s.timed_upto[lo]
+    return timed > 0 and s.final_upto[i + 1] - s.final_upto[lo] >= PACE_MODE_SHARE * timed
+
+
+def _latency(s: _Series, i: int) -> dict[str, Any]:
+    """latency_drift after call `i`: when the last `RECENT_CALLS` calls mostly have final outputs
+    (`_pace_mode`), their pace (`pace`) against the trace's own first paced calls; else raw latency
+    against the model's table baseline (spec 002)."""
+    calls = s.rows.calls
     lo = max(0, i - RECENT_CALLS + 1)
-    recent = [(k, calls[k].latency_ms) for k in range(lo, i + 1) if calls[k].latency_ms is not None]
     need = SIGNALS["latency_drift"].minimum
+    if _pace_mode(s, lo, i):
+        paced = [(k, v) for k in range(lo, i + 1) if (v := s.paces[k]) is not None]
+        if len(paced) < need:
+            why = f"{len(paced)} call(s) with a final output count among the last {RECENT_CALLS}: fewer than {need}"
+            return _signal("latency_drift", None, why)
+        base = s.pace_bases[i]
+        p75 = percentile([v for _, v in paced], 0.75)
+        ratio = p75 / base if base is not None and base > 0 else 0.0
+        first = min(BASELINE_CALLS, s.paced_upto[i])
+        why = (
+            f"p75 {p75:.1f} vs {base or 0:.1f} ms per output token, {PACE_OVERHEAD_TOKENS} added for the "
+            f"first-token wait (baseline: median of this trace's first {first} calls with a final output count)"
+        )
+        return _signal("latency_drift", ratio, why, [k for k, v in paced if v >= p75])
+    recent = [(k, calls[k].latency_ms) for k in range(lo, i + 1) if calls[k].latency_ms is not None]
     if len(recent) < need:
         why = f"{len(recent)} timed call(s): fewer than {need}" if recent else "no timestamps to time calls by"
         return _signal("latency_drift", None, why)
@@ -554,7 +694,8 @@ def _latency(calls: list[MainCall], i: int) -> dict[str, Any]:
     p75 = percentile([v for _, v in timed], 0.75)
     ratio = p75 / base if base > 0 else 0.0
     slow = [k for k, v in timed if v >= p75]
-    return _signal("latency_drift", ratio, f"p75 {p75 / 1000:.1f}s vs {base / 1000:.1f}s ({source})", slow)
+    why = f"p75 {p75 / 1000:.1f}s vs {base / 1000:.1f}s per call ({source})"
+    return _signal("latency_drift", ratio, why, slow)
 
 
 def _stats(signals: dict[str, dict[str, Any]], s: _Series, i: int) -> dict[str, Any]:
@@ -562,6 +703,7 @@ def _stats(signals: dict[str, dict[str, Any]], s: _Series, i: int) -> dict[str, 
     return {
         "context_fill_frac": signals["ctx_pressure"]["measure"],
         "tool_errors": s.errors_before[results],
+        "tool_denials": s.denied_before[results],
         "cache_hit_frac": signals["cache_health"]["measure"],
         "latency_ratio": signals["latency_drift"]["measure"],
         "compactions": signals["compaction_scar"]["measure"],
@@ -569,7 +711,7 @@ def _stats(signals: dict[str, dict[str, Any]], s: _Series, i: int) -> dict[str, 
 
 
 def weather_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
-    """Compute the `weather` object of a trace's JSON (spec 002 with issue 3's decisions).
+    """Compute the `weather` object of a trace's JSON (spec 002 with the decisions of issues 3 and 10).
 
     Parameters
     ----------
@@ -581,13 +723,17 @@ def weather_report(trace: Trace, window: int | None = None) -> dict[str, Any]:
     Returns
     -------
     dict
-        `level` (sunny/fair/cloudy/rainy/stormy), `emoji`, `score` (0–1.3), `signals` (the eight, in the
-        spec's order: `name`, `severity` (None when the signal abstains), `cap`, `active`, `measure`,
-        `why`, `calls` (0-based main-call indexes it points at)), `factors` (the active signals, highest
-        severity first: `name`, `severity`, `why`, `calls`), `stats` (`context_fill_frac`, `tool_errors`,
-        `cache_hit_frac`, `latency_ratio`, `compactions`) and `worst` (`level`, `emoji`, `score`,
-        `call_index`: the worst weather after any call, the first call that reached it). All exact from
-        the trace's fields except latency (line timestamps, ms) and its table baseline.
+        `level` (sunny/fair/cloudy/rainy/stormy), `emoji`, `score` (0–1.3), `reason` (None; or why there
+        is no weather: `NO_CALL_REASON`, and then `level`, `emoji`, `score` and `worst` are None),
+        `signals` (the eight, in the spec's order: `name`, `severity` (None when the signal abstains),
+        `cap`, `active`, `measure` (4 decimals), `why`, `calls` (numbers, from 1, of the main-thread
+        calls it points at, as `--calls` numbers them)), `factors` (the active signals, highest severity
+        first: `name`, `severity`, `why`, `calls`), `stats` (`context_fill_frac`, `tool_errors`,
+        `tool_denials` (refusals, never counted as errors), `cache_hit_frac`, `latency_ratio`,
+        `compactions`) and `worst` (`level`, `emoji`, `score`, `call`: the worst weather after any
+        call and the number, from 1, of the first call that reached it; `factors`: the names of the
+        signals active then, highest severity first). All exact from the trace's
+        fields except latency (≈: line timestamps, ms) and its baselines.
 
     Raises
     ------
@@ -605,20 +751,21 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
     >>> from contexttrace.health import AXIS_CALLS
     >>> rows = SessionRows([MainCall(1, 170_000, 0, "max_tokens", "m", None)], [], [], {}, AXIS_CALLS)
     >>> w = weather_of(rows, 200_000)
-    >>> w["level"], w["score"], [f["name"] for f in w["factors"]]
-    ('rainy', 0.9, ['ctx_pressure', 'truncation'])
+    >>> w["level"], w["score"], [f["name"] for f in w["factors"]], w["worst"]["call"]
+    ('rainy', 0.9, ['ctx_pressure', 'truncation'], 1)
+    >>> w = weather_of(SessionRows([], [], [], {}, AXIS_CALLS), 200_000)
+    >>> w["level"], w["emoji"], w["score"], w["reason"]
+    (None, None, None, 'no model call: no weather')
     """
     if not rows.calls:
-        level, emoji = weather_level(0.0)
         return {
-            "level": level,
-            "emoji": emoji,
-            "score": 0.0,
+            "level": None,
+            "emoji": None,
+            "score": None,
+            "reason": NO_CALL_REASON,
             "signals": [_signal(name, None, "no model call") for name in SIGNALS],
             "factors": [],
-            "stats": dict.fromkeys(
-                ("context_fill_frac", "tool_errors", "cache_hit_frac", "latency_ratio", "compactions")
-            ),
+            "stats": dict.fromkeys(STAT_KEYS),
             "worst": None,
         }
     s = _series(rows, window)
@@ -629,12 +776,21 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
     level, emoji = weather_level(score)
     factors = sorted((x for x in signals if x["active"]), key=lambda x: -x["severity"])
     worst_level, worst_emoji = weather_level(worst[0])
+    at_worst = signals if worst[1] == last else _signals_after(s, worst[1], detail=False)
+    then = sorted((x for x in at_worst if x["active"]), key=lambda x: -x["severity"])
     return {
         "level": level,
         "emoji": emoji,
         "score": score,
+        "reason": None,
         "signals": signals,
         "factors": [{k: f[k] for k in ("name", "severity", "why", "calls")} for f in factors],
         "stats": _stats({x["name"]: x for x in signals}, s, last),
-        "worst": {"level": worst_level, "emoji": worst_emoji, "score": worst[0], "call_index": worst[1]},
+        "worst": {
+            "level": worst_level,
+            "emoji": worst_emoji,
+            "score": worst[0],
+            "call": worst[1] + 1,
+            "factors": [x["name"] for x in then],
+        },
     }
