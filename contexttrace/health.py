@@ -692,15 +692,15 @@ def _reread_why(reads: int, rereads: int) -> str:
     if not reads:
         return "no file read (a Read call with a file_path)"
     if reads < MIN_READS:
-        plural = "" if reads == 1 else "s"
-        return f"only {reads} file read{plural}, fewer than {MIN_READS} ({rereads} re-read a file already read)"
+        again = f" ({rereads} re-read a file already read)" if rereads else ""
+        return f"only {reads} file read{'' if reads == 1 else 's'}, fewer than {MIN_READS}{again}"
     return f"{rereads} of {reads} file reads re-read a file already read"
 
 
 def _too_few(n: int) -> str:
     if not n:
         return "no tool call"
-    return f"{n} tool call{'' if n == 1 else 's'}: fewer than {MIN_HALF_TOOL_CALLS} in each half"
+    return f"{n} tool call{'' if n == 1 else 's'}, fewer than {MIN_HALF_TOOL_CALLS} in each half"
 
 
 def _errors_why(tools: Sequence[ToolCall], rates: tuple[float, float] | None) -> str:

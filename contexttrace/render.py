@@ -631,7 +631,8 @@ def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
     Returns
     -------
     list of str
-        A heading (emoji, level, score, and the worst weather reached if worse), then the stats line or
+        A heading (emoji, level, score, and the worst weather reached if at a worse level, with the
+        call and the two signals that made it), then the stats line or
         one line per factor (highest severity first) and a "look at" line; last, the signals that
         abstained and why. Call numbers count main-thread model calls from 1, as `--calls` and the JSON
         do. Without weather (no model call), one line: `weather –` and the reason.
@@ -640,7 +641,7 @@ def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
         return [f"  weather – {w['reason']}"]
     lines = [f"  weather {w['emoji']} {w['level']} {w['score']:.2f}"]
     worst = w.get("worst")
-    if worst and worst["score"] > w["score"]:
+    if worst and worst["level"] != w["level"]:  # worse than now (a worst of the same level says nothing)
         where = f"after call #{worst['call']}"
         causes = f": {', '.join(worst['factors'][:2])}" if worst.get("factors") else ""
         lines[0] += f" (worst: {worst['emoji']} {worst['level']} {worst['score']:.2f} {where}{causes})"

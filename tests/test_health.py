@@ -209,6 +209,8 @@ def test_error_rate_needs_ten_tool_calls_per_half(n, abstains):
     tools = [_tool(i, error=i == n - 1) for i in range(n)]
     sig = health_grade(_rows(tools), 200_000)["signals"][3]
     assert (sig["abstained"], sig["value"]) == (abstains, None if abstains else 40)
+    if abstains:
+        assert sig["why"] == "19 tool calls, fewer than 10 in each half"
 
 
 def test_tool_efficiency_abstains_without_writes():

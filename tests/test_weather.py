@@ -457,3 +457,15 @@ def test_health_and_weather_json_keys_are_snake_case_and_documented(sample_repor
     doc = (Path(__file__).resolve().parent.parent / "docs" / "health-weather.md").read_text(encoding="utf-8")
     assert [k for k in sorted(keys) if f"`{k}`" not in doc] == []
     assert sample_reports["b-ccl-thinking-sonnet45.jsonl"].extra["health"]["fill_percent"] == 36.24
+
+
+def test_tooltip_names_the_worst_only_when_at_a_worse_level(sample_reports):
+    """The heading adds the worst weather only when it reached a worse level, with its call (from 1) and the
+    two signals that made it; a worst score that stayed at the same level adds nothing."""
+    teams = sample_reports["b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"].extra["weather"]
+    assert teams["worst"]["score"] > teams["score"] and teams["worst"]["level"] == teams["level"]
+    assert render_weather_tooltip(teams)[0] == "  weather ☀️ sunny 0.05"
+    spotter = sample_reports["b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"].extra["weather"]
+    assert render_weather_tooltip(spotter)[0] == (
+        "  weather 🌤️ fair 0.47 (worst: ⛈️ stormy 1.18 after call #52: latency_drift, ctx_pressure)"
+    )
