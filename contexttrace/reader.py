@@ -1459,7 +1459,7 @@ def gc_paused() -> Iterator[None]:
 
 
 def read_trace(
-    main: str,
+    main: str | os.PathLike[str],
     subagents: Iterable[SourceFile] = (),
     fh: IO[bytes] | None = None,
     tail: TailPart | PendingTail | None = None,
@@ -1501,6 +1501,7 @@ def read_trace(
     TraceFormatError
         No line is a record of either format.
     """
+    main = os.fspath(main)
     with gc_paused():
         if tail is not None and fh is None:
             head = _read_head(main, tail)

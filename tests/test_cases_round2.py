@@ -399,3 +399,9 @@ def test_failure_line_names_file_line_and_exception_type():
 
     run = RunResult(failures=[TraceFailure("a.jsonl", "could not read this trace: boom", line=7, error="KeyError")])
     assert render_diagnostics(run) == ["Error: a.jsonl:7: could not read this trace: boom (KeyError)"]
+
+
+def test_read_trace_takes_a_path_object():
+    """A notebook user passes a `pathlib.Path`: same trace as the string, frames build."""
+    [trace] = read_trace(CASES / "B01.jsonl")
+    assert (trace.name, trace.calls.height) == (str(CASES / "B01.jsonl"), 1)
