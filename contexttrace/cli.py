@@ -17,6 +17,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from . import __version__
+from .compare import ConditionError, build_run, compare, parse_conditions, parse_metrics, pick_baseline
 from .errors import ExitCode
 from .render import (
     render_diagnostics,
@@ -27,6 +28,7 @@ from .render import (
     render_usage_notes,
     render_usage_table,
 )
+from .render_compare import CompareFormat, render_compare, render_compare_notes
 from .report import RunResult
 from .runner import analyze
 from .sources import default_roots
@@ -301,6 +303,74 @@ def usage_command(
         for line in render_usage_notes(run):
             typer.echo(line, err=True)
     _finish(run, paths or [])
+
+
+_COMPARE_HELP = (
+    "DIR: one directory per condition, named by its folder (runs/free/ is the condition free). "
+    "With --condition NAME=PATH, PATH is a file (a multi-run stream-json file counts each run), a "
+    "directory or a quoted glob ('runs/loaded/*.jsonl'); repeat a NAME to add paths to it. docs/compare.md "
+    "says how to run each condition cleanly and how to read the output."
+)
+DirsArg = Annotated[list[str] | None, typer.Argument(metavar="DIR", hidden=True, show_default=False)]
+ConditionOpt = Annotated[
+    list[str] | None,
+    typer.Option("--condition", "-c", metavar="NAME=PATH", help="A condition and its runs (repeatable).",
+                 show_default=False),
+]  # fmt: skip
+BaselineOpt = Annotated[
+    str | None,
+    typer.Option("--baseline", metavar="NAME", help="The condition the others are measured against. Default: "
+                 "the first.", show_default=False),
+]  # fmt: skip
+MetricOpt = Annotated[
+    list[str] | None,
+    typer.Option("--metric", "-m", metavar="NAMES", help="Metrics to compare, comma-separated: calls, first, "
+                 "peak, growth, compact, tools, failed, repeat, result_chars, cost, health. Default: all.",
+                 show_default=False),
+]  # fmt: skip
+CompareJsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (as --format json).")]
+CompareFormatOpt = Annotated[
+    CompareFormat,
+    typer.Option("--format", help="table (a pipe table, the readings under it), markdown (the same, titles as "
+                 "headings), csv (the rows; readings on stderr) or json. Default: table.", show_default=False),
+]  # fmt: skip
+CompareWindowOpt = Annotated[
+    int | None,
+    _window_option("Context window in tokens (200000, 200k, 1M) the health score is measured against. Default: "
+                   "what each trace states, else 200k (1M when the peak is above it)."),
+]  # fmt: skip
+
+
+@context_app.command("compare", epilog=_COMPARE_HELP)
+def compare_command(
+    directories: DirsArg = None,
+    condition: ConditionOpt = None,
+    baseline: BaselineOpt = None,
+    metric: MetricOpt = None,
+    window: CompareWindowOpt = None,
+    json: CompareJsonOpt = False,
+    fmt: CompareFormatOpt = CompareFormat.TABLE,
+    color: ColorOpt = None,
+) -> None:
+    """Per condition and metric: the median and range over its runs, the difference to the baseline
+    (absolute and %), whether it is within the runs' own noise, and with 5 runs a side a Mann-Whitney p and
+    a bootstrap CI; then spec 004's readings and what the conditions' start-up surfaces differ in."""
+    if json and fmt not in (CompareFormat.TABLE, CompareFormat.JSON):
+        raise typer.BadParameter(f"--json and --format {fmt.value} ask for two formats; give one")
+    fmt = CompareFormat.JSON if json else fmt
+    try:
+        conditions = parse_conditions(condition or [], directories or [])
+        pick_baseline(conditions, baseline)
+        metrics = parse_metrics(metric)
+    except ConditionError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    results = [_analyze(list(c.paths), window, color, build=build_run) for c in conditions]
+    comparison = compare(conditions, results, baseline=baseline, metrics=metrics)
+    typer.echo(render_compare(comparison, fmt))
+    for line in render_compare_notes(comparison, fmt):
+        typer.echo(line, err=True)
+    if not comparison.ok:
+        raise typer.Exit(ExitCode.TRACE_ERROR)
 
 
 def main() -> None:
