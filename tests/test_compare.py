@@ -508,3 +508,21 @@ def test_scipy_is_imported_only_by_a_comparison_that_tests():
     """Other commands never pay for scipy's import: loading the CLI, with compare, leaves it unloaded."""
     code = "import sys, contexttrace.cli, contexttrace.compare; assert 'scipy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cli_compare_condition_without_runs_exits_1(known, tmp_path):
+    """A condition with nothing to compare prints its empty row, is named on stderr, and exits 1."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = CliRunner().invoke(app, ["context", "compare", known["free_dir"], str(empty), "-m", "first"])
+    assert out.exit_code == 1
+    empty_row = next(line for line in out.stdout.splitlines() if "| empty " in line)
+    assert [c.strip() for c in empty_row.strip("|").split("|")][:5] == ["first", "empty", "0", "–", "–"]
+    assert f"warning: condition empty: no run to compare in {empty}" in out.stderr
+
+
+def test_a_trace_in_two_conditions_is_warned(known):
+    """The same run given to two conditions is named: conditions should not share runs."""
+    c = _compare([f"a={known['loaded_file']}", f"b={known['loaded_file']}"], metrics=["first"])
+    notes = render_compare_notes(c)
+    assert f"warning: {known['loaded_file']}#1 is a run of a and b: conditions should not share runs" in notes
