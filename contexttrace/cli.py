@@ -373,6 +373,54 @@ def compare_command(
         raise typer.Exit(ExitCode.TRACE_ERROR)
 
 
+ReportOutputOpt = Annotated[
+    str,
+    typer.Option(
+        "--output", "-o", metavar="FILE", help="Where to write the page; - for standard output.", show_default=True
+    ),
+]
+
+
+@context_app.command("report", epilog=_PATHS_HELP)
+def report_command(
+    paths: PathsArg = None,
+    window: TraceWindowOpt = None,
+    output: ReportOutputOpt = "contexttrace-report.html",
+    open_page: Annotated[bool, typer.Option("--open", help="Open the page in a web browser once written.")] = False,
+    color: ColorOpt = None,
+) -> None:
+    """One self-contained HTML page (no network: styles, script, data and charts inline): an index of the
+    traces, then per trace its header, context gauges, growth chart, health bar and breakdown, weather and
+    largest tool results. Needs the html extra: pip install 'contexttrace[html]'."""
+    from .html_charts import INSTALL_HINT, missing_extras  # light: finds the extra without importing it
+
+    missing = missing_extras()
+    if missing:
+        typer.echo(f"Error: context report needs {', '.join(missing)}; install them with: {INSTALL_HINT}", err=True)
+        raise typer.Exit(ExitCode.USAGE)
+    from .html_page import render_page
+    from .html_report import build_page, build_section
+
+    run = _analyze(paths or [], window, color, build=build_section)
+    if run.reports or run.failures:
+        html = render_page(build_page(run, window=window, paths=paths or []))
+        if output == "-":
+            typer.echo(html, nl=False)
+        else:
+            try:
+                Path(output).write_text(html, encoding="utf-8")
+            except OSError as exc:
+                typer.echo(f"Error: {output}: cannot write the report ({exc.strerror or exc})", err=True)
+                raise typer.Exit(ExitCode.USAGE) from None
+            size = len(html.encode("utf-8"))
+            typer.echo(f"wrote {output}: {len(run.reports)} trace(s), {size / 1e6:.1f} MB", err=True)
+            if open_page:
+                import webbrowser
+
+                webbrowser.open(Path(output).resolve().as_uri())
+    _finish(run, paths or [])
+
+
 def main() -> None:
     """Run the command-line interface (the `contexttrace` console script)."""
     app()
