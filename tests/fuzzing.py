@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 import random
 import re
 import shutil
@@ -37,6 +38,8 @@ T = TypeVar("T")
 LINE_KINDS = ("delete-key", "swap-type", "huge-number", "surrogate", "deep-nesting", "nul-in-line")
 FILE_KINDS = ("truncate", "nul-line", "nul-tail")
 KINDS = LINE_KINDS + FILE_KINDS
+#: Slow kinds a campaign may add (not drawn by the properties): a string grown past the reader's 8 MB line limit.
+SLOW_KINDS = ("huge-string",)
 
 #: Keys the reader and the reports read: a mutation aims at one of them half of the time (the rest of a
 #: line, mostly text, is aimed at through "any node").
@@ -356,9 +359,22 @@ def _line_mutation(c: Chooser, sf: SampleFile, kind: str) -> Mutation:
                 raw = c.choice(HUGE_NUMBERS)
                 new = _RAW
                 detail = f"{list(path)} = {raw}"
+            elif kind == "huge-string":
+                new = "x" * (9 * 1024 * 1024)
+                detail = f"{list(path)} = a 9 MiB string"
             elif kind == "surrogate":
                 lone = c.choice(SURROGATES)
-                if isinstance(old, str):
+                if path and isinstance(path[-1], str) and c.choice((False, False, True)):
+                    key = path[-1]
+                    at = c.integer(0, len(key))
+                    parent = _get(record, path[:-1])
+                    renamed = key[:at] + lone + key[at:]
+                    items = [(renamed if k == key else k, v) for k, v in parent.items()]
+                    parent.clear()
+                    parent.update(items)
+                    new, path = old, (*path[:-1], renamed)  # the value stays, under the renamed key
+                    detail = f"key {list(path)}: {lone!r} at char {at} of the key"
+                elif isinstance(old, str):
                     at = c.integer(0, len(old))
                     new = old[:at] + lone + old[at:]
                     detail = f"{list(path)}: {lone!r} at char {at} of {len(old)}"
@@ -367,9 +383,12 @@ def _line_mutation(c: Chooser, sf: SampleFile, kind: str) -> Mutation:
                     detail = f"{list(path)} = {new!r}"
             else:  # deep-nesting
                 depth = c.choice(DEEP_LEVELS)
-                raw = "[" * depth + "]" * depth
+                if c.choice((True, True, False)):
+                    raw, shape = "[" * depth + "]" * depth, "lists"
+                else:
+                    raw, shape = '{"a":' * depth + "1" + "}" * depth, "objects"
                 new = _RAW
-                detail = f"{list(path)} = {depth}-deep lists"
+                detail = f"{list(path)} = {depth}-deep {shape}"
             if path:
                 _get(record, path[:-1])[path[-1]] = new
             else:
@@ -415,14 +434,14 @@ def draw_mutation(c: Chooser, kinds: Sequence[str] = KINDS, files: Sequence[Samp
     """One mutation of one file of one sample."""
     sf = c.choice(files or sample_files())
     kind = c.choice(kinds)
-    return _line_mutation(c, sf, kind) if kind in LINE_KINDS else _file_mutation(c, sf, kind)
+    return _file_mutation(c, sf, kind) if kind in FILE_KINDS else _line_mutation(c, sf, kind)
 
 
 def stacked(parts: Sequence[Mutation]) -> Mutation:
     """Several line mutations of the same file at once (a campaign's option; the properties take one):
     each damaged line as its mutation left it, `carried` summed over the distinct lines."""
     first = parts[0]
-    assert all(p.target == first.target and p.kind in LINE_KINDS for p in parts)
+    assert all(p.target == first.target and p.kind not in FILE_KINDS for p in parts)
     lines = list(file_lines(first.target))
     by_line = {p.line: p for p in parts}  # a line damaged twice keeps the last damage
     for n, p in by_line.items():
@@ -618,16 +637,20 @@ def neutral_edits(draw: Any) -> NeutralEdit:
 
 def write_sample(sample: str, dest: Path, files: dict[str, bytes] | None = None) -> Path:
     """Copy one sample under `dest` (as `dest/<sample>`, a session folder with its subagent files), with
-    `files` (rel -> bytes) written over the copies; returns the copy's path."""
+    `files` (rel -> bytes) written over the copies; returns the copy's path. Every file keeps its sample's
+    modification time, written or not (a figure may fall back on it: it must not tell copies apart)."""
     target = dest / sample
     dest.mkdir(parents=True, exist_ok=True)
     source = SAMPLES / sample
     if source.is_dir():
-        shutil.copytree(source, target)
+        shutil.copytree(source, target)  # copy2: times kept
+    elif "" not in (files or {}):
+        shutil.copy2(source, target)
     for rel, data in (files or {}).items():
-        (target / rel if rel else target).write_bytes(data)
-    if not source.is_dir() and "" not in (files or {}):
-        shutil.copyfile(source, target)
+        path, original = (target / rel, source / rel) if rel else (target, source)
+        path.write_bytes(data)
+        times = original.stat()
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
     return target
 
 
@@ -799,13 +822,24 @@ def good_sample(damaged: str) -> str:
     return str(SAMPLES / next(g for g in GOOD_SAMPLES if g != damaged))
 
 
+@functools.cache
+def store_dir() -> str:
+    """A result store of this process's own (the CLI keeps what it read there unless `--no-cache`): never the
+    user's cache folder; removed when the process exits."""
+    import atexit
+
+    path = tempfile.mkdtemp(prefix="contexttrace-fuzz-store-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 def invoke(args: Sequence[str]) -> Any:
     """Run the CLI in-process; an exception other than an exit propagates with its traceback."""
     from typer.testing import CliRunner
 
     from contexttrace.cli import app
 
-    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return CliRunner().invoke(app, list(args), env={"CONTEXTTRACE_CACHE_DIR": store_dir()}, catch_exceptions=False)
 
 
 @functools.cache
@@ -815,39 +849,61 @@ def good_output(command: tuple[str, ...], good: str) -> str:
     return str(result.stdout)
 
 
-def _cells(line: str) -> tuple[str, ...] | None:
-    """A table row's cells, stripped (column widths depend on the other rows); None for other lines."""
-    if not line.startswith("|") or line.startswith("|-"):
-        return None
-    return tuple(cell.strip() for cell in line.strip("|").split("|"))
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _named(text: str, good: str) -> str:
+    """Output with every spelling of the clean sample's name (its path, or any shorter tail of it that ends
+    in its file name: how a trace is labelled depends on the other paths named) written as `<good>`."""
+    return re.sub(r'[^\s"|]*' + re.escape(os.path.basename(good)), "<good>", text)
+
+
+def _table_rows(text: str) -> tuple[list[dict[str, str]], list[str]]:
+    """The rows of every pipe table in `text`, each keyed by its table's headers, and the other lines."""
+    rows: list[dict[str, str]] = []
+    other: list[str] = []
+    lines = text.splitlines()
+    header: list[str] | None = None
+    for i, line in enumerate(lines):
+        if not line.startswith("|"):
+            header = None
+            other.append(line)
+        elif i + 1 < len(lines) and lines[i + 1].startswith("|-"):
+            header = _cells(line)
+        elif not line.startswith("|-") and header is not None:
+            rows.append(dict(zip(header, _cells(line), strict=False)))
+    return rows, other
 
 
 def good_rows_missing(command: tuple[str, ...], good: str, stdout: str) -> list[str]:
-    """What the clean trace printed alone and is missing beside a damaged one: its JSON object, or (a table)
-    each of its lines: rows compared cell by cell, other lines verbatim."""
-    alone = good_output(command, good)
+    """What the clean trace printed alone and is missing beside a damaged one: its JSON object; or each row
+    of its tables, cell by cell under the same column header (a run of several traces may add columns and
+    rows, never drop or change its cells), and every other line verbatim (its name however it is spelled)."""
+    alone, stdout = _named(good_output(command, good), good), _named(stdout, good)
     if "--json" in command:
         try:
             rows = json.loads(stdout)
         except ValueError:
             return ["stdout is not JSON"]
-        want = json.loads(alone)
-        return [f"JSON row of {good}" for row in want if row not in rows]
-    lines = stdout.splitlines()
-    cells = {c for c in map(_cells, lines) if c is not None}
-    text = set(lines)
-    missing = []
-    for line in alone.splitlines():
-        row = _cells(line)
-        if line.startswith("|-") or (row in cells if row is not None else line in text):
-            continue
-        missing.append(line)
-    return missing
+        return [f"JSON row of {good}" for row in json.loads(alone) if row not in rows]
+    want_rows, want_other = _table_rows(alone)
+    got_rows, got_other = _table_rows(stdout)
+    missing = [
+        " | ".join(f"{h}: {v}" for h, v in row.items())
+        for row in want_rows
+        if not any(all(got.get(h) == v for h, v in row.items()) for got in got_rows)
+    ]
+    got_text = set(got_other)
+    return missing + [line for line in want_other if line not in got_text]
 
 
-def cli_problems(command: tuple[str, ...], paths: list[str], good: str, good_first: bool) -> list[str]:
+def cli_problems(
+    command: tuple[str, ...], paths: list[str], good: str, good_first: bool, twice: bool = True
+) -> list[str]:
     """Run one command on a damaged copy's paths with a clean sample beside them: exit 0 or 1, no traceback,
-    the clean sample's output in full, and only the damaged files named in `Error:` lines."""
+    the clean sample's output in full, and only the damaged files named in `Error:` lines. With `twice`, the
+    command is run again (its traces then come from the result store) and must print the same."""
     args = [*command, good, *paths] if good_first else [*command, *paths, good]
     result = invoke(args)
     out, err = str(result.stdout), str(result.stderr)
@@ -860,4 +916,11 @@ def cli_problems(command: tuple[str, ...], paths: list[str], good: str, good_fir
     problems += [f"the clean sample failed: {line}" for line in err.splitlines() if line.startswith(f"Error: {good}")]
     if result.exit_code == 1 and not any(line.startswith("Error: ") for line in err.splitlines()):
         problems.append("exit 1 with no Error: line on stderr")
+    if twice:
+        again = invoke(args)
+        if (again.exit_code, str(again.stdout)) != (result.exit_code, out):
+            first, second = out.splitlines(), str(again.stdout).splitlines()
+            diff = next((f"{a!r} != {b!r}" for a, b in zip(first, second, strict=False) if a != b), "lengths differ")
+            problems.append(f"run again (from the result store): exit {again.exit_code}, stdout differs: {diff[:300]}")
+        invoke(["cache", "clear"])  # the store would grow by every damaged copy of a long run
     return [f"{' '.join(command)}: {p}" for p in problems]
