@@ -66,15 +66,48 @@ _HEADER = struct.Struct("<Q")
 def _read(source: TraceSource, tail: TailPart | PendingTail | None = None) -> list[Trace] | TraceFailure:
     """Read one source; every exception becomes its `TraceFailure` (the firewall: one trace never takes
     the run down). A `ContextTraceError` is a reason the reader gives on purpose (missing file, binary,
-    no record of either format); anything else is a defect, named by its exception type."""
+    no record of either format); anything else is a defect, named by its exception type. A
+    `store.StoredSource` (one the result store did not hold: `_run_stored`) is kept in the store once
+    read, by whichever process read it; a failure never is."""
     if source.error is not None:
         return TraceFailure(source.path, source.error)
     try:
-        return read_trace(source.path, source.subagents, tail=tail)
+        traces = read_trace(source.path, source.subagents, tail=tail)
     except ContextTraceError as exc:
         return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError), line=exc.line)
     except Exception as exc:  # the firewall: this trace fails, the run goes on
         return TraceFailure.unexpected(source.path, exc, "read")
+    if isinstance(source, store.StoredSource):
+        store.keep(source, traces)  # raises nothing
+    for trace in traces:  # subagent folders found but not listable: said, never silently dropped
+        trace.warnings.extend(source.unreadable)
+    return traces
+
+
+def _run_stored(
+    sources: list[TraceSource],
+    build: Callable[[Trace, int | None], Any],
+    window: int | None,
+    progress: Progress | None,
+    workers: int | None,
+    cache: bool,
+    warnings: list[str],
+) -> list[list[tuple[Trace, Any]] | TraceFailure]:
+    """`_run` through the result store (`store.py`) when `cache`: the sources it holds are not read (their
+    reports are built here), the others go to `_run` as `StoredSource`s, kept where they are read. The
+    lookups are made here, before any worker starts, so the workers' shares and the split of a large file
+    count only what is read (measured against lookups in the workers: benchmarks/README.md)."""
+    if not cache:
+        return _run(sources, build, window, progress, workers)
+    found = store.lookup(sources, warnings)
+    try:
+        read = iter(_run([f for f in found if isinstance(f, TraceSource)], build, window, progress, workers))
+        return [
+            next(read) if isinstance(f, TraceSource) else [(t, build_guarded(build, t, window)) for t in f]
+            for f in found
+        ]
+    finally:
+        store.finish(warnings)
 
 
 def build_guarded(build: Callable[[Trace, int | None], Any], trace: Trace, window: int | None) -> Any | TraceFailure:

@@ -17,6 +17,7 @@ entry of `CLAUDE_CONFIG_DIR` when it is set, else `~/.config/claude/projects` an
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +39,9 @@ class TraceSource:
     subagents: tuple[SourceFile, ...] = field(default=())
     explicit: bool = True
     orphan: bool = False  # a flat agent-*.jsonl whose session file is not there: left out, counted
-    error: str | None = None  # a folder that could not be listed: reported as this source's failure
+    error: str | None = None  # a path that cannot be a trace (unlistable folder, FIFO, ...): its failure
+    #: subagent files or folders that were found but could not be listed or read (a warning of the trace)
+    unreadable: tuple[str, ...] = field(default=())
 
 
 def default_roots() -> list[Path]:
@@ -92,22 +95,51 @@ def _session_id_of(path: Path) -> str | None:
     return None
 
 
-def _subagents_of(session: Path, flat_by_session: dict[str, list[Path]] | None = None) -> tuple[SourceFile, ...]:
-    """The subagent files of one session file, in a stable order (nested first, then flat)."""
-    found: list[Path] = []
-    nested = session.parent / session.stem / "subagents"
-    if nested.is_dir():
-        found.extend(sorted(p for p in nested.rglob("agent-*.jsonl") if p.is_file()))
-    if flat_by_session is None:
-        flat_by_session = _flat_agents(session.parent)
-    found.extend(flat_by_session.get(session.stem, []))
-    return tuple(_agent_source(p) for p in found)
+def _subagents_of(session: Path) -> tuple[tuple[SourceFile, ...], tuple[str, ...]]:
+    """The subagent files of one session file, in a stable order (nested first, then flat), and the
+    folders under it that could not be listed (each a warning of the trace, never a crash)."""
+    found: list[str] = []
+    unreadable: list[str] = []
+
+    def cannot_list(exc: OSError) -> None:
+        unreadable.append(f"{exc.filename or session}: cannot read this folder ({(exc.strerror or 'error').lower()})")
+
+    nested = session.parent / session.stem
+    try:
+        listed = nested.is_dir()
+    except OSError as exc:  # the session's folder itself cannot be looked into
+        cannot_list(exc)
+        listed = False
+    if listed:
+        for dirpath, dirnames, filenames in os.walk(nested, onerror=cannot_list, followlinks=True):
+            dirnames.sort()
+            if "subagents" in Path(dirpath).relative_to(nested).parts:
+                found.extend(os.path.join(dirpath, n) for n in sorted(filenames) if _is_agent_name(n))
+    found.extend(str(p) for p in _flat_agents(session.parent).get(session.stem, []))
+    return tuple(_agent_source(Path(p)) for p in found), tuple(unreadable)
+
+
+def _is_agent_name(name: str) -> bool:
+    return name.startswith("agent-") and name.endswith(".jsonl")
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why `path` cannot be read as a trace file (a FIFO, a socket, a device: reading it could block for
+    ever), or None for a regular file (or one that does not exist: reading it says so)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device or special file"
+    return f"not a regular file ({kind}), not read"
 
 
 def _flat_agents(directory: Path) -> dict[str, list[Path]]:
     by_session: dict[str, list[Path]] = {}
     try:
-        candidates = sorted(p for p in directory.glob("agent-*.jsonl") if p.is_file())
+        candidates = sorted(p for p in directory.glob("agent-*.jsonl") if p.is_file() and _not_a_file(p) is None)
     except OSError:
         return by_session
     for path in candidates:
@@ -134,31 +166,50 @@ def find_traces(paths: list[str]) -> list[TraceSource]:
         `orphan=True` (to be counted, not read). A file reached twice (named twice, or named and inside a
         named directory) is listed once, where it first appears; so is ``-``.
     """
+    if isinstance(paths, (str, os.PathLike)):
+        raise TypeError(f"paths must be a list of paths, not one {type(paths).__name__} (write [path])")
     if not paths:
         paths = [str(p) for p in default_roots()]
     out: list[TraceSource] = []
     for arg in paths:
-        if arg == "-":
-            out.append(TraceSource("-"))
-            continue
-        p = Path(arg)
-        if p.is_dir():
-            if not os.access(p, os.R_OK | os.X_OK):
-                out.append(TraceSource(arg, error="cannot read this folder (permission denied)"))
-                continue
-            out.extend(_scan(p))
-        elif p.is_file() and p.suffix == ".jsonl" and not _is_agent_file(p):
-            out.append(TraceSource(arg, _subagents_of(p)))
-        else:
-            out.append(TraceSource(arg))
+        try:
+            out.extend(_sources_of(os.fspath(arg)))
+        except (OSError, ValueError) as exc:  # a name too long, a NUL in it, ...: this path's error, no crash
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            out.append(TraceSource(str(arg), error=f"cannot read this path ({reason})"))
     return _first_of_each(out)
+
+
+def _sources_of(arg: str) -> list[TraceSource]:
+    """The sources one path argument names (`find_traces`). Raises OSError or ValueError for a path the
+    system refuses (too long, a NUL byte in it)."""
+    if arg == "-":
+        return [TraceSource("-")]
+    p = Path(arg)
+    if p.is_dir():
+        if not os.access(p, os.R_OK | os.X_OK):
+            return [TraceSource(arg, error="cannot read this folder (permission denied)")]
+        found = _scan(p)
+        if not found and p.suffix == ".jsonl":
+            return [TraceSource(arg, error="is a directory where a file was expected (no trace inside)")]
+        return found
+    special = _not_a_file(p)
+    if special is not None:
+        return [TraceSource(arg, error=special)]
+    if p.is_file() and p.suffix == ".jsonl" and not _is_agent_file(p):
+        subagents, unreadable = _subagents_of(p)
+        return [TraceSource(arg, subagents, unreadable=unreadable)]
+    return [TraceSource(arg)]
 
 
 def _first_of_each(sources: list[TraceSource]) -> list[TraceSource]:
     seen: set[str] = set()
     out = []
     for source in sources:
-        key = source.path if source.path == "-" else os.path.realpath(source.path)
+        try:
+            key = source.path if source.path == "-" or source.error else os.path.realpath(source.path)
+        except (OSError, ValueError):
+            key = source.path
         if key in seen:
             continue
         seen.add(key)
@@ -179,7 +230,16 @@ def _scan(root: Path) -> list[TraceSource]:
             TraceSource(str(exc.filename or root), explicit=False, error=f"cannot read this folder ({reason.lower()})")
         )
 
-    for dirpath, dirnames, filenames in os.walk(root, onerror=cannot_list):
+    seen_dirs: set[tuple[int, int]] = set()  # (device, inode) of each folder walked: a link loop is walked once
+    for dirpath, dirnames, filenames in os.walk(root, onerror=cannot_list, followlinks=True):
+        try:
+            st = os.stat(dirpath)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in seen_dirs:
+            dirnames[:] = []
+            continue
+        seen_dirs.add((st.st_dev, st.st_ino))
         dirnames.sort()
         parts = Path(dirpath).parts[len(root.parts) :]
         agents = sorted(n for n in filenames if n.startswith("agent-") and n.endswith(".jsonl"))
@@ -187,7 +247,13 @@ def _scan(root: Path) -> list[TraceSource]:
             session_dir = os.path.join(root, *parts[: parts.index("subagents")])
             nested.setdefault(session_dir, []).extend(os.path.join(dirpath, n) for n in agents)
             continue
-        sessions.extend(os.path.join(dirpath, n) for n in filenames if n.endswith(".jsonl") and n not in agents)
+        for n in filenames:
+            if n.endswith(".jsonl") and n not in agents:
+                special = _not_a_file(Path(dirpath, n))
+                if special is None:
+                    sessions.append(os.path.join(dirpath, n))
+                else:
+                    unreadable.append(TraceSource(os.path.join(dirpath, n), explicit=False, error=special))
         if agents:
             flat[dirpath] = [os.path.join(dirpath, n) for n in agents]
     sessions.sort()  # one order for the whole tree, not directory by directory

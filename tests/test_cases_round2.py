@@ -405,3 +405,82 @@ def test_read_trace_takes_a_path_object():
     """A notebook user passes a `pathlib.Path`: same trace as the string, frames build."""
     [trace] = read_trace(CASES / "B01.jsonl")
     assert (trace.name, trace.calls.height) == (str(CASES / "B01.jsonl"), 1)
+
+
+# -- discovery inside the firewall (review of issue 10) --------------------------------------------------
+
+
+def test_a_fifo_named_jsonl_is_an_error_not_a_hang(tmp_path):
+    """A FIFO (or socket, device) is never opened: reading it would wait for ever for a writer. Named or
+    found by a scan, it is that path's error; the good trace prints."""
+    import os
+
+    fifo = tmp_path / "zz.jsonl"
+    os.mkfifo(fifo)
+    shutil.copy(GOOD, tmp_path / "good.jsonl")
+    for args in ([str(tmp_path)], [str(fifo), str(tmp_path / "good.jsonl")]):
+        run = analyze(args)
+        assert [r.trace for r in run.reports] == [str(tmp_path / "good.jsonl")]
+        assert [(f.path, f.reason) for f in run.failures] == [(str(fifo), "not a regular file (a FIFO), not read")]
+
+
+@pytest.mark.parametrize("bad", ["a" * 300, "a\x00b.jsonl"])
+def test_a_path_the_system_refuses_is_an_error_not_a_crash(bad):
+    """A name too long for the file system, or with a NUL byte, is that path's error (exit 1); the good
+    trace named with it prints."""
+    run = analyze([bad, GOOD])
+    assert [r.trace for r in run.reports] == [GOOD]
+    [failure] = run.failures
+    assert failure.reason.startswith("cannot read this path")
+
+
+def test_analyze_refuses_one_string():
+    """`analyze("run.jsonl")` would read each character as a path (and "/" the whole file system)."""
+    with pytest.raises(TypeError, match="list of paths"):
+        analyze(GOOD)  # type: ignore[arg-type]
+
+
+def test_unlistable_subagent_folder_is_a_warning_not_a_crash(tmp_path, monkeypatch):
+    """A session whose <session>/subagents folder cannot be listed: the session prints with a warning naming
+    the folder (its subagents were found but not read), never a PermissionError that drops the run."""
+    import os
+
+    src = SAMPLES / "b-ccl-print-mode-sessions"
+    sid = "29ccd257-68b1-427f-ae5f-6524b7cb6f20"
+    shutil.copytree(src / sid, tmp_path / sid)
+    shutil.copy(src / f"{sid}.jsonl", tmp_path / f"{sid}.jsonl")
+    real = os.scandir
+
+    def scandir(path="."):
+        if str(path).endswith("subagents"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    run = analyze([str(tmp_path / f"{sid}.jsonl"), GOOD])
+    assert not run.failures
+    session, good = run.reports
+    assert any("subagents: cannot read this folder (permission denied)" in w for w in session.warnings)
+    assert good.trace == GOOD
+
+
+def test_symlinked_project_folder_is_followed_once(tmp_path):
+    """A project folder that is a symbolic link inside a scanned tree is scanned (os.walk does not follow
+    links by default); a link loop is walked once."""
+    elsewhere = tmp_path / "elsewhere" / "proj"
+    elsewhere.mkdir(parents=True)
+    shutil.copy(GOOD, elsewhere / "s1.jsonl")
+    root = tmp_path / "projects"
+    root.mkdir()
+    (root / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (elsewhere / "loop").symlink_to(elsewhere, target_is_directory=True)
+    run = analyze([str(root)])
+    assert [r.calls for r in run.reports] == [36]
+    assert not run.failures
+
+
+def test_a_folder_named_like_a_trace_with_nothing_inside_is_said(tmp_path):
+    """A folder named x.jsonl and named on the command line: an error, not silence."""
+    (tmp_path / "x.jsonl").mkdir()
+    run = analyze([str(tmp_path / "x.jsonl")])
+    assert [f.reason for f in run.failures] == ["is a directory where a file was expected (no trace inside)"]
