@@ -156,9 +156,11 @@ def _sizes(source: TraceSource) -> tuple[int, int]:
     def size(path: str) -> int:
         try:
             return os.path.getsize(path)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL byte in the name
             return 0
 
+    if source.error is not None:
+        return 0, 0  # not read at all
     return size(source.path), sum(size(s.path) for s in source.subagents)
 
 
@@ -201,7 +203,7 @@ def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[in
     """Sources whose main file is large enough to be read in two parts at once: index -> byte offset."""
     out = {}
     for i, (source, (_main, subagents)) in enumerate(zip(sources, sizes, strict=True)):
-        if source.path != "-":
+        if source.path != "-" and source.error is None:
             # The tail's reader also reads the subagent files: the cut leaves it as much to do as the head's.
             at = split_point(source.path, subagents + FILE_COST_BYTES * len(source.subagents))
             if at is not None:
