@@ -387,11 +387,26 @@ def report_command(
     window: TraceWindowOpt = None,
     output: ReportOutputOpt = "contexttrace-report.html",
     open_page: Annotated[bool, typer.Option("--open", help="Open the page in a web browser once written.")] = False,
+    condition: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--condition",
+            "-c",
+            metavar="NAME=PATH",
+            show_default=False,
+            help="Compare conditions as context compare does (repeatable); PATHs are then condition folders.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option("--baseline", metavar="NAME", show_default=False, help="With --condition: the baseline."),
+    ] = None,
     color: ColorOpt = None,
 ) -> None:
     """One self-contained HTML page (no network: styles, script, data and charts inline): an index of the
     traces, then per trace its header, context gauges, growth chart, health bar and breakdown, weather and
-    largest tool results. Needs the html extra: pip install 'contexttrace[html]'."""
+    largest tool results; with --condition, a comparison first. Needs the html extra: pip install
+    'contexttrace[html]'."""  # fmt: skip
     from .html_charts import INSTALL_HINT, missing_extras  # light: finds the extra without importing it
 
     missing = missing_extras()
@@ -399,11 +414,26 @@ def report_command(
         typer.echo(f"Error: context report needs {', '.join(missing)}; install them with: {INSTALL_HINT}", err=True)
         raise typer.Exit(ExitCode.USAGE)
     from .html_page import render_page
-    from .html_report import build_page, build_section
+    from .html_report import build_page, build_section, compare_view
 
-    run = _analyze(paths or [], window, color, build=build_section)
+    comparison = None
+    if condition:
+        from .compare import ConditionError, parse_conditions, pick_baseline
+
+        try:
+            conditions = parse_conditions(condition, paths or [])
+            pick_baseline(conditions, baseline)
+        except ConditionError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        results = [_analyze(list(c.paths), window, color, build=build_section) for c in conditions]
+        run = RunResult(
+            reports=[s for r in results for s in r.reports], failures=[f for r in results for f in r.failures]
+        )
+        comparison = compare_view(conditions, results, baseline)
+    else:
+        run = _analyze(paths or [], window, color, build=build_section)
     if run.reports or run.failures:
-        html = render_page(build_page(run, window=window, paths=paths or []))
+        html = render_page(build_page(run, window=window, paths=paths or condition or [], compare=comparison))
         if output == "-":
             typer.echo(html, nl=False)
         else:

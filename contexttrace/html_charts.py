@@ -274,6 +274,53 @@ def index_spec() -> dict[str, Any]:
     return _clean(chart.to_dict(validate=VALIDATE))
 
 
+def compare_spec() -> dict[str, Any]:
+    """The comparison: one row of the chart per metric (its own x scale), one line per condition, each run a
+    point (linking to its section) and the median a tick.
+
+    Data (named): `runs` (`html_report.compare_view`: `metric`, `condition`, `value`, `trace`, `href`,
+    `kind` "run" or "median").
+    """
+    import altair as alt
+
+    from .compare import METRICS
+    from .render_compare import label
+
+    order = [label(key) for key in METRICS]  # the metrics in `context compare`'s order
+    base = alt.Chart(alt.NamedData("runs")).encode(
+        y=alt.Y("condition:N", sort=None, title=None),
+        x=alt.X("value:Q", title=None, scale=alt.Scale(zero=False, nice=True)),
+    )
+    runs = (
+        base.transform_filter(alt.FieldEqualPredicate(field="kind", equal="run"))
+        .mark_circle(size=60, opacity=0.75, color=MAIN_COLOR)
+        .encode(
+            href="href:N",
+            tooltip=[
+                alt.Tooltip("condition:N"),
+                alt.Tooltip("trace:N", title="run"),
+                alt.Tooltip("value:Q", title="value", format=",.4~f"),
+            ],
+        )
+        .properties(name="ct_compare_runs")
+    )
+    medians = (
+        base.transform_filter(alt.FieldEqualPredicate(field="kind", equal="median"))
+        .mark_tick(color=AUTOCOMPACT_COLOR, thickness=3, size=22)
+        .encode(tooltip=[alt.Tooltip("condition:N"), alt.Tooltip("value:Q", title="median", format=",.4~f")])
+        .properties(name="ct_compare_medians")
+    )
+    chart = (
+        alt.layer(runs, medians)
+        .properties(width=GROWTH_WIDTH - 120, height=alt.Step(26))
+        .facet(row=alt.Row("metric:N", sort=order, title=None, header=alt.Header(labelColor=TEXT, labelAngle=0,
+                                                                                 labelAlign="left")))
+        .resolve_scale(x="independent")
+        .configure(**_config())
+    )  # fmt: skip
+    return _clean(chart.to_dict(validate=VALIDATE))
+
+
 def _clean(spec: dict[str, Any]) -> dict[str, Any]:
     # No "$schema" URL in the page: it is never fetched, but a page that names no outside address is
     # easier to check.
@@ -282,12 +329,14 @@ def _clean(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-SPEC_NAMES = (*(f"growth_{axis}_{sub}" for axis in ("time", "calls") for sub in ("sub", "nosub")), "index")
+SPEC_NAMES = (*(f"growth_{axis}_{sub}" for axis in ("time", "calls") for sub in ("sub", "nosub")), "index", "compare")
 
 
 def _build_spec(name: str) -> dict[str, Any]:
     if name == "index":
         return index_spec()
+    if name == "compare":
+        return compare_spec()
     _, axis, sub = name.split("_")
     return growth_spec(axis, sub == "sub")
 

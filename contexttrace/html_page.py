@@ -107,7 +107,7 @@ def render_page(page: dict[str, Any]) -> str:
         used.add("index")
     data["specs"] = chart_specs(tuple(sorted(used)))
     if page.get("compare"):
-        data["specs"].update(page["compare"].get("specs") or {})
+        data["specs"].update(chart_specs(("compare",)))
     data["index_sort"] = [r["sort"] for r in page["index"]["rows"]] if page.get("index") else None
     data["panels"] = [s["panels"] for s in page["sections"]]
     bundle = vega_bundle(specs_vegalite_version())

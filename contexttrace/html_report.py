@@ -32,7 +32,7 @@ from .reader import LineNote, Trace
 from .render import GRADE_COLORS, fmt_int, fmt_percent, fmt_usd
 from .report import RunResult, TraceReport, build_report
 from .schema import THREAD_SUBAGENT
-from .usage import build_usage
+from .usage import UsageReport, build_usage
 
 #: The context gauge's bands (spec 003): cyan up to 60 %, amber up to 85 %, red above; a warning from 85 %.
 GAUGE_BANDS: tuple[tuple[float, str, str], ...] = (
@@ -67,9 +67,6 @@ PANEL_HOOKS: tuple[tuple[str, str], ...] = (
     ("contexttrace.tools", "tools_panel"),  # `context tools`: the tools table
     ("contexttrace.files", "files_panel"),  # `context files`: spec 003's per-file table, dropped files in amber
 )
-#: Where a compare result is found once `context compare` exists: (module, function) taking the run's
-#: sections and returning a `compare` dict for the page, or None.
-COMPARE_HOOK = ("contexttrace.compare", "compare_panel")
 
 
 @dataclass
@@ -81,6 +78,7 @@ class TraceSection:
     """
 
     report: TraceReport
+    usage: UsageReport
     cost: dict[str, Any]
     threshold: dict[str, Any]
     axis: str  # "time" (transcripts with timestamps) or "calls" (stream-json: call numbers)
@@ -173,6 +171,7 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
     duration = result.get("duration_ms")
     return TraceSection(
         report=report,
+        usage=usage,
         cost=cost,
         threshold=threshold,
         axis=axis,
@@ -999,6 +998,7 @@ def build_page(
     window: int | None = None,
     paths: Sequence[str] = (),
     generated_at: datetime | None = None,
+    compare: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build everything the report page shows, as plain values (the template's context, charts' data).
 
@@ -1012,21 +1012,21 @@ def build_page(
         The paths as given (shown in the page's header).
     generated_at
         The moment printed in the header (now, UTC, when None; tests pin it).
+    compare
+        From `compare_view`, when the run compares conditions: the page then opens with the comparison.
 
     Returns
     -------
     dict
         `title`, `meta` (version, generated, paths, window), `index` (rows, columns; only with more than
         one trace), `sections` (one view per trace: header, gauges, health, weather, largest results,
-        notes, panels), `failures` (`TraceFailure.message` each), `left_out`, `compare` (when `context
-        compare` exists and answers), and `data`: the JSON the page's script reads (`traces`: each
-        section's `spec` and `datasets`; `index`: the index chart's datasets).
+        notes, panels), `failures` (`TraceFailure.message` each), `left_out`, `compare` (`compare`), and
+        `data`: the JSON the page's script reads (`traces`: each section's specs by axis and its
+        datasets; `index`: the index chart's datasets; `compare`: the comparison's).
     """
     sections: list[TraceSection] = list(run.reports)
     moment = generated_at or datetime.now(UTC)
     several = len(sections) > 1
-    compare_hook = _hook(*COMPARE_HOOK)
-    compare = compare_hook(sections) if compare_hook is not None and several else None
     return {
         "title": "contexttrace report" + (f": {sections[0].report.trace}" if len(sections) == 1 else ""),
         "meta": {
@@ -1065,4 +1065,95 @@ def build_page(
             "index": index_datasets(sections) if several else None,
             "compare": (compare or {}).get("datasets"),
         },
+    }
+
+
+# -- comparing conditions (`context compare`) -----------------------------------------------------------
+
+
+def compare_view(
+    conditions: Sequence[Any], results: Sequence[RunResult], baseline: str | None = None, first_number: int = 1
+) -> dict[str, Any]:
+    """The comparison section: each metric per condition, the runs as points and the median marked.
+
+    Parameters
+    ----------
+    conditions
+        `compare.Condition`s (`compare.parse_conditions`).
+    results
+        One run of `TraceSection`s per condition, in the same order (`runner.analyze` with `build_section`).
+    baseline
+        The baseline condition's name; None: the first.
+    first_number
+        The page number of the first condition's first trace (the sections are the conditions' runs in
+        order), so each point links to its run's section.
+
+    Returns
+    -------
+    dict
+        `baseline`, `rows` (`compare.metric_row`'s figures per metric and condition, formatted as
+        `context compare` prints them), `warnings` (their kinds), and `datasets` for the chart: `runs`
+        (one row per run and metric: `metric`, `condition`, `value`, `trace`, `href`, `kind` "run") and
+        the medians (`kind` "median").
+    """
+    from . import compare as cmp
+    from .render_compare import fmt_p, fmt_value, label
+
+    figures = [
+        RunResult(reports=[cmp.RunFigures(s.report, s.usage) for s in r.reports], failures=list(r.failures))
+        for r in results
+    ]
+    comparison = cmp.compare(conditions, figures, baseline=baseline)
+    numbers: dict[int, int] = {}  # id of a run's report -> its page number
+    k = first_number
+    for r in results:
+        for s in r.reports:
+            numbers[id(s.report)] = k
+            k += 1
+    points: dict[str, list[Any]] = {k: [] for k in ("metric", "condition", "value", "trace", "href", "kind")}
+    for key in comparison.metrics:
+        metric = cmp.METRICS[key]
+        for group in comparison.conditions:
+            for run in group.runs:
+                value = metric.value(run)
+                if value is None or (isinstance(value, float) and math.isnan(value)):
+                    continue
+                points["metric"].append(label(key))
+                points["condition"].append(group.name)
+                points["value"].append(value)
+                points["trace"].append(run.report.trace)
+                points["href"].append(f"#t{numbers.get(id(run.report), 0)}")
+                points["kind"].append("run")
+            row = comparison.row(group.name, key)
+            if row["median"] is not None:
+                points["metric"].append(label(key))
+                points["condition"].append(group.name)
+                points["value"].append(row["median"])
+                points["trace"].append(f"median of {row['runs']} run(s)")
+                points["href"].append("")
+                points["kind"].append("median")
+    rows = [
+        {
+            "metric": label(r["metric"]),
+            "condition": r["condition"],
+            "runs": r["runs"],
+            "median": fmt_value(r["median"], r["unit"]),
+            "range": "–" if r["min"] is None else f"{fmt_value(r['min'], r['unit'])}–{fmt_value(r['max'], r['unit'])}",
+            "delta": fmt_value(r["delta"], r["unit"], signed=True),
+            "delta_pct": "–" if r["delta_pct"] is None else f"{r['delta_pct']:+.0f}%",
+            "noise": {True: "within noise", False: "beyond noise"}.get(r["within_noise"], "–"),
+            "p": fmt_p(r["p_value"]),
+        }
+        for r in comparison.rows
+    ]
+    return {
+        "baseline": comparison.baseline,
+        "conditions": [
+            {"name": g.name, "runs": len(g.runs), "no_call": len(g.no_call), "failures": g.failures}
+            for g in comparison.conditions
+        ],
+        "rows": rows,
+        "warnings": [w.get("kind", "") for w in comparison.warnings],
+        "datasets": {"runs": points},
+        "height": 26 * len(comparison.conditions) + 24,
     }

@@ -251,3 +251,35 @@ def test_browser_hostile_trace_runs_nothing(browser, tmp_path):
         assert view.errors() == [] and view.outside_requests() == []
     finally:
         view.close()
+
+
+def test_browser_comparison(browser):
+    """A comparison page: every run a point in each metric's row, a median tick per condition and metric."""
+    from contexttrace.compare import Condition
+    from contexttrace.html_page import render_page
+    from contexttrace.html_report import build_page, build_section, compare_view
+    from contexttrace.report import RunResult
+
+    conditions = [
+        Condition("free", (str(SAMPLES / "a-ralph-27runs-with-separators.jsonl"),)),
+        Condition(
+            "loaded", tuple(str(SAMPLES / n) for n in ("b-ccl-thinking-sonnet45.jsonl", "b-ccl-image-and-errors.jsonl"))
+        ),
+    ]
+    results = [analyze(list(c.paths), build=build_section, workers=1) for c in conditions]
+    view = compare_view(conditions, results)
+    run = RunResult(reports=[s for r in results for s in r.reports])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / "compare.html"
+    path.write_text(render_page(build_page(run, generated_at=MOMENT, compare=view)), encoding="utf-8")
+    page_view = Page(browser, path)
+    try:
+        page_view.draw_all()
+        page = page_view.page
+        kinds = view["datasets"]["runs"]["kind"]
+        assert len(page.query_selector_all("#compare g[class*='ct_compare_runs'] > path")) == kinds.count("run")
+        assert len(page.query_selector_all("#compare g[class*='ct_compare_medians'] > path")) == kinds.count("median")
+        page.query_selector("#compare").screenshot(path=str(ARTIFACTS / "compare.png"))
+        assert page_view.errors() == [] and page_view.outside_requests() == []
+    finally:
+        page_view.close()

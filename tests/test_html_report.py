@@ -25,6 +25,7 @@ from contexttrace.html_report import (
 )
 from contexttrace.reader import read_trace
 from contexttrace.render import GRADE_COLORS
+from contexttrace.report import RunResult
 from contexttrace.runner import analyze
 
 from .conftest import SAMPLES, assistant
@@ -189,7 +190,9 @@ def test_html_charts_specs_are_valid_vega_lite(name, monkeypatch):
     spec = html_charts._build_spec(name)
     text = orjson.dumps(spec).decode()
     assert "$schema" not in spec and "datasets" not in spec
-    wanted = ["ct_index"] if name == "index" else ["ct_calls", "ct_compactions", "ct_limits", "ct_health", "ct_rereads"]
+    wanted = {"index": ["ct_index"], "compare": ["ct_compare_runs", "ct_compare_medians"]}.get(
+        name, ["ct_calls", "ct_compactions", "ct_limits", "ct_health", "ct_rereads"]
+    )
     assert all(f'"name":"{n}' in text for n in wanted)  # altair suffixes a view's name: ct_calls_0
     assert ('"name":"ct_subagents' in text) == name.endswith("_sub")
     assert "http" not in text  # nothing in a spec names an address
@@ -443,3 +446,51 @@ def test_growth_spec_name_by_subagents(sample_run):
         for axis in chart_axes(s)[0]:
             name = growth_spec_name(s, axis)
             assert name.endswith("_sub") == bool(s.report.subagent_calls)
+
+
+# -- comparing conditions -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def compared():
+    """Two conditions of bundled runs: the 27-run file (free) and two single transcripts (loaded)."""
+    from contexttrace.compare import Condition
+
+    conditions = [
+        Condition("free", (str(SAMPLES / "a-ralph-27runs-with-separators.jsonl"),)),
+        Condition(
+            "loaded", tuple(str(SAMPLES / n) for n in ("b-ccl-thinking-sonnet45.jsonl", "b-ccl-image-and-errors.jsonl"))
+        ),
+    ]
+    results = [analyze(list(c.paths), build=build_section, workers=1) for c in conditions]
+    return conditions, results, html_report.compare_view(conditions, results)
+
+
+def test_html_report_compare_points_and_medians(compared):
+    """Each metric per condition: a point per run with its value, the median as `context compare` computes it."""
+    from contexttrace import compare as cmp
+
+    conditions, results, view = compared
+    rows = rows_of(view["datasets"]["runs"])
+    figures = [RunResult(reports=[cmp.RunFigures(s.report, s.usage) for s in r.reports]) for r in results]
+    comparison = cmp.compare(conditions, figures)
+    assert view["baseline"] == "free"
+    peaks = [r for r in rows if r["metric"] == "peak" and r["kind"] == "run"]
+    assert [r["value"] for r in peaks] == [s.report.peak for r in results for s in r.reports]
+    assert [r["href"] for r in peaks] == [f"#t{i}" for i in range(1, len(peaks) + 1)]
+    for cond in ("free", "loaded"):
+        [median] = [r for r in rows if r["metric"] == "peak" and r["kind"] == "median" and r["condition"] == cond]
+        assert median["value"] == comparison.row(cond, "peak")["median"]
+    assert {r["metric"] for r in view["rows"]} >= {"peak", "cost", "health"}
+
+
+def test_html_page_with_a_comparison(compared):
+    """The comparison section comes first and carries its chart's spec and data."""
+    _conditions, results, view = compared
+    run = RunResult(reports=[s for r in results for s in r.reports])
+    page = render_page(build_page(run, generated_at=MOMENT, compare=view))
+    parsed = _tags(page)
+    assert any(a.get("data-section") == "compare" for _, a in parsed.tags)
+    data = orjson.loads(parsed.scripts[0])
+    assert "compare" in data["specs"] and data["compare"]["runs"]["kind"]
+    assert page.index('id="compare"') < page.index('id="t1"')

@@ -26,7 +26,7 @@
       return [DATA.specs[t.specs[el.dataset.axis || t.axis]], t.datasets];
     }
     if (kind === "index") return [DATA.specs.index, DATA.index];
-    if (kind === "compare") return [DATA.specs[el.dataset.spec], DATA.compare[el.dataset.key]];
+    if (kind === "compare") return [DATA.specs[el.dataset.spec], DATA.compare];
     if (kind === "panel") {
       const p = DATA.panels[Number(el.dataset.trace)][Number(el.dataset.panelIndex)];
       return [p.spec, p.datasets];
