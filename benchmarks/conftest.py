@@ -53,6 +53,15 @@ def _opt(config: pytest.Config, name: str, env: str, default: Any) -> Any:
     return default if value in (None, "") else value
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _result_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The CLI's result store in a folder of this session, never the user's cache folder. Timed runs pass
+    `--no-cache` (a second round would otherwise be a warm run); `test_bench_real.py` times it apart."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CONTEXTTRACE_CACHE_DIR", str(tmp_path_factory.mktemp("result-store")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def bench_scale(pytestconfig: pytest.Config) -> float:
     return float(_opt(pytestconfig, "--bench-scale", "CT_BENCH_SCALE", 0.01))

@@ -25,7 +25,7 @@ from contexttrace.weather import weather_of
 
 def test_command_usage(timed, corpora):
     corpus = corpora["directory"]
-    out = timed("e2e-usage-directory", run_cli, ["context", "usage", *corpus.paths, "--json"])
+    out = timed("e2e-usage-directory", run_cli, ["context", "usage", *corpus.paths, "--json", "--no-cache"])
     assert out.strip().startswith("[")
 
 
@@ -57,7 +57,7 @@ def test_health_weather_added(corpora, rounds, benchmark_enabled, monkeypatch):
     """`context trace --json` over the directory with health and weather, and with them stubbed out (the
     workers are forked, so they run the stubs too): the median of the paired rounds' added share."""
     corpus = corpora["directory"]
-    args = ["context", "trace", *corpus.paths, "--json"]
+    args = ["context", "trace", *corpus.paths, "--json", "--no-cache"]
     added = []
     for k in range(rounds if benchmark_enabled else 1):
         times = {}

@@ -27,7 +27,7 @@ def test_baseline(timed, corpora, name):
 @pytest.mark.parametrize("name", CORPORA)
 def test_context_trace(timed, corpora, name):
     corpus = corpora[name]
-    reports = timed(f"e2e-{name}", cli_reports, ["context", "trace", *corpus.paths, "--json"])
+    reports = timed(f"e2e-{name}", cli_reports, ["context", "trace", *corpus.paths, "--json", "--no-cache"])
     check_reports(reports, corpus.expected)
 
 
@@ -38,7 +38,7 @@ def test_paired(corpora, rounds, benchmark_enabled, name):
     per-round ratios. On this shared VM the baseline alone moved by 40 % between runs, which
     medians taken minutes apart turn into ratio noise."""
     corpus = corpora[name]
-    args = ["context", "trace", *corpus.paths, "--json"]
+    args = ["context", "trace", *corpus.paths, "--json", "--no-cache"]
     ratios = []
     for k in range(rounds if benchmark_enabled else 1):
         times = {}

@@ -32,7 +32,9 @@ def _peak_rss(cmd: list[str]) -> tuple[int, bytes]:
     return maxrss_kib * 1024, done.stdout  # Linux reports KiB
 
 
-def test_peak_rss_single(corpora):
+def test_peak_rss_single(corpora, tmp_path, monkeypatch):
+    """As a first run: the result store empty, so the trace is read and kept (its entry encoded)."""
+    monkeypatch.setenv("CONTEXTTRACE_CACHE_DIR", str(tmp_path / "store"))
     corpus = corpora["single"]
     rss, out = _peak_rss([sys.executable, "-m", "contexttrace", "context", "trace", *corpus.paths, "--json"])
     check_reports(orjson.loads(out), corpus.expected)

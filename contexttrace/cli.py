@@ -51,6 +51,13 @@ context_app = typer.Typer(
     context_settings=CONTEXT_SETTINGS,
 )
 app.add_typer(context_app, name="context")
+cache_app = typer.Typer(
+    help="The result store: what was read from each trace file, kept so that a re-run reads only what changed.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings=CONTEXT_SETTINGS,
+)
+app.add_typer(cache_app, name="cache")
 
 #: The largest `--window` accepted: ten times the largest window a Claude model offers (1M tokens), so a
 #: typo (an extra zero or two) is an error rather than a fill of 0%.
@@ -145,6 +152,15 @@ ColorOpt = Annotated[
     ),
 ]
 
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Read every file, neither using nor filling the result store (see 'contexttrace cache info'). "
+        "The output is the same either way.",
+    ),
+]
+
 
 def _window_option(help_text: str) -> Any:
     return typer.Option("--window", metavar="TOKENS", parser=window_tokens, help=help_text, show_default=False)
@@ -209,11 +225,12 @@ class _StderrProgress:
             self._bar.stop()
 
 
-def _analyze(paths: list[str], window: int | None, color: bool | None, **build: Any) -> RunResult:
-    """Run `analyze` with a progress bar, and echo its diagnostics on stderr."""
+def _analyze(paths: list[str], window: int | None, color: bool | None, cache: bool = True, **build: Any) -> RunResult:
+    """Run `analyze` with a progress bar (through the result store unless `cache` is False: `--no-cache`),
+    and echo its diagnostics on stderr."""
     progress = _StderrProgress(color)
     try:
-        run = analyze(paths, window=window, progress=progress, **build)
+        run = analyze(paths, window=window, progress=progress, cache=cache, **build)
     finally:
         progress.close()
     for line in render_diagnostics(run):
@@ -261,10 +278,11 @@ def trace_command(
     json: JsonOpt = False,
     explain: ExplainOpt = False,
     color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
     repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
-    run = _analyze(paths or [], window, color)
+    run = _analyze(paths or [], window, color, cache=not no_cache)
     if json:
         if explain:
             typer.echo("note: --explain prints under the table; the JSON holds health and weather", err=True)
@@ -291,10 +309,11 @@ def usage_command(
     ] = False,
     json: JsonOpt = False,
     color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Per trace (all its threads), and a "↳ subagents" row under it: calls, turns, fresh input, cache write,
     cache read, output, hit (cache hit ratio) and cost USD."""
-    run = _analyze(paths or [], window, color, build=build_usage)
+    run = _analyze(paths or [], window, color, cache=not no_cache, build=build_usage)
     if json:
         typer.echo(render_json(run))
     elif run.reports:
@@ -351,6 +370,7 @@ def compare_command(
     json: CompareJsonOpt = False,
     fmt: CompareFormatOpt = CompareFormat.TABLE,
     color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Per condition and metric: the median and range over its runs, the difference to the baseline
     (absolute and %), whether it is within the runs' own noise, and with 5 runs a side a Mann-Whitney p and
@@ -364,7 +384,7 @@ def compare_command(
         metrics = parse_metrics(metric)
     except ConditionError as exc:
         raise typer.BadParameter(str(exc)) from None
-    results = [_analyze(list(c.paths), window, color, build=build_run) for c in conditions]
+    results = [_analyze(list(c.paths), window, color, cache=not no_cache, build=build_run) for c in conditions]
     comparison = compare(conditions, results, baseline=baseline, metrics=metrics)
     typer.echo(render_compare(comparison, fmt))
     for line in render_compare_notes(comparison, fmt):
@@ -379,6 +399,37 @@ ReportOutputOpt = Annotated[
         "--output", "-o", metavar="FILE", help="Where to write the page; - for standard output.", show_default=True
     ),
 ]
+
+
+@cache_app.command("info")
+def cache_info_command() -> None:
+    """Print the result store's path, its entries (one per trace file with its subagents), its size on disk
+    and the reader version its entries must have. Set CONTEXTTRACE_CACHE_DIR to keep it elsewhere."""
+    from .store import ResultStore
+
+    info = ResultStore.for_path().info()
+    typer.echo(f"path: {info.path}")
+    if info.state:
+        typer.echo(f"state: {info.state}")
+    typer.echo(f"entries: {info.entries:,}")
+    if info.other_versions:
+        typer.echo(f"entries of another reader version: {info.other_versions:,} (deleted by the next run)")
+    typer.echo(f"size: {info.bytes / 2**20:,.1f} MiB ({info.bytes:,} bytes)")
+    typer.echo(f"reader version: {info.reader_version}")
+
+
+@cache_app.command("clear")
+def cache_clear_command() -> None:
+    """Delete the result store: the next run reads every trace file again (and keeps what it reads)."""
+    from .store import ResultStore
+
+    store = ResultStore.for_path()
+    try:
+        freed = store.clear()
+    except OSError as exc:  # not deleted: say why, exit 1
+        typer.echo(f"Error: {store.path}: cannot delete ({exc.strerror or exc})", err=True)
+        raise typer.Exit(ExitCode.TRACE_ERROR) from None
+    typer.echo(f"cleared {store.path} ({freed / 2**20:,.1f} MiB)")
 
 
 @context_app.command("report", epilog=_PATHS_HELP)
@@ -402,6 +453,7 @@ def report_command(
         typer.Option("--baseline", metavar="NAME", show_default=False, help="With --condition: the baseline."),
     ] = None,
     color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """One self-contained HTML page (no network: styles, script, data and charts inline): an index of the
     traces, then per trace its header, context gauges, growth chart, health bar and breakdown, weather and
@@ -425,13 +477,13 @@ def report_command(
             pick_baseline(conditions, baseline)
         except ConditionError as exc:
             raise typer.BadParameter(str(exc)) from None
-        results = [_analyze(list(c.paths), window, color, build=build_section) for c in conditions]
+        results = [_analyze(list(c.paths), window, color, cache=not no_cache, build=build_section) for c in conditions]
         run = RunResult(
             reports=[s for r in results for s in r.reports], failures=[f for r in results for f in r.failures]
         )
         comparison = compare_view(conditions, results, baseline)
     else:
-        run = _analyze(paths or [], window, color, build=build_section)
+        run = _analyze(paths or [], window, color, cache=not no_cache, build=build_section)
     if run.reports or run.failures:
         html = render_page(build_page(run, window=window, paths=paths or condition or [], compare=comparison))
         if output == "-":

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import IO, Any
 
+from . import store
 from .errors import ContextTraceError, EmptyTraceError
 from .reader import (
     PendingTail,
@@ -535,6 +536,7 @@ def analyze(
     progress: Progress | None = None,
     workers: int | None = None,
     build: Callable[[Trace, int | None], Any] = build_report,
+    cache: bool = False,
 ) -> RunResult:
     """Read the traces named by `paths` and report each.
 
@@ -549,6 +551,10 @@ def analyze(
     build
         Turns one trace and the window into the report object kept in `RunResult.reports`
         (`report.build_report` for `context trace`; other commands pass their own).
+    cache
+        Use the result store (`store.py`, in `store.cache_dir()`): files unchanged since a run that kept
+        them are not read again, and what is read is kept. The output is the same either way. The CLI
+        passes True unless `--no-cache`; standard input is never kept.
 
     Returns
     -------
@@ -558,7 +564,7 @@ def analyze(
         model call are left out and counted in `left_out`.
     """
     with _run_gc_paused():  # see `_analyze`
-        return _analyze(paths, window, progress, workers, build)
+        return _analyze(paths, window, progress, workers, build, cache)
 
 
 def _run_gc_paused() -> contextlib.AbstractContextManager[None]:
@@ -585,6 +591,7 @@ def _analyze(
     progress: Progress | None,
     workers: int | None,
     build: Callable[[Trace, int | None], Any],
+    cache: bool = False,
 ) -> RunResult:
     """`analyze`, run with the cyclic garbage collector paused from start to end (`_run_gc_paused`)."""
     found = find_traces(paths)
@@ -595,7 +602,8 @@ def _analyze(
     traces: list[Trace] = []
     source_of: list[TraceSource] = []
     built: dict[int, Any] = {}  # id(trace) -> its report, when a worker built it
-    for source, read in zip(sources, _run(sources, build, window, progress, workers), strict=True):
+    reads = _run_stored(sources, build, window, progress, workers, cache, result.warnings)
+    for source, read in zip(sources, reads, strict=True):
         if isinstance(read, TraceFailure):
             if source.explicit or not read.empty:
                 result.failures.append(read)

@@ -28,6 +28,12 @@ THREAD_COMPACTION = "compaction"
 FORMAT_STREAM_JSON = "stream-json"
 FORMAT_TRANSCRIPT = "transcript"
 
+#: The version of what the reader extracts. The result store (`store.py`) keeps each file's `Trace` under
+#: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
+#: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
+#: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
+READER_VERSION = 1
+
 #: One row per model call (one API response), deduplicated: see `reader` for the identity rule.
 CALL_SCHEMA: dict[str, str] = {
     "seq": "Int64",  # reading-order position of the call's first line

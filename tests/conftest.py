@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import orjson
@@ -15,6 +16,17 @@ BAD = Path(__file__).resolve().parent / "data" / "bad"
 
 settings.register_profile("ci", derandomize=True, max_examples=200, deadline=None)
 settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _result_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own empty result store (the CLI uses one unless --no-cache), never the user's
+    cache folder; subprocesses inherit it through the environment. (Hypothesis allows autouse fixtures.)"""
+    store = tmp_path_factory.getbasetemp() / "result-stores" / str(next(_STORE_IDS))
+    monkeypatch.setenv("CONTEXTTRACE_CACHE_DIR", str(store))  # made by the first run that keeps a trace
+
+
+_STORE_IDS = itertools.count()
 
 
 @pytest.fixture(scope="session")

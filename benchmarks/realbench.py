@@ -1,0 +1,258 @@
+"""The headline ratios of issue 11 on the real-content corpus (`realcorpus.py`), as whole-process runs.
+
+Each round runs every command once as its own process, in alternating order (forward, then backward),
+so that every command sees the same machine; each ratio is the median of the per-round ratios, printed
+with its range. Commands (outputs to /dev/null, the cyclic store of contexttrace in a folder of its own):
+
+* base: the bare one-core loop, `orjson.loads` on every line of every .jsonl file (`baseline.py`);
+* trace / usage: `contexttrace context trace|usage PROJECTS --json --no-cache`;
+* trace-half: `context trace --json --no-cache` over projects 0-3 (the scaling figure);
+* trace-stubbed: `context trace` with health and weather replaced by stubs (what they add);
+* trace-warm: `context trace --json` with the result store filled by an earlier run;
+* trace-cold-store: `context trace --json` with the store emptied before the run (what filling costs);
+* ccusage: `ccusage claude session --json --offline` (20.0.24, from npx's cache: the binary npx runs,
+  without npx's own resolution, which is measured apart) with `CLAUDE_CONFIG_DIR` at the corpus.
+
+Before timing, the outputs are checked: `context trace --json` with and without the store are identical,
+and every trace's figures are its sample's known answers (`tests/test_samples.py`).
+
+    python benchmarks/realbench.py [--mb 300] [--rounds 7] [--no-ccusage] [--json results.json]
+
+Child processes run without `PYTHONDONTWRITEBYTECODE` (this VM sets it; an installed package has its
+bytecode cached), after one untimed run of each command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import realcorpus
+
+CCUSAGE = "ccusage@20.0.24"
+HERE = Path(__file__).resolve().parent
+
+#: `context trace` with health and weather stubbed, as `test_bench_commands.test_health_weather_added`.
+_STUBBED = """
+import sys
+from contexttrace import report
+report.session_rows_of = lambda trace, rows: None
+report.health_of = lambda session, choice: {"grade": "-"}
+report.weather_of = lambda session, window: {"level": "-"}
+from contexttrace.cli import app
+app(sys.argv[1:], prog_name="contexttrace")
+"""
+
+
+def ccusage_command() -> tuple[list[str], list[str]] | None:
+    """(the ccusage binary npx runs, the npx command) for `CCUSAGE`, or None without npx or when it
+    cannot be fetched. npx is run once to fill its cache; its binary is then found there."""
+    npx = shutil.which("npx")
+    if npx is None:
+        return None
+    via_npx = [npx, "-y", CCUSAGE]
+    try:
+        subprocess.run([*via_npx, "--version"], capture_output=True, timeout=600, check=True)
+        cache = subprocess.run(["npm", "config", "get", "cache"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    version = CCUSAGE.rsplit("@", 1)[1]
+    for package in sorted(Path(cache.stdout.strip()).glob("_npx/*/node_modules/ccusage/package.json")):
+        if json.loads(package.read_text()).get("version") == version:
+            binary = package.parent.parent / ".bin" / "ccusage"
+            if binary.exists():
+                return [str(binary)], via_npx
+    return via_npx, via_npx
+
+
+def _env(store: Path, config: Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["CONTEXTTRACE_CACHE_DIR"] = str(store)
+    env["NO_COLOR"] = "1"
+    if config is not None:
+        env["CLAUDE_CONFIG_DIR"] = str(config)
+    return env
+
+
+def _run(cmd: list[str], env: dict[str, str], before: Any = None) -> float:
+    if before is not None:
+        before()
+    start = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def check_outputs(corpus: realcorpus.RealCorpus, store: Path) -> dict[str, Any]:
+    """`context trace --json --calls` without the store, then cold and warm with it: identical, and every
+    trace's figures (and the sum of its prompt series) its sample's known answers. Returns counts."""
+    from tests.test_samples import EXPECTED, FIELDS
+
+    py = [sys.executable, "-m", "contexttrace", "context", "trace", str(corpus.projects), "--json", "--calls"]
+    env = _env(store)
+    shutil.rmtree(store, ignore_errors=True)
+    plain, cold, warm = (
+        subprocess.run(cmd, env=env, capture_output=True, check=True).stdout for cmd in ([*py, "--no-cache"], py, py)
+    )
+    assert plain == cold == warm, "context trace --json differs with the result store"
+    known = {name: (values, total) for name, values, total in EXPECTED}
+    reports = json.loads(plain)
+    wrong = []
+    for r in reports:
+        sample = corpus.sample_of(r["trace"])
+        values, total = known[sample]
+        got = (tuple(r[f] for f in FIELDS), sum(r["prompt_tokens"]))
+        if got != (values, total):
+            wrong.append(f"{r['trace']}: {got} != {(values, total)} ({sample})")
+    assert not wrong, "\n".join(wrong[:10])
+    assert len(reports) == len(EXPECTED) * corpus.copies, (len(reports), len(EXPECTED), corpus.copies)
+    return {"traces": len(reports)}
+
+
+def measure(corpus: realcorpus.RealCorpus, rounds: int, with_ccusage: bool) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="ct-realbench-"))
+    try:
+        return _measure(corpus, rounds, with_ccusage, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _measure(corpus: realcorpus.RealCorpus, rounds: int, with_ccusage: bool, work: Path) -> dict[str, Any]:
+    projects = str(corpus.projects)
+    py = [sys.executable, "-m", "contexttrace", "context"]
+    warm_store, cold_store, none_store = work / "warm", work / "cold", work / "unused"
+    checked = check_outputs(corpus, work / "check")
+
+    def empty_cold() -> None:
+        shutil.rmtree(cold_store, ignore_errors=True)
+
+    commands: dict[str, tuple[list[str], dict[str, str], Any]] = {
+        "base": ([sys.executable, str(HERE / "baseline.py"), projects], _env(none_store), None),
+        "trace": ([*py, "trace", projects, "--json", "--no-cache"], _env(none_store), None),
+        "usage": ([*py, "usage", projects, "--json", "--no-cache"], _env(none_store), None),
+        "trace-half": ([*py, "trace", *corpus.half(), "--json", "--no-cache"], _env(none_store), None),
+        "trace-stubbed": (
+            [sys.executable, "-c", _STUBBED, "context", "trace", projects, "--json", "--no-cache"],
+            _env(none_store),
+            None,
+        ),
+        "trace-warm": ([*py, "trace", projects, "--json"], _env(warm_store), None),
+        "trace-cold-store": ([*py, "trace", projects, "--json"], _env(cold_store), empty_cold),
+    }
+    npx_times: list[float] = []
+    if with_ccusage:
+        found = ccusage_command()
+        if found is not None:
+            binary, via_npx = found
+            config = _env(none_store, corpus.root)
+            commands["ccusage"] = ([*binary, "claude", "session", "--json", "--offline"], config, None)
+            for _ in range(3):
+                npx_times.append(_run([*via_npx, "claude", "session", "--json", "--offline"], config))
+    for cmd, env, before in commands.values():  # untimed: bytecode written, the warm store filled, caches hot
+        _run(cmd, env, before)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
+    for k in range(rounds):
+        for name in names if k % 2 == 0 else names[::-1]:
+            cmd, env, before = commands[name]
+            times[name].append(_run(cmd, env, before))
+    half_bytes = sum(os.path.getsize(f) for d in corpus.half() for f in Path(d).rglob("*.jsonl"))
+    return {
+        "times": times,
+        "npx_ccusage": npx_times,
+        "bytes": corpus.bytes,
+        "half_bytes": half_bytes,
+        "files": len(corpus.files()),
+        "copies": corpus.copies,
+        **checked,
+    }
+
+
+RATIOS = [
+    # label, numerator, denominator, target
+    ("`context trace --json` ÷ bare orjson loop", "trace", "base", "≤ 0.8"),
+    ("`context trace --json` ÷ ccusage", "trace", "ccusage", "≤ 1.0"),
+    ("`context usage --json` ÷ bare orjson loop", "usage", "base", ""),
+    ("`context usage --json` ÷ ccusage", "usage", "ccusage", "≤ 0.9"),
+    ("bare orjson loop ÷ ccusage", "base", "ccusage", ""),
+    ("store warm ÷ cold (`context trace --json`)", "trace-warm", "trace", "≤ 0.1"),
+    ("store cold, filling it ÷ without the store", "trace-cold-store", "trace", ""),
+]
+
+
+def _per_round(times: dict[str, list[float]], num: str, den: str) -> list[float]:
+    return [a / b for a, b in zip(times[num], times[den], strict=True)]
+
+
+def table(result: dict[str, Any]) -> str:
+    times = result["times"]
+    rows = ["| figure | median | range over rounds | target |", "|---|---|---|---|"]
+    for label, num, den, target in RATIOS:
+        if num in times and den in times:
+            r = _per_round(times, num, den)
+            rows.append(f"| {label} | **{statistics.median(r):.2f}** | {min(r):.2f}–{max(r):.2f} | {target} |")
+    if "trace-half" in times:
+        r = _per_round(times, "trace", "trace-half")
+        ratio = result["bytes"] / result["half_bytes"]
+        rows.append(
+            f"| scaling: trace(full) ÷ trace(half), bytes ratio {ratio:.2f} | **{statistics.median(r):.2f}** "
+            f"| {min(r):.2f}–{max(r):.2f} | ≤ {ratio * 1.1:.2f} (bytes ratio + 10 %) |"
+        )
+    if "trace-stubbed" in times:
+        r = [(a - b) / a for a, b in zip(times["trace"], times["trace-stubbed"], strict=True)]
+        rows.append(
+            f"| health + weather: share of `context trace` | **{statistics.median(r):.2f}** "
+            f"| {min(r):.2f}–{max(r):.2f} | ≤ 0.10 |"
+        )
+    rows += ["", "| command (whole process) | median wall | range |", "|---|---|---|"]
+    for name, values in times.items():
+        rows.append(f"| {name} | {statistics.median(values):.3f} s | {min(values):.3f}–{max(values):.3f} s |")
+    if result["npx_ccusage"]:
+        v = result["npx_ccusage"]
+        spread = f"{min(v):.3f}–{max(v):.3f} s"
+        rows.append(f"| ccusage through `npx -y` (3 runs, not paired) | {statistics.median(v):.3f} s | {spread} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mb", type=float, default=300.0, help="corpus size, MiB (default 300)")
+    parser.add_argument("--copies", type=int, help="copies of samples/ instead of --mb")
+    parser.add_argument("--rounds", type=int, default=7, help="paired rounds (default 7)")
+    parser.add_argument("--no-ccusage", action="store_true", help="leave ccusage out")
+    parser.add_argument("--root", type=Path, help="corpus folder (default: the cache folder, reused)")
+    parser.add_argument("--json", type=Path, help="also write the times and ratios here")
+    args = parser.parse_args(argv)
+    copies = args.copies or realcorpus.copies_for(args.mb)
+    corpus = realcorpus.ensure(copies, args.root)
+    newest = max(os.path.getmtime(f) for f in corpus.files())
+    time.sleep(max(0.0, newest + 3 - time.time()))  # the store keeps no file modified in the last 2 s
+    result = measure(corpus, args.rounds, not args.no_ccusage)
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    head = (
+        f"real-content corpus: {corpus.projects}, {copies} copies of samples/, {result['files']} files, "
+        f"{corpus.bytes / 2**20:.1f} MiB, {result['traces']} traces; {args.rounds} paired rounds; "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, {when}"
+    )
+    print(head + "\n\n" + table(result))
+    if args.json:
+        timed = result["times"]
+        ratios = {f"{n}/{d}": _per_round(timed, n, d) for _, n, d, _ in RATIOS if n in timed and d in timed}
+        args.json.write_text(json.dumps({**result, "ratios": ratios, "head": head}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
