@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -19,20 +20,25 @@ import typer
 from . import __version__
 from .compare import ConditionError, build_run, compare, parse_conditions, parse_metrics, pick_baseline
 from .errors import ExitCode
+from .filters import GROUP_BY, Selection, is_scan, parse_timezone, parse_when, sort_keys
+from .history import HistoryError, git_commit, history_rows, load_runs, record_run
 from .render import (
+    columns_to_drop,
+    render_check,
     render_diagnostics,
     render_explain,
-    render_json,
-    render_table,
-    render_table_notes,
-    render_usage_notes,
-    render_usage_table,
+    render_history,
+    render_view,
+    render_view_notes,
 )
 from .render_compare import CompareFormat, render_compare, render_compare_notes
 from .report import RunResult
 from .runner import analyze
+from .schemas import SCHEMA_NAMES, schema_text
 from .sources import default_roots
+from .thresholds import METRICS, Threshold, ThresholdError, parse_threshold
 from .usage import build_usage
+from .views import Format, View, ViewOptions, build_report_with_cost, exit_code, make_view, needs_cost, selected_run
 
 #: `-h` works as `--help` on every command (click passes the setting down to subcommands).
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
@@ -184,6 +190,232 @@ UsageWindowOpt = Annotated[
 ]
 
 
+# -- Options every command that prints traces shares (issue 15) ------------------------------------------
+# `context trace`, `context usage` and the commands to come declare these same types, so each flag means
+# the same everywhere; `_view_options` parses them into one `views.ViewOptions`, `_show` prints a view.
+
+FormatOpt = Annotated[
+    Format | None,
+    typer.Option(
+        "--format",
+        help="table (default), markdown (a GitHub table and its notes as a list: a CI job summary), csv (raw "
+        "numbers, one row per trace) or json (as --json).",
+        show_default=False,
+    ),
+]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
+        help="Write the output to FILE instead of standard output (notes and breaches stay on stderr).",
+    ),
+]  # fmt: skip
+FailOnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on", metavar="EXPR", show_default=False,
+        help="Exit 3 when a trace breaks EXPR, <metric><op><value>: peak>150000, fill>=0.8, compact>0, "
+        "health<B (A best), cost>2.5, repeat>3, weather>=cloudy (sunny < fair < cloudy < rainy < stormy). "
+        "Repeatable. Every trace still prints; stderr names each breach. An unknown metric lists the valid ones.",
+    ),
+]  # fmt: skip
+SinceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--since", metavar="WHEN", show_default=False,
+        help="Only traces that started at or after WHEN: 2026-02-12, 20260212, 2026-02-12T16:00, today, "
+        "yesterday, 7d, 12h (local time unless --timezone or an offset says otherwise).",
+    ),
+]  # fmt: skip
+UntilOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--until", metavar="WHEN", show_default=False,
+        help="Only traces that started before the end of WHEN (a date counts whole; a time is included).",
+    ),
+]  # fmt: skip
+TimezoneOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--timezone", metavar="ZONE", show_default=False,
+        help="Time zone of --since/--until, the start column and day/week/month groups: UTC, Europe/Paris, "
+        "local (default).",
+    ),
+]  # fmt: skip
+ProjectOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--project", metavar="NAME", show_default=False,
+        help="Only traces of this project (the last folder of the directory Claude Code ran in, that "
+        "directory, or the projects/ folder name; * and ? match any). Repeatable.",
+    ),
+]  # fmt: skip
+SessionOpt = Annotated[
+    list[str] | None,
+    typer.Option("--session", metavar="ID", show_default=False,
+                 help="Only sessions whose id starts with ID. Repeatable."),
+]  # fmt: skip
+SortOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sort", metavar="KEY", show_default=False,
+        help="Order rows by KEY: a metric (peak, fill, calls, cost, health, weather, ...), trace, project, "
+        "start, session or path. Default: the order the traces were read in.",
+    ),
+]  # fmt: skip
+DescOpt = Annotated[
+    bool, typer.Option("--desc/--asc", help="With --sort: largest (or latest) first, or smallest first (default).")
+]
+TotalsOpt = Annotated[
+    bool,
+    typer.Option("--totals/--no-totals", help="Table and markdown: a totals row of the columns that add up."),
+]
+WideOpt = Annotated[
+    bool,
+    typer.Option("--wide", help="Show every column even when the terminal is too narrow for the table."),
+]
+DbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", metavar="FILE", dir_okay=False, show_default=False,
+        help="Append each trace's JSON record to the SQLite history FILE (with --label, the time and the git "
+        "commit); read it back with 'context history'.",
+    ),
+]  # fmt: skip
+LabelOpt = Annotated[
+    str | None,
+    typer.Option("--label", metavar="LABEL", show_default=False,
+                 help="With --db: the run's label (default: default); history compares runs of a label."),
+]  # fmt: skip
+
+
+def terminal_width() -> int | None:
+    """Columns of the terminal standard output writes to; None when it is not a terminal (a file, a pipe:
+    then every column is printed, whatever the width)."""
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def _thresholds(kind: str, expressions: list[str] | None, no_window: bool) -> tuple[Threshold, ...]:
+    try:
+        parsed = tuple(parse_threshold(e, METRICS[kind]) for e in expressions or [])
+    except ThresholdError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--fail-on") from None
+    if no_window and any(t.metric.name == "fill" for t in parsed):
+        raise typer.BadParameter("fill is peak / --window: give --window with a fill threshold", param_hint="--fail-on")
+    return parsed
+
+
+def _view_options(
+    kind: str,
+    paths: list[str],
+    *,
+    fmt: Format | None,
+    json: bool,
+    fail_on: list[str] | None,
+    since: str | None,
+    until: str | None,
+    timezone: str | None,
+    project: list[str] | None,
+    session: list[str] | None,
+    sort: str | None,
+    desc: bool,
+    totals: bool,
+    group_by: str | None = None,
+    with_calls: bool = False,
+    window: int | None = None,
+) -> ViewOptions:
+    """Parse the shared options into `views.ViewOptions`; a bad value is a usage error (exit 2)."""
+    if json and fmt not in (None, Format.JSON):
+        raise typer.BadParameter(f"--json and --format {fmt.value} ask for two formats; give one", param_hint="--json")
+    if group_by is not None and group_by not in GROUP_BY:
+        raise typer.BadParameter(f"{group_by!r}: one of {', '.join(GROUP_BY)}", param_hint="--group-by")
+    try:
+        tz = parse_timezone(timezone)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--timezone") from None
+    try:
+        since_ms = parse_when(since, tz) if since else None
+        until_ms = parse_when(until, tz, end=True) if until else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--since/--until") from None
+    shown = "usage-group" if group_by else kind
+    if sort and sort.strip().lower().replace("-", "_") not in sort_keys(shown):
+        raise typer.BadParameter(f"{sort!r}: valid keys: {', '.join(sort_keys(shown))}", param_hint="--sort")
+    return ViewOptions(
+        fmt=Format.JSON if json else fmt or Format.TABLE,
+        thresholds=_thresholds(shown, fail_on, no_window=window is None),
+        selection=Selection(since_ms, until_ms, tuple(project or ()), tuple(session or ())),
+        sort=sort,
+        descending=desc,
+        totals=totals,
+        tz=tz,
+        group_by=group_by,
+        scan=is_scan(paths),
+        with_calls=with_calls,
+    )
+
+
+def _show(
+    run: RunResult,
+    kind: str,
+    options: ViewOptions,
+    *,
+    output: Path | None,
+    db: Path | None,
+    label: str | None,
+    wide: bool,
+    with_window: bool = False,
+    with_calls: bool = False,
+    breakdown: bool = False,
+    explain: bool = False,
+    color: bool | None = None,
+) -> View:
+    """Print a run as `options` ask (`views.make_view`, `render.render_view`): the output on stdout or in
+    `output`, notes, dropped columns and breaches on stderr; record it in the history file `db`."""
+    view = make_view(run, kind, options)
+    fmt = options.fmt
+    drop = [] if wide or output else columns_to_drop(view, terminal_width(), with_window)
+    text = render_view(view, with_window=with_window, with_calls=with_calls, breakdown=breakdown,
+                       explain=explain and fmt == Format.MARKDOWN, drop=drop)  # fmt: skip
+    if explain and fmt == Format.TABLE and view.records:
+        paint = output is None and color_enabled(color, sys.stdout)
+        text += "\n\n" + render_explain(selected_run(run, view), color=paint)
+    else:
+        paint = False
+    if output is not None:
+        try:
+            output.write_text(text + "\n" if text else "", encoding="utf-8")
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot write {output}: {exc.strerror or exc}", param_hint="--output") from None
+    elif text or fmt == Format.JSON:
+        # color= tells click too: it strips ANSI codes from a stream that is not a terminal unless told
+        typer.echo(text, color=paint or None)
+    if explain and fmt in (Format.JSON, Format.CSV):
+        where = "the JSON holds health and weather" if fmt == Format.JSON else "the CSV holds grades and levels"
+        typer.echo(f"note: --explain prints under the table; {where}", err=True)
+    if with_calls and fmt == Format.CSV:
+        typer.echo("note: --calls: the per-call series is in the table, markdown and JSON, not in CSV", err=True)
+    # Notes are not table rows: on stderr, so the table pastes as markdown and pipes as data (markdown
+    # holds them as a list under its table).
+    notes = render_view_notes(view) if fmt != Format.MARKDOWN else []
+    if drop:
+        width = terminal_width()
+        notes.append(f"note: {len(drop)} column(s) left out to fit a {width}-column terminal: {', '.join(drop)} "
+                     "(--wide shows them)")  # fmt: skip
+    for line in [*notes, *render_check(view.check)]:
+        typer.echo(line, err=True)
+    if db is not None:
+        try:
+            record_run(db, kind, view.traces, label=label, commit=git_commit(), cwd=os.getcwd(),
+                       breaches=len(view.check.breaches))  # fmt: skip
+        except HistoryError as exc:
+            typer.echo(f"Error: {exc}", err=True)
+            raise typer.Exit(ExitCode.TRACE_ERROR) from None
+    return view
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"contexttrace {__version__}")
@@ -238,13 +470,15 @@ def _analyze(paths: list[str], window: int | None, color: bool | None, cache: bo
     return run
 
 
-def _finish(run: RunResult, paths: list[str]) -> None:
-    """Say where a run that found no trace looked, then exit 1 if any trace failed (else 0)."""
+def _finish(run: RunResult, paths: list[str], view: View | None = None) -> None:
+    """Say where a run that found no trace looked, then exit 1 if any trace failed, else 3 if a `--fail-on`
+    threshold was breached (`views.exit_code`), else 0."""
     if not run.reports:
         for line in _nothing_found(paths, run.ok):
             typer.echo(line, err=True)
-    if not run.ok:
-        raise typer.Exit(ExitCode.TRACE_ERROR)
+    code = exit_code(run, view)
+    if code != ExitCode.OK:
+        raise typer.Exit(code)
 
 
 def _nothing_found(paths: list[str], ok: bool) -> list[str]:
@@ -279,24 +513,40 @@ def trace_command(
     explain: ExplainOpt = False,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
+    fmt: FormatOpt = None,
+    output: OutputOpt = None,
+    fail_on: FailOnOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    timezone: TimezoneOpt = None,
+    project: ProjectOpt = None,
+    session: SessionOpt = None,
+    sort: SortOpt = None,
+    desc: DescOpt = False,
+    totals: TotalsOpt = True,
+    wide: WideOpt = False,
+    db: DbOpt = None,
+    label: LabelOpt = None,
 ) -> None:
     """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
     repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
-    run = _analyze(paths or [], window, color, cache=not no_cache)
-    if json:
-        if explain:
-            typer.echo("note: --explain prints under the table; the JSON holds health and weather", err=True)
-        typer.echo(render_json(run, with_calls=calls))
-    elif run.reports:
-        typer.echo(render_table(run, with_window=window is not None, with_calls=calls))
-        # Notes are not table rows: on stderr, so the table pastes as markdown and pipes as data.
-        for line in render_table_notes(run):
-            typer.echo(line, err=True)
-        if explain:
-            paint = color_enabled(color, sys.stdout)
-            # color= tells click too: it strips ANSI codes from a stream that is not a terminal unless told
-            typer.echo("\n" + render_explain(run, color=paint), color=paint)
-    _finish(run, paths or [])
+    options = _view_options("trace", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
+                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
+                            totals=totals, with_calls=calls, window=window)  # fmt: skip
+    _label_needs_db(label, db)
+    build = build_report_with_cost if needs_cost(options) else None  # priced only when a threshold or sort asks
+    run = _analyze(paths or [], window, color, cache=not no_cache, **({"build": build} if build else {}))
+    view = _show(run, "trace", options, output=output, db=db, label=label, wide=wide, with_window=window is not None,
+                 with_calls=calls, explain=explain, color=color)  # fmt: skip
+    _finish(run, paths or [], view)
+
+
+GroupByOpt = Annotated[
+    str | None,
+    typer.Option("--group-by", metavar="day|week|month|project|model", show_default=False,
+                 help="One row per day, ISO week, month (of each trace's start), project or model instead of per "
+                 "trace; --fail-on then checks each row."),
+]  # fmt: skip
 
 
 @context_app.command("usage", epilog=_PATHS_HELP)
@@ -310,18 +560,101 @@ def usage_command(
     json: JsonOpt = False,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
+    group_by: GroupByOpt = None,
+    fmt: FormatOpt = None,
+    output: OutputOpt = None,
+    fail_on: FailOnOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    timezone: TimezoneOpt = None,
+    project: ProjectOpt = None,
+    session: SessionOpt = None,
+    sort: SortOpt = None,
+    desc: DescOpt = False,
+    totals: TotalsOpt = True,
+    wide: WideOpt = False,
+    db: DbOpt = None,
+    label: LabelOpt = None,
 ) -> None:
     """Per trace (all its threads), and a "↳ subagents" row under it: calls, turns, fresh input, cache write,
     cache read, output, hit (cache hit ratio) and cost USD."""
+    options = _view_options("usage", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
+                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
+                            totals=totals, group_by=group_by)  # fmt: skip
+    _label_needs_db(label, db)
     run = _analyze(paths or [], window, color, cache=not no_cache, build=build_usage)
-    if json:
-        typer.echo(render_json(run))
-    elif run.reports:
-        typer.echo(render_usage_table(run, breakdown=breakdown, notes=False))
-        # Notes are not table rows: on stderr, as `context trace` prints its own.
-        for line in render_usage_notes(run):
-            typer.echo(line, err=True)
-    _finish(run, paths or [])
+    view = _show(run, "usage", options, output=output, db=db, label=label, wide=wide, breakdown=breakdown)
+    _finish(run, paths or [], view)
+
+
+def _label_needs_db(label: str | None, db: Path | None) -> None:
+    if label is not None and db is None:
+        raise typer.BadParameter("--label names a run of the history file: give --db FILE too", param_hint="--label")
+
+
+HistoryMetricOpt = Annotated[
+    list[str] | None,
+    typer.Option("--metric", "-m", metavar="NAMES", show_default=False,
+                 help="Metrics to show, comma-separated or repeated (peak, fill, calls, compact, repeat, health, "
+                 "weather, cost; for --command usage: cost, calls, output, hit, ...). Default: those recorded."),
+]  # fmt: skip
+
+
+@context_app.command("history")
+def history_command(
+    db: Annotated[Path, typer.Option("--db", metavar="FILE", dir_okay=False, help="The SQLite history file.")],
+    label: Annotated[
+        list[str] | None,
+        typer.Option("--label", metavar="LABEL", show_default=False, help="Only runs of this label. Repeatable."),
+    ] = None,
+    metric: HistoryMetricOpt = None,
+    command: Annotated[
+        str, typer.Option("--command", metavar="trace|usage", help="Runs recorded by context trace or context usage.")
+    ] = "trace",
+    fmt: FormatOpt = None,
+    json: JsonOpt = False,
+    output: OutputOpt = None,
+    timezone: TimezoneOpt = None,
+) -> None:
+    """Each recorded run (context trace/usage --db FILE --label L) per label, in the order recorded: time, git
+    commit, traces, and each metric with its change against the label's previous run."""
+    if command not in ("trace", "usage"):
+        raise typer.BadParameter(f"{command!r}: trace or usage", param_hint="--command")
+    if json and fmt not in (None, Format.JSON):
+        raise typer.BadParameter(f"--json and --format {fmt.value} ask for two formats; give one", param_hint="--json")
+    try:
+        tz = parse_timezone(timezone)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--timezone") from None
+    names = [n for m in metric or [] for n in m.split(",") if n.strip()]
+    try:
+        runs = load_runs(db, command, label or [])
+        rows, shown = history_rows(runs, names)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--metric") from None
+    except HistoryError as exc:
+        typer.echo(f"Error: {exc}", err=True)
+        raise typer.Exit(ExitCode.TRACE_ERROR) from None
+    text = render_history(rows, shown, (Format.JSON if json else fmt or Format.TABLE).value, tz)
+    if output is not None:
+        output.write_text(text + "\n" if text else "", encoding="utf-8")
+    elif text or json or fmt == Format.JSON:
+        typer.echo(text)
+    if not rows:
+        labels = f" with label {', '.join(label)}" if label else ""
+        typer.echo(f"no {command} runs recorded in {db}{labels}", err=True)
+
+
+@app.command("schema")
+def schema_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(SCHEMA_NAMES)}.")],
+) -> None:
+    """Print the JSON Schema (draft 2020-12) of one object of a JSON output: trace (context trace --json), usage,
+    usage-group (context usage --group-by --json), history (context history --json), compare (context compare
+    --json). Each object carries its schema_version."""
+    if name not in SCHEMA_NAMES:
+        raise typer.BadParameter(f"{name!r}: one of {', '.join(SCHEMA_NAMES)}", param_hint="NAME")
+    typer.echo(schema_text(name).rstrip("\n"))
 
 
 _COMPARE_HELP = (

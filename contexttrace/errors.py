@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
     OK = 0  # every trace was read and reported
     TRACE_ERROR = 1  # at least one trace could not be read; the others were still reported
     USAGE = 2  # bad option or argument (the code Typer/Click use for usage errors)
+    THRESHOLD = 3  # every trace was read, and one breached a --fail-on threshold (all still printed)
 
 
 class ContextTraceError(Exception):

@@ -692,3 +692,510 @@ def render_explain(run: RunResult, color: bool = False) -> str:
         lines = [r.trace, *render_health_panel(h, color), *render_health_bar(h, color), *render_weather_tooltip(w)]
         blocks.append("\n".join(lines))
     return _safe("\n\n".join(blocks))
+
+
+# --- Formats and views for CI and daily use (issue 15): table, markdown, CSV, JSON of a `views.View` ------
+
+#: Columns a narrow terminal leaves out first, least important first; the others always stay.
+TRACE_DROP_ORDER = ("result chars", "growth", "first", "project", "repeat", "start", "failed", "tools", "compact",
+                    "weather", "cost USD")  # fmt: skip
+USAGE_DROP_ORDER = ("cache write", "fresh input", "turns", "project", "start", "hit", "cache read", "output")
+#: The label of the totals row (bold in markdown).
+TOTAL_LABEL = "total"
+#: The mark of a start that is a file's modification time, not a timestamp of the trace (stream-json).
+MTIME_MARK = "≈"
+
+#: `context trace` columns that add up → their totals cell (`filters.trace_totals`); others stay empty.
+_TRACE_TOTAL_CELLS: dict[str, Any] = {
+    "calls": lambda t: fmt_int(t["calls"]),
+    "compact": lambda t: fmt_int(t["compact"]),
+    "tools": lambda t: fmt_int(t["tools"]),
+    "failed": lambda t: _failed_cell(t["failed"], t["denied"]),
+    "repeat": lambda t: fmt_int(t["repeat"]),
+    "result chars": lambda t: fmt_int(t["result_chars"]),
+    "cost USD": lambda t: fmt_usd(t.get("cost_usd"), bool(t.get("cost_is_lower_bound"))),
+}
+
+
+def fmt_start(record: dict[str, Any], tz: Any = None) -> str:
+    """A record's `start` as local ``YYYY-MM-DD HH:MM`` in `tz` (None: the local zone), marked
+    `MTIME_MARK` when it is the file's modification time; ``"-"`` without one.
+
+    >>> from zoneinfo import ZoneInfo
+    >>> fmt_start({"start": "2026-02-12T16:02:25.284Z", "start_source": "timestamp"}, ZoneInfo("Europe/Paris"))
+    '2026-02-12 17:02'
+    """
+    from datetime import datetime
+
+    if not record.get("start"):
+        return "-"
+    moment = datetime.fromisoformat(record["start"]).astimezone(tz)
+    return (MTIME_MARK if record.get("start_source") == "file_mtime" else "") + moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:
+    """Headers, rows (the totals row last, if any) and how many leading columns are text (left-aligned)."""
+    if view.kind == "trace":
+        return _trace_grid(view, with_window)
+    if view.kind == "usage":
+        return _usage_grid(view)
+    return _group_grid(view)
+
+
+def _fact_cells(view: Any, record: dict[str, Any]) -> list[str]:
+    if not view.options.scan:
+        return []
+    return [record.get("project") or "-", fmt_start(record, view.options.tz)]
+
+
+def _fact_headers(view: Any) -> list[str]:
+    return ["project", "start"] if view.options.scan else []
+
+
+def _trace_grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:
+    columns = [c for c in _COLUMNS[1:] if with_window or c[0] != "fill"]
+    with_cost = any("cost_usd" in r for r in view.records)
+    cost = [("cost USD", lambda r: fmt_usd(r.extra.get("cost_usd"), bool(r.extra.get("cost_is_lower_bound"))))]
+    columns += (cost if with_cost else []) + EXTRA_COLUMNS
+    headers = ["trace", *_fact_headers(view), *(h for h, _ in columns)]
+    rows = [
+        [label, *_fact_cells(view, rec), *(cell(r) for _, cell in columns)]
+        for label, rec, r in zip(view.labels, view.records, view.reports, strict=True)
+    ]
+    if view.totals is not None:
+        fill = [""] * len(_fact_headers(view))
+        rows.append([TOTAL_LABEL, *fill, *(_TRACE_TOTAL_CELLS.get(h, lambda t: "")(view.totals) for h, _ in columns)])
+    return headers, rows, 1 + len(_fact_headers(view))
+
+
+def _usage_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
+    facts = _fact_headers(view)
+    headers = [_USAGE_HEADERS[0], *facts, *_USAGE_HEADERS[1:]]
+    rows = []
+    for label, rec, r in zip(view.labels, view.records, view.reports, strict=True):
+        first, *rest = _usage_cells(label, r.total, r.turn_figures["turns"])
+        rows.append([first, *_fact_cells(view, rec), *rest])
+        if r.subagents["calls"]:
+            first, *rest = _usage_cells("  ↳ subagents", r.subagents, None)
+            rows.append([first, *[""] * len(facts), *rest])
+    if view.totals is not None:
+        first, *rest = _usage_cells(TOTAL_LABEL, view.totals["total"], view.totals["turns"])
+        rows.append([first, *[""] * len(facts), *rest])
+    return headers, rows, 1 + len(facts)
+
+
+def _group_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
+    by = view.options.group_by
+    headers = [by, "traces", *_USAGE_HEADERS[1:]]
+    rows = [
+        [label, fmt_int(rec["traces"]), *_usage_cells("", rec["total"], rec["turns"])[1:]]
+        for label, rec in zip(view.labels, view.records, strict=True)
+    ]
+    if view.totals is not None:
+        t = view.totals
+        rows.append([TOTAL_LABEL, fmt_int(t["traces"]), *_usage_cells("", t["total"], t["turns"])[1:]])
+    return headers, rows, 1
+
+
+def _without(headers: list[str], rows: list[list[str]], drop: Any) -> tuple[list[str], list[list[str]]]:
+    keep = [i for i, h in enumerate(headers) if h not in drop]
+    return [headers[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
+
+def _width(text: str) -> int:
+    """Columns the widest line of `text` takes, as tabulate measured them when it padded the cells: with
+    `wcwidth` when it is installed (tabulate's optional wide-character support: an emoji counts two), else
+    one per code point."""
+    try:
+        from wcwidth import wcswidth
+    except ImportError:  # tabulate pads by len() then, and so does this
+        return max((len(line) for line in text.splitlines()), default=0)
+    return max((max(wcswidth(line), len(line)) for line in text.splitlines()), default=0)
+
+
+def columns_to_drop(view: Any, width: int | None, with_window: bool = False) -> list[str]:
+    """The columns a terminal `width` columns wide cannot show, least important first (`TRACE_DROP_ORDER`,
+    `USAGE_DROP_ORDER`): dropped one by one until the table fits or none is left to drop.
+
+    Returns
+    -------
+    list of str
+        Headers to leave out (empty when the table fits, `width` is None, or the view is not a table).
+    """
+    if width is None or not view.records or view.options.fmt != "table" or view.kind == "usage-group":
+        return []
+    headers, rows, left = _grid(view, with_window)
+    order = TRACE_DROP_ORDER if view.kind == "trace" else USAGE_DROP_ORDER
+    dropped: list[str] = []
+    for header in [None, *(h for h in order if h in headers)]:
+        if header is not None:
+            dropped.append(header)
+        kept_headers, kept_rows = _without(headers, rows, dropped)
+        text_left = left - sum(h in dropped for h in headers[:left])
+        if _width(_table(kept_rows, kept_headers, left=text_left)) <= width:
+            return dropped
+    return dropped
+
+
+def _escape_markdown(cell: str) -> str:
+    """A cell safe inside a GitHub table: `|` escaped, no line break."""
+    return cell.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown_table(headers: list[str], rows: list[list[str]], left: int, total: bool) -> str:
+    from tabulate import tabulate
+
+    body = [[_escape_markdown(c) for c in row] for row in rows]
+    if total and body:
+        body[-1][0] = f"**{body[-1][0]}**"
+    align = ["left"] * left + ["right"] * (len(headers) - left)
+    return tabulate(body, headers=[_escape_markdown(h) for h in headers], tablefmt="pipe", disable_numparse=True,
+                    colalign=align)  # fmt: skip
+
+
+def render_view(
+    view: Any,
+    with_window: bool = False,
+    with_calls: bool = False,
+    breakdown: bool = False,
+    explain: bool = False,
+    drop: Any = (),
+) -> str:
+    """Render a `views.View` in its `--format`.
+
+    Parameters
+    ----------
+    view
+        From `views.make_view`.
+    with_window
+        Show `context trace`'s `fill` column.
+    with_calls
+        Table and markdown: each trace's prompt series under the table (markdown: a fenced code block).
+    breakdown
+        `context usage --breakdown`'s tables under the table.
+    explain
+        Markdown only: `--explain` in a fenced code block (the table format prints it apart, in colour).
+    drop
+        Headers to leave out (`columns_to_drop`).
+
+    Returns
+    -------
+    str
+        ``table``: the pipe table (`TABLE_FORMAT`; the totals row last), the series, the breakdown.
+        ``markdown``: a GitHub-flavoured table with aligned columns and cells escaped, then after a blank
+        line the notes as a list (`render_view_notes`) and the thresholds (`render_check_markdown`), then
+        fenced blocks; nothing a markdown renderer could take for a table row. ``csv``: a header and one
+        row per record, raw numbers (`render_csv`). ``json``: the records as a list (keys sorted).
+        Empty when there is nothing to show (JSON: ``[]``).
+    """
+    fmt = view.options.fmt
+    if fmt == "json":
+        return _json_list(view.records)
+    if fmt == "csv":
+        return render_csv(view)
+    if not view.records:
+        return ""
+    headers, rows, left = _grid(view, with_window)
+    headers, rows = _without(headers, rows, drop)
+    left -= sum(1 for h in drop if h in ("project", "start"))
+    series = []
+    if with_calls and view.kind == "trace":
+        pairs = zip(view.labels, view.reports, strict=True)
+        series = [f"{label}: prompt tokens per call: {_series(r)}" for label, r in pairs]
+    if fmt == "table":
+        lines = [_table(rows, headers, left=left)]
+        if with_calls and view.kind == "trace":
+            lines += ["", *(SERIES_INDENT + s for s in series)]
+        if breakdown and view.kind == "usage":
+            for r in view.reports:
+                lines.extend(_usage_breakdown(r))
+        return _safe("\n".join(lines))
+    lines = [_markdown_table(headers, rows, left, view.totals is not None)]
+    items = [*render_view_notes(view, markdown=True), *render_check_markdown(view.check, view.options.thresholds)]
+    if items:
+        lines += ["", *(f"- {_escape_list_item(i)}" for i in items)]
+    if with_calls and view.kind == "trace":
+        lines += ["", "```text", *series, "```"]
+    if breakdown and view.kind == "usage":
+        blocks = [line for r in view.reports for line in _usage_breakdown(r)]
+        lines += ["", "```text", *blocks[1:], "```"]
+    if explain and view.kind == "trace":
+        lines += ["", "```text", render_explain(_run_of(view), color=False), "```"]
+    return _safe("\n".join(lines))
+
+
+def _escape_list_item(text: str) -> str:
+    # Notes are our own text: only `<` could start raw HTML. (Intraword `_`, as in `result_chars`, is not
+    # emphasis in GitHub's markdown, and code spans must keep their text as written.)
+    return text.replace("<", "&lt;")
+
+
+def _run_of(view: Any) -> RunResult:
+    return RunResult(reports=list(view.reports))
+
+
+def _json_list(records: list[dict[str, Any]]) -> str:
+    try:
+        return orjson.dumps(records, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_clean(records), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+
+
+#: CSV columns per record kind: a JSON key, or (header, getter) for a nested figure.
+_CSV_COLUMNS: dict[str, list[Any]] = {
+    "trace": ["trace", "label", "project", "start", "start_source", "path", "format", "session_id", "calls", "first",
+              "peak", "fill", "window", "growth", "compact", "tools", "failed", "denied", "repeat", "result_chars",
+              ("health", lambda r: (r.get("health") or {}).get("grade")),
+              ("health_score", lambda r: (r.get("health") or {}).get("score")),
+              ("weather", lambda r: (r.get("weather") or {}).get("level")),
+              ("weather_score", lambda r: (r.get("weather") or {}).get("score"))],
+    "usage": ["trace", "label", "project", "start", "start_source", "path", "format", "session_id",
+              *(("" if k == "turns" else "total.") + k for k in (
+                  "calls", "turns", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens",
+                  "output_is_lower_bound", "cache_hit_ratio", "cost_usd", "cost_is_lower_bound"))],
+    "usage-group": ["group_by", "group", "traces", "turns",
+                    *("total." + k for k in ("calls", "input_tokens", "cache_write_tokens", "cache_read_tokens",
+                                              "output_tokens", "output_is_lower_bound", "cache_hit_ratio", "cost_usd",
+                                              "cost_is_lower_bound"))],
+}  # fmt: skip
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def render_csv(view: Any) -> str:
+    """Render a view as CSV: a header row, then one row per record (no totals row), raw numbers.
+
+    Headers are JSON keys (``total.cost_usd`` for a nested one; ``health``, ``weather`` the grade and
+    level). Empty cells are nulls; booleans ``true``/``false``; fractions as fractions (``fill`` 0.82).
+    `context trace` adds ``cost_usd`` and ``cost_is_lower_bound`` when it priced its traces.
+    """
+    import csv
+    import io
+
+    columns = list(_CSV_COLUMNS[view.kind])
+    if view.kind == "trace" and any("cost_usd" in r for r in view.records):
+        columns += ["cost_usd", "cost_is_lower_bound"]
+    getters = []
+    for col in columns:
+        if isinstance(col, tuple):
+            getters.append(col)
+        elif "." in col:
+            outer, inner = col.split(".", 1)
+            getters.append((col, lambda r, o=outer, i=inner: (r.get(o) or {}).get(i)))
+        else:
+            getters.append((col, lambda r, k=col: r.get(k)))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([name for name, _ in getters])
+    for rec in view.records:
+        writer.writerow([_csv_value(get(rec)) for _, get in getters])
+    return _safe(out.getvalue().rstrip("\n"))
+
+
+def render_view_notes(view: Any, markdown: bool = False) -> list[str]:
+    """Notes about a view, for stderr (or, with `markdown`, the list under the table).
+
+    Returns
+    -------
+    list of str
+        How many traces the selection kept; traces left out for having no date; that stream-json runs
+        are dated by their file's modification time (`MTIME_MARK`); then, under a table only (JSON and
+        CSV hold these figures), per trace the largest tool results (`context trace`; named as the
+        diagnostics name it on stderr, by the table's label in markdown) or the cost notes (`context
+        usage`, `render_usage_notes`).
+    """
+    out = []
+    sel = view.options.selection
+    if not sel.empty:
+        out.append(f"{fmt_int(len(view.selected.kept))} of {fmt_int(view.total_records)} traces selected "
+                   f"({_selection_text(sel, view.options.tz)})")  # fmt: skip
+    if view.selected.undated:
+        out.append(f"{fmt_int(view.selected.undated)} trace(s) with no date (standard input) left out by "
+                   "--since/--until")  # fmt: skip
+    dated = view.dated_by_mtime if view.kind != "usage-group" else view.selected.dated_by_mtime
+    if dated and (view.options.scan or sel.by_time or view.options.group_by in ("day", "week", "month")):
+        out.append(f"{MTIME_MARK}start: {fmt_int(dated)} stream-json run(s) have no timestamps: dated by their "
+                   "file's modification time (when it was last written)")  # fmt: skip
+    if view.options.fmt not in ("table", "markdown"):
+        return [_safe(x) for x in out]
+    if view.kind == "trace":
+        for label, r in zip(view.labels, view.reports, strict=True):
+            if r.largest_results:
+                parts = ", ".join(f"{x['tool']} {fmt_int(x['chars'])}" for x in r.largest_results)
+                out.append(f"{label if markdown else r.trace}: largest tool results (chars): {parts}")
+    elif view.kind == "usage":
+        out.extend(render_usage_notes(_run_of(view)))
+    return [_safe(x) for x in out]
+
+
+def _selection_text(sel: Any, tz: Any) -> str:
+    from datetime import datetime
+
+    def when(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, tz).strftime("%Y-%m-%d %H:%M")
+
+    parts = []
+    if sel.since_ms is not None:
+        parts.append(f"since {when(sel.since_ms)}")
+    if sel.until_ms is not None:
+        parts.append(f"before {when(sel.until_ms)}")
+    if sel.projects:
+        parts.append("project " + ", ".join(sel.projects))
+    if sel.sessions:
+        parts.append("session " + ", ".join(sel.sessions))
+    return "; ".join(parts)
+
+
+def fmt_metric(kind: str, value: Any) -> str:
+    """A metric's value as a threshold message shows it: counts and tokens with separators, fractions with
+    four significant digits, USD as `fmt_usd`, grades and levels as they are.
+
+    >>> fmt_metric("tokens", 164831), fmt_metric("fraction", 0.824155), fmt_metric("usd", 2.5), fmt_metric("grade", "C")
+    ('164,831', '0.8242', '≈$2.50', 'C')
+    """
+    if value is None:
+        return "-"
+    if kind in ("count", "tokens"):
+        return fmt_int(value)
+    if kind == "fraction":
+        return f"{value:.4g}"
+    if kind == "usd":
+        return fmt_usd(value)
+    return str(value)
+
+
+def _unchecked_text(u: Any) -> str:
+    t = u.threshold
+    if u.reason == "not_graded":
+        what = "health not graded" if t.metric.kind == "grade" else "no weather"
+        return f"{u.trace}: {what} (nothing measured: no main-thread model call), not a breach of {t.text}"
+    if u.reason == "no_value":
+        why = " (fill needs --window)" if t.metric.name == "fill" else ""
+        return f"{u.trace}: no {t.metric.name}{why}, not checked against {t.text}"
+    shown = fmt_usd(u.value, lower_bound=True) if t.metric.kind == "usd" else "≥ " + fmt_metric(t.metric.kind, u.value)
+    return f"{u.trace}: {t.metric.name} {shown} is a lower bound; the true figure may breach {t.text}"
+
+
+def render_check(check: Any) -> list[str]:
+    """Lines for stderr: each breach (trace, metric, value, threshold), then what could not be checked.
+
+    Returns
+    -------
+    list of str
+        ``breach: <trace>: <metric> <value> <op> <threshold> (--fail-on <expr>)`` per breach, then
+        ``note: …`` per record a threshold could not decide (`thresholds.Unchecked`), then a summary line
+        when anything breached (the command exits 3).
+    """
+    out = []
+    for b in check.breaches:
+        t = b.threshold
+        value = fmt_metric(t.metric.kind, b.value)
+        if b.lower_bound:
+            value = "≥ " + value.lstrip("≈")
+        out.append(f"breach: {b.trace}: {t.metric.name} {value} {t.op} {t.shown} (--fail-on {t.text})")
+    out.extend(f"note: {_unchecked_text(u)}" for u in check.unchecked)
+    if check.breaches:
+        n = len(check.breaches)
+        out.append(f"{n} threshold breach{'es' if n > 1 else ''}: exit 3")
+    return [_safe(x) for x in out]
+
+
+def render_check_markdown(check: Any, thresholds: Any) -> list[str]:
+    """List items for the markdown output: a line per breach, or that every threshold held; nothing
+    without thresholds."""
+    if not thresholds:
+        return []
+    names = ", ".join(f"`{t.text}`" for t in thresholds)
+    if check.ok:
+        return [f"✅ thresholds held: {names}"]
+    out = [f"❌ {len(check.breaches)} threshold breach{'es' if len(check.breaches) > 1 else ''} ({names})"]
+    for b in check.breaches:
+        t = b.threshold
+        out.append(f"❌ {b.label or b.trace}: {t.metric.name} {fmt_metric(t.metric.kind, b.value)} {t.op} {t.shown}")
+    return out
+
+
+# --- context history (issue 15) ---------------------------------------------------------------------------
+
+
+def _signed(kind: str, change: float) -> str:
+    """A change with its sign: ``+2,000``, ``-0.05``, ``+$0.12``, ``±0``."""
+    if change == 0:
+        return "±0"
+    sign = "+" if change > 0 else "-"
+    if kind == "usd":
+        return sign + fmt_usd(abs(change), estimate=False)
+    if kind == "fraction":
+        return f"{sign}{abs(change):.4g}"
+    return sign + (fmt_int(abs(round(change))) if float(change).is_integer() else f"{abs(change):,.4g}")
+
+
+def _history_cell(kind: str, m: dict[str, Any]) -> str:
+    value, prior, change = m["value"], m["previous"], m["change"]
+    text = fmt_metric(kind, value)
+    if kind in ("grade", "level"):
+        return text if prior is None or prior == value else f"{text} (was {prior})"
+    if change is None:
+        return text
+    pct = f", {m['change_frac'] * 100:+.1f}%" if m["change_frac"] is not None and change else ""
+    return f"{text} ({_signed(kind, change)}{pct})"
+
+
+def render_history(rows: list[dict[str, Any]], names: list[str], fmt: str, tz: Any = None) -> str:
+    """Render `history.history_rows`: one row per recorded run, each metric with its change.
+
+    Parameters
+    ----------
+    rows, names
+        From `history.history_rows`.
+    fmt
+        ``table``, ``markdown``, ``csv`` or ``json`` (`views.Format`).
+    tz
+        The zone `recorded` is shown in (None: local).
+
+    Returns
+    -------
+    str
+        Table and markdown: `label`, `run`, `recorded` (local ``YYYY-MM-DD HH:MM``), `commit` (12
+        characters), `traces`, then per metric its value and, after the label's first run, the change
+        (``164,831 (+2,000, +1.2%)``; a grade or level ``C (was B)``). CSV: the same with raw values,
+        ``<metric>`` and ``<metric>_change`` columns. JSON: the rows as a list.
+    """
+    from datetime import datetime
+
+    from .thresholds import METRICS
+
+    if fmt == "json":
+        return _json_list(rows)
+    known = METRICS[rows[0]["command"]] if rows else {}
+    if fmt == "csv":
+        import csv
+        import io
+
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        changes = [c for n in names for c in (n, f"{n}_change")]
+        writer.writerow(["label", "run", "recorded_at", "git_commit", "traces", *changes])
+        for row in rows:
+            cells = [row["label"], row["run"], row["recorded_at"], row["git_commit"], row["traces"]]
+            for n in names:
+                cells += [row["metrics"][n]["value"], row["metrics"][n]["change"]]
+            writer.writerow([_csv_value(c) for c in cells])
+        return _safe(out.getvalue().rstrip("\n"))
+    if not rows:
+        return ""
+    headers = ["label", "run", "recorded", "commit", "traces", *names]
+    body = []
+    for row in rows:
+        when = datetime.fromisoformat(row["recorded_at"]).astimezone(tz).strftime("%Y-%m-%d %H:%M")
+        cells = [row["label"], str(row["run"]), when, (row["git_commit"] or "-")[:12], fmt_int(row["traces"])]
+        body.append(cells + [_history_cell(known[n].kind, row["metrics"][n]) for n in names])
+    if fmt == "markdown":
+        return _safe(_markdown_table(headers, body, left=4, total=False))
+    return _safe(_table(body, headers, left=4))

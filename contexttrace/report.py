@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import metrics
+from .filters import trace_facts
 from .health import health_of, session_rows_of
 from .reader import LineNote, Trace
+from .schemas import SCHEMA_VERSIONS
 from .weather import weather_of
 
 
@@ -70,10 +72,13 @@ class TraceReport:
     line_notes: list[LineNote] = field(default_factory=list)
     skipped_by_file: dict[str, int] = field(default_factory=dict)  # file -> lines skipped (`Trace`)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: `label`, `project`, `cwd`, `start`, `start_source` (`filters.trace_facts`)
+    facts: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: raw numbers, stable keys (`--calls` adds `prompt_tokens`)."""
         out = {
+            "schema_version": SCHEMA_VERSIONS["trace"],
             "trace": self.trace,
             "path": self.path,
             "format": self.format,
@@ -120,6 +125,7 @@ class TraceReport:
         }
         if with_calls:
             out["prompt_tokens"] = self.prompt_tokens
+        out.update(self.facts)
         out.update(self.extra)
         return out
 
@@ -243,4 +249,5 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         line_notes=list(trace.line_notes),
         skipped_by_file=dict(trace.skipped_by_file),
         extra={"health": health_of(session, choice), "weather": weather_of(session, choice.tokens)},
+        facts=trace_facts(trace),
     )

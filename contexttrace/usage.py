@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import metrics
+from .filters import trace_facts
 from .pricing import PriceTable, call_cost_usd, load_prices, normalize_model, price_of
 from .schema import FORMAT_STREAM_JSON, THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
+from .schemas import SCHEMA_VERSIONS
 
 if TYPE_CHECKING:
     import polars as pl
@@ -1009,10 +1011,14 @@ class UsageReport:
     result_only: dict[str, Any] | None = None
     missing_subagents: list[str] = field(default_factory=list)
     fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
+    #: `label`, `project`, `cwd`, `start`, `start_source` (`filters.trace_facts`)
+    facts: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: every reading, raw numbers (`with_calls` is ignored)."""
         return {
+            "schema_version": SCHEMA_VERSIONS["usage"],
+            **self.facts,
             "trace": self.trace,
             "path": self.path,
             "format": self.format,
@@ -1128,4 +1134,5 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         lines_total=lines,
         result_only=result_only,
         missing_subagents=missing,
+        facts=trace_facts(trace),
     )

@@ -379,10 +379,11 @@ def test_cli_terminal_colour_but_not_on_term_dumb():
 
 
 def test_cli_stdout_holds_only_the_table():
-    """Without --calls, stdout is the pipe table alone (it pastes as markdown); notes go to stderr."""
+    """Without --calls, stdout is the pipe table alone (it pastes as markdown), its totals row last; notes go
+    to stderr."""
     out = runner.invoke(app, ["context", "trace", GOOD, str(CASES / "B22.jsonl")], catch_exceptions=False)
     lines = out.stdout.splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 5 and lines[-1].startswith("| total ")
     assert all(line.startswith("|") and line.endswith("|") for line in lines)
     assert "largest tool results" in out.stderr
 
