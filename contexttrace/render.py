@@ -925,9 +925,16 @@ def render_view(
 
 
 def _escape_list_item(text: str) -> str:
-    # Notes are our own text: only `<` could start raw HTML. (Intraword `_`, as in `result_chars`, is not
-    # emphasis in GitHub's markdown, and code spans must keep their text as written.)
-    return text.replace("<", "&lt;")
+    """A note safe as a markdown list item: `<` outside code spans written `&lt;` (it could open raw HTML);
+    code spans (between backticks) kept as they are, since markdown shows their text literally.
+
+    >>> _escape_list_item("health C < B (`health<B`)")
+    'health C &lt; B (`health<B`)'
+    """
+    # Notes are our own text, so that is all: intraword `_`, as in `result_chars`, is not emphasis in GitHub's
+    # markdown.
+    parts = text.split("`")
+    return "`".join(p if i % 2 else p.replace("<", "&lt;") for i, p in enumerate(parts))
 
 
 def _run_of(view: Any) -> RunResult:
@@ -1082,6 +1089,12 @@ def _unchecked_text(u: Any) -> str:
     return f"{u.trace}: {t.metric.name} {shown} is a lower bound; the true figure may breach {t.text}"
 
 
+def _breach_value(b: Any) -> str:
+    """A breach's value as `fmt_metric` writes it, ``≥`` when it is a lower bound (a cost)."""
+    value = fmt_metric(b.threshold.metric.kind, b.value)
+    return "≥ " + value.lstrip("≈") if b.lower_bound else value
+
+
 def render_check(check: Any) -> list[str]:
     """Lines for stderr: each breach (trace, metric, value, threshold), then what could not be checked.
 
@@ -1095,10 +1108,7 @@ def render_check(check: Any) -> list[str]:
     out = []
     for b in check.breaches:
         t = b.threshold
-        value = fmt_metric(t.metric.kind, b.value)
-        if b.lower_bound:
-            value = "≥ " + value.lstrip("≈")
-        out.append(f"breach: {b.trace}: {t.metric.name} {value} {t.op} {t.shown} (--fail-on {t.text})")
+        out.append(f"breach: {b.trace}: {t.metric.name} {_breach_value(b)} {t.op} {t.shown} (--fail-on {t.text})")
     out.extend(f"note: {_unchecked_text(u)}" for u in check.unchecked)
     if check.breaches:
         n = len(check.breaches)
@@ -1117,7 +1127,7 @@ def render_check_markdown(check: Any, thresholds: Any) -> list[str]:
     out = [f"❌ {len(check.breaches)} threshold breach{'es' if len(check.breaches) > 1 else ''} ({names})"]
     for b in check.breaches:
         t = b.threshold
-        out.append(f"❌ {b.label or b.trace}: {t.metric.name} {fmt_metric(t.metric.kind, b.value)} {t.op} {t.shown}")
+        out.append(f"❌ {b.label or b.trace}: {t.metric.name} {_breach_value(b)} {t.op} {t.shown}")
     return out
 
 

@@ -231,6 +231,16 @@ def test_markdown_escapes_a_pipe_in_a_cell(write):
     assert {len(row) for row in table} == {len(table[0])}
 
 
+def test_markdown_breaches_render_as_written():
+    """Breach lines render as text: `<` neither opens HTML nor shows as `&lt;` in a code span; a lower-bound
+    cost keeps its ≥."""
+    out = trace(SPOTTER_FILE, "--format", "markdown", "--fail-on", "health<B", "--fail-on", "cost>2.5", exit_code=3)
+    html = MarkdownIt("commonmark").enable("table").render(out.stdout)
+    assert "(<code>health&lt;B</code>, <code>cost&gt;2.5</code>)" in html
+    assert "spotter-dov/4d5611e5: health C &lt; B</li>" in html
+    assert "spotter-dov/4d5611e5: cost ≥ $10.11 &gt; 2.5</li>" in html
+
+
 def test_markdown_says_the_thresholds_held():
     """With thresholds and no breach, the markdown says they held."""
     out = trace(GOOD, "--format", "markdown", "--fail-on", "peak>150000", exit_code=0)
