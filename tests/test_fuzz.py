@@ -7,9 +7,11 @@ one line; NUL bytes inside a line, as a line, as a tail block). Then:
 
 1. no exception escapes `analyze()` (a trace that cannot be read comes back in `.failures`, naming its own
    file) nor the CLI (`context trace --json`, `--explain`, `context usage --json`, `--breakdown`): exit 0 or
-   1, no traceback, an `Error:` line for an exit 1, and a clean sample named beside the damaged one prints in
-   full; nor does the firewall catch one (a failure or a skipped line naming an exception is a defect it
-   contained: damage is data to skip or mark, never a crash);
+   1, no traceback, an `Error:` line for an exit 1, a clean sample named beside the damaged one prints in full
+   (its rows cell by cell under their column headers, its other lines verbatim), and the same command run
+   again (its traces then served from the result store) prints the same; nor does the firewall catch one (a
+   failure or a skipped line naming an exception is a defect it contained: damage is data to skip or mark,
+   never a crash);
 2. the damage lowers the model calls of all threads (main, subagents, compaction summariser) by at most the
    calls the damaged lines carried (a truncation: every line not kept whole);
 3. neutral edits (UTF-8 BOM, CRLF, blank lines, no final newline) change no figure of either command;
