@@ -71,17 +71,28 @@ FILE_NAME = "results.sqlite3"
 BUSY_TIMEOUT_S = 10.0
 #: A source whose newest file was modified less than this before its stamp was taken is not kept.
 RACY_NS = 2_000_000_000
+#: An entry no run has used for this many days is deleted (its session deleted or moved, most often), so
+#: the store does not grow for ever; pruned at most once a day, by the first run that opens the file.
+KEEP_DAYS = 30
 
 #: `meta` rows that mark a file as this store, and the layout of its tables; another layout is rebuilt.
 _FORMAT = "contexttrace result store"
 _PAGE_BYTES = 16384
-_LAYOUT = "1"
+_LAYOUT = "2"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # path: the main file, absolute (os.fsencode); spelling: as the source named it; stamp: `stamp_of`
+    # path: the main file, absolute (os.fsencode); spelling: as the source named it; stamp: `stamp_of`;
+    # used: the last day (`_today`) a run kept or served it. The small columns come before `data`, so a
+    # scan of them never reads a blob's overflow pages.
     "CREATE TABLE entries (path BLOB NOT NULL, spelling BLOB NOT NULL, version TEXT NOT NULL, "
-    "stamp BLOB NOT NULL, checksum INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (path, spelling))",
+    "stamp BLOB NOT NULL, used INTEGER NOT NULL, checksum INTEGER NOT NULL, data BLOB NOT NULL, "
+    "PRIMARY KEY (path, spelling))",
 )
+
+
+def _today() -> int:
+    """Days since the Unix epoch (UTC): when an entry was last used."""
+    return int(time.time() // 86_400)
 
 
 def cache_dir() -> Path:
@@ -89,7 +100,7 @@ def cache_dir() -> Path:
     folder for contexttrace (`~/.cache/contexttrace` on Linux, `~/Library/Caches/contexttrace` on macOS)."""
     chosen = os.environ.get(ENV_DIR, "").strip()
     if chosen:
-        return Path(chosen).expanduser()
+        return Path(chosen).expanduser().absolute()  # workers started elsewhere find the same file
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("contexttrace", appauthor=False))
@@ -228,6 +239,7 @@ class ResultStore:
         self._lock = threading.RLock()
         self._encoder = msgspec.msgpack.Encoder()
         self._decoder: msgspec.msgpack.Decoder[list[Trace]] | None = None
+        self._used: list[int] = []  # rowids of the hits of this lookup last used on another day
 
     @classmethod
     def for_path(cls, path: str | os.PathLike[str] | None = None) -> ResultStore:
@@ -280,7 +292,8 @@ class ResultStore:
         self.warnings.append(f"result store {self.path} {why}; every trace was read")
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Entries hold what the traces hold (tool inputs, paths): a folder this code makes is its owner's only.
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:
             # 16 KiB pages for a new file (a no-op on an existing one): entries are 10-500 KB blobs, and
@@ -310,7 +323,8 @@ class ResultStore:
             for statement in _SCHEMA:
                 conn.execute(statement)
             conn.executemany(
-                "INSERT INTO meta VALUES (?, ?)", [("format", _FORMAT), ("layout", _LAYOUT), ("reader", version)]
+                "INSERT INTO meta VALUES (?, ?)",
+                [("format", _FORMAT), ("layout", _LAYOUT), ("reader", version), ("pruned", str(_today()))],
             )
             return
         if tables != {"meta", "entries"}:
@@ -323,6 +337,10 @@ class ResultStore:
         if meta.get("reader") != version:
             conn.execute("DELETE FROM entries WHERE version != ?", (version,))
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('reader', ?)", (version,))
+        today = _today()
+        if meta.get("pruned") != str(today):
+            conn.execute("DELETE FROM entries WHERE used < ?", (today - KEEP_DAYS,))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('pruned', ?)", (str(today),))
 
     def _discard(self) -> bool:
         """Delete the file (and its -wal, -shm); False when it cannot be deleted."""
@@ -351,6 +369,7 @@ class ResultStore:
         source to read: a `StoredSource` (kept once read), or the source itself when it cannot be kept."""
         out: list[list[Trace] | TraceSource] = []
         with self._lock:
+            self._used = []
             for source in sources:
                 now = time.time_ns()
                 stamp = stamp_of(source)
@@ -366,13 +385,32 @@ class ResultStore:
                 else:
                     fields = {f.name: getattr(source, f.name) for f in dataclasses.fields(TraceSource)}
                     out.append(StoredSource(**fields, store=str(self.path), stamp=stamp[0]))
+            self._mark_used()
         return out
+
+    def _mark_used(self) -> None:
+        """Date the entries served today (one transaction; an entry is written at most once a day)."""
+        conn = self._conn
+        if not self._used or conn is None:
+            return
+        today = _today()
+        try:
+            conn.execute("BEGIN")
+            try:
+                conn.executemany("UPDATE entries SET used = ? WHERE rowid = ?", [(today, r) for r in self._used])
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            self._corrupt(exc)
 
     def _get(self, conn: sqlite3.Connection, source: TraceSource, stamp: bytes) -> list[Trace] | None:
         path, spelling = _key(source)
         try:
             rows = conn.execute(
-                "SELECT checksum, data FROM entries WHERE path = ? AND spelling = ? AND version = ? AND stamp = ?",
+                "SELECT rowid, used, checksum, data FROM entries "
+                "WHERE path = ? AND spelling = ? AND version = ? AND stamp = ?",
                 (path, spelling, reader_version(), stamp),
             ).fetchall()
         except sqlite3.DatabaseError as exc:
@@ -380,13 +418,15 @@ class ResultStore:
             return None
         if not rows:
             return None
-        checksum, data = rows[0]
+        rowid, used, checksum, data = rows[0]
         traces = self._decode(checksum, data)
         if traces is None:  # kept damaged, or by a writer that is not this code: never trusted
             try:
                 conn.execute("DELETE FROM entries WHERE path = ? AND spelling = ?", (path, spelling))
             except sqlite3.DatabaseError as exc:
                 self._corrupt(exc)
+        elif used != _today():
+            self._used.append(rowid)
         return traces
 
     def _decode(self, checksum: Any, data: Any) -> list[Trace] | None:
@@ -425,8 +465,8 @@ class ResultStore:
                 return False
             try:
                 conn.execute(
-                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)",
-                    (path, spelling, reader_version(), source.stamp, zlib.crc32(data), data),
+                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (path, spelling, reader_version(), source.stamp, _today(), zlib.crc32(data), data),
                 )
             except sqlite3.DatabaseError as exc:
                 self._corrupt(exc)

@@ -100,9 +100,12 @@ def test_store_output_identical_cold_and_warm(corpus, tmp_path, settled, reads):
     assert _entries() == len(sources) - len(failing) > 0
 
 
-def test_store_output_identical_with_workers(tmp_path, settled):
-    """Sources read by worker processes are kept by them (each with its own connection), and a warm run
-    with workers prints the same."""
+@pytest.mark.parametrize("fork", [True, False], ids=["forked-workers", "workers-started-afresh"])
+def test_store_output_identical_with_workers(fork, tmp_path, settled, monkeypatch):
+    """Sources read by worker processes are kept by them (each with its own connection), forked or started
+    afresh (macOS, Windows, a parent with threads), and a warm run with workers prints the same."""
+    if not fork:
+        monkeypatch.setattr(runner, "_fork_safe", lambda: False)  # (the lookups, and `RACY_NS`, are here)
     paths = _generated(tmp_path)
     plain = _outputs(paths, cache=False, workers=2)
     assert _outputs(paths, cache=True, workers=2) == plain
@@ -221,6 +224,31 @@ def test_store_other_reader_version_is_never_served(tmp_path, settled, reads, mo
         assert store.reader_version().split("-")[1] != before.split("-")[1]
     finally:
         store.reader_version.cache_clear()
+
+
+def test_store_forgets_entries_unused_for_keep_days(tmp_path, settled, reads, monkeypatch):
+    """An entry served is dated that day; one no run used for `KEEP_DAYS` is deleted by the first run of a
+    later day (a deleted session's entry does not stay for ever)."""
+    main = _session(tmp_path)
+    today = store._today()
+    analyze([str(main)], cache=True, workers=1)
+    monkeypatch.setattr(store, "_today", lambda: today + 20)
+    reads.clear()
+    analyze([str(main)], cache=True, workers=1)  # served, and dated day +20
+    assert reads == []
+    monkeypatch.setattr(store, "_today", lambda: today + 20 + store.KEEP_DAYS)
+    analyze([str(main)], cache=True, workers=1)
+    assert reads == []  # 30 days after its last use: kept
+    monkeypatch.setattr(store, "_today", lambda: today + 20 + 2 * store.KEEP_DAYS + 1)
+    analyze([str(main)], cache=True, workers=1)
+    assert reads == [str(main)]  # unused for 31 days: pruned, read again (and kept again)
+    assert _entries() == 1
+
+
+def test_store_folder_is_its_owners(tmp_path, settled):
+    """The folder the store makes is readable by its owner only: entries hold what the traces hold."""
+    analyze([str(_session(tmp_path))], cache=True, workers=1)
+    assert store.cache_dir().stat().st_mode & 0o777 == 0o700
 
 
 # -- what is never kept -------------------------------------------------------------------------------
