@@ -17,7 +17,7 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from . import __version__
+from . import __version__, metrics
 from .compare import ConditionError, build_run, compare, parse_conditions, parse_metrics, pick_baseline
 from .errors import ExitCode
 from .filters import GROUP_BY, Selection, is_scan, parse_timezone, parse_when, sort_keys
@@ -65,9 +65,10 @@ cache_app = typer.Typer(
 )
 app.add_typer(cache_app, name="cache")
 
-#: The largest `--window` accepted: ten times the largest window a Claude model offers (1M tokens), so a
-#: typo (an extra zero or two) is an error rather than a fill of 0%.
-MAX_WINDOW_TOKENS = 10_000_000
+#: The largest `--window` accepted (`metrics.MAX_WINDOW_TOKENS`, which also bounds a window a trace states):
+#: ten times the largest window a Claude model offers (1M tokens), so a typo (an extra zero or two) is an
+#: error rather than a fill of 0%.
+MAX_WINDOW_TOKENS = metrics.MAX_WINDOW_TOKENS
 _WINDOW_SUFFIXES = {"": 1, "k": 1_000, "m": 1_000_000}
 _WINDOW_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmM]?)")
 
@@ -435,7 +436,7 @@ class _StderrProgress:
     """A progress bar on stderr for long runs; silent when stderr is not a terminal."""
 
     def __init__(self, color: bool | None = None) -> None:
-        self._color = color  # --color/--no-color; None leaves it to rich (which honours NO_COLOR, TERM=dumb)
+        self._color = color  # --color/--no-color, or None: `color_enabled` decides for stderr, as for stdout
         self._bar: Any = None  # a rich Progress, made on first use (rich is imported only then)
         self._task: Any = None
 
@@ -446,7 +447,9 @@ class _StderrProgress:
             from rich.console import Console
             from rich.progress import Progress
 
-            console = Console(stderr=True, no_color=self._color is False)
+            # the CLI's one colour rule (`color_enabled`: the flag, else NO_COLOR, TERM=dumb, a terminal);
+            # rich's own `no_color=False` would override NO_COLOR
+            console = Console(stderr=True, no_color=not color_enabled(self._color, sys.stderr))
             self._bar = Progress(console=console, transient=True)
             self._bar.start()
             self._task = self._bar.add_task("reading traces", total=total)

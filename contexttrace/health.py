@@ -10,7 +10,9 @@ Decisions of issues 3 and 10 (see docs/health-weather.md):
 * records are the main thread's deduplicated calls; tool calls are main-thread tool uses, each with its
   result's `is_error`, except that a refusal (`denied`) is not an error; `filePath` is a Read's `file_path`;
 * the fill signal and `fill_percent` use the same effective window (`metrics.window_choice`), not the
-  spec's hard-coded 200,000;
+  spec's hard-coded 200,000, and the latest *measured* call's prompt (a call whose usage could not be
+  read reads 0 tokens, `metrics.measured`; with none measured, Context Fill abstains);
+* the fill is rounded once, half up, from the exact fraction (`metrics.round_half_up`), as every view;
 * a signal without enough data abstains (`MIN_READS`, `MIN_HALF_TOOL_CALLS`, ...) and the composite is
   taken over the others, weights renormalised; a trace without a model call is not graded at all;
 * the composite is computed exactly in integers, so a band edge is never missed by float noise;
@@ -24,9 +26,10 @@ import itertools
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .metrics import CALL_ROW, FrameRows, WindowChoice, _main_rows, window_choice
+from .metrics import CALL_ROW, FrameRows, WindowChoice, _main_rows, measured, round_half_up, window_choice
 from .schema import FORMAT_STREAM_JSON
 
 if TYPE_CHECKING:
@@ -68,6 +71,8 @@ PRODUCTIVE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 # minimum is what it is: docs/health-weather.md.
 
 #: Context Fill and Compactions need one main-thread model call; with none, nothing is graded at all.
+#: Context Fill also needs a call whose prompt was measured (`metrics.measured`: a prompt of 0 is usage
+#: the reader could not read); without one it abstains and the others are graded.
 MIN_CALLS = 1
 #: Re-reads needs this many Read calls with a `file_path`: from 10 on, one re-read moves the ratio by at
 #: most 0.10, one band; below it a single re-read jumps two bands or more (1 of 5 = 0.20, C).
@@ -555,8 +560,10 @@ def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
     dict
         `grade` (A–F from the composite, or None), `score` (the composite rounded half up, 0–100, or
         None), `reason` (None when graded; why not, e.g. `NO_CALL_REASON`), the measures
-        `fill_percent` (latest prompt ÷ window × 100, 2 decimals), `compaction_count`, `reread_ratio`
-        (re-reads ÷ file reads), `error_acceleration` (second-half ÷ first-half error rate) and
+        `fill_percent` (latest measured prompt ÷ window × 100, rounded half up to 2 decimals from the exact
+        fraction; None when no call's prompt was measured, and Context Fill then abstains),
+        `compaction_count`, `reread_ratio` (re-reads ÷ file reads), `error_acceleration` (second-half ÷
+        first-half error rate) and
         `tool_efficiency` (second-half ÷ first-half productive share), ratios to 4 decimals, each None
         when its signal abstains or the ratio is undefined (a first-half rate of 0); and `signals`: one
         dict per signal in spec order, `name`, `value` (sub-score, None when it abstains), `weight`
@@ -576,8 +583,10 @@ def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
     if len(rows.calls) < MIN_CALLS:
         return _ungraded(NO_CALL_REASON, "no model call")
     tools = rows.tools
-    latest = rows.calls[-1].prompt_tokens
-    fill = latest / window
+    # the latest call whose prompt was measured (a prompt of 0 is usage the reader could not read)
+    at = next((k for k in range(len(rows.calls) - 1, -1, -1) if measured(rows.calls[k].prompt_tokens)), None)
+    latest = rows.calls[at].prompt_tokens if at is not None else None
+    fill = Fraction(latest, window) if latest is not None else None  # exact: rounded once, below
     count = len(rows.compactions)
     reads, rereads = read_counts(tools)
     ratio = rereads / reads if reads >= MIN_READS else None
@@ -586,21 +595,21 @@ def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
     accel = errors[1] / errors[0] if errors and errors[0] else None
     change = writes[1] / writes[0] if writes and writes[0] else None
     values = [
-        fill_score(fill),
+        fill_score(float(fill)) if fill is not None else None,  # float: the edges are the spec's float literals
         compaction_score(count),
         reread_score(ratio),
         error_acceleration_score(errors),
         tool_efficiency_score(writes),
     ]
     measures = [
-        round(fill, RATIO_DECIMALS),
+        round_half_up(fill, RATIO_DECIMALS) if fill is not None else None,
         count,
         _round(ratio, RATIO_DECIMALS),
         _round(accel, RATIO_DECIMALS),
         _round(change, RATIO_DECIMALS),
     ]
     whys = [
-        f"last call's prompt {latest:,} of a {window:,}-token window",
+        _fill_why(latest, window, at, len(rows.calls)),
         f"{count} compaction{'' if count == 1 else 's'}",
         _reread_why(reads, rereads),
         _errors_why(tools, errors),
@@ -614,7 +623,7 @@ def health_grade(rows: SessionRows, window: int) -> dict[str, Any]:
         "grade": letter,
         "score": score,
         "reason": None,
-        "fill_percent": round(fill * 100, PERCENT_DECIMALS),
+        "fill_percent": round_half_up(fill * 100, PERCENT_DECIMALS) if fill is not None else None,
         "compaction_count": count,
         "reread_ratio": measures[2],
         "error_acceleration": measures[3],
@@ -665,6 +674,7 @@ def _ungraded(reason: str, why: str) -> dict[str, Any]:
 
 
 def _score_of(
+    calls: int,
     latest: int | None,
     window: int,
     count: int,
@@ -673,12 +683,13 @@ def _score_of(
     errors: tuple[float, float] | None,
     writes: tuple[float, float] | None,
 ) -> tuple[int | None, str | None]:
-    """(score, grade) of `health_grade` from its measures, without the texts; (None, None) ungraded."""
-    if latest is None:
+    """(score, grade) of `health_grade` from its measures, without the texts; (None, None) ungraded.
+    `calls` counts the calls so far, `latest` is the latest measured prompt (None: Context Fill abstains)."""
+    if calls < MIN_CALLS:
         return None, None
     graded = _score_and_grade(
         (
-            fill_score(latest / window),
+            fill_score(latest / window) if latest is not None else None,
             compaction_score(count),
             reread_score(rereads / reads if reads >= MIN_READS else None),
             error_acceleration_score(errors),
@@ -686,6 +697,14 @@ def _score_of(
         )
     )
     return (None, None) if graded is None else graded
+
+
+def _fill_why(latest: int | None, window: int, at: int | None, calls: int) -> str:
+    """Context Fill's `why`: the prompt it scored, or why it abstains (no call's usage could be read)."""
+    if latest is None or at is None:
+        return f"no call's prompt size could be read (usage read as 0 on all {calls})"
+    whose = "last call's" if at == calls - 1 else f"call #{at + 1}'s (the last with readable usage)"
+    return f"{whose} prompt {latest:,} of a {window:,}-token window"
 
 
 def _reread_why(reads: int, rereads: int) -> str:
@@ -789,7 +808,10 @@ def _timeline_scores(
     O(log n); otherwise each point is a pass over the tool calls.
     """
     call_keys = [key(c.seq) for c in rows.calls]
-    prompts = [c.prompt_tokens for c in rows.calls]
+    # each call's prompt, an unmeasured one (0: usage unreadable) replaced by the latest measured before it
+    prompts: list[int | None] = []
+    for c in rows.calls:
+        prompts.append(c.prompt_tokens if measured(c.prompt_tokens) else (prompts[-1] if prompts else None))
     bound_keys = sorted(key(c.seq) for c in rows.compactions)
     tools = rows.tools
     tool_keys = [key(t.seq) for t in tools]
@@ -816,7 +838,9 @@ def _timeline_scores(
             nc = bisect.bisect_right(call_keys, limit)
             latest = prompts[nc - 1] if nc else None
         else:
-            latest = next((prompts[j] for j in range(len(call_keys) - 1, -1, -1) if call_keys[j] <= limit), None)
+            upto = [j for j in range(len(call_keys)) if call_keys[j] <= limit]
+            nc = len(upto)
+            latest = next((p for j in reversed(upto) if measured(p := rows.calls[j].prompt_tokens)), None)
         count = bisect.bisect_right(bound_keys, limit)
         if tools_sorted:
             m = bisect.bisect_right(tool_keys, limit)
@@ -842,7 +866,7 @@ def _timeline_scores(
         else:
             err_rates = (err_first / mid, err_second / (m - mid))
             write_rates = (prod[0] / mid, prod[1] / (m - mid))
-        score, letter = _score_of(latest, window, count, reads, rereads, err_rates, write_rates)
+        score, letter = _score_of(nc, latest, window, count, reads, rereads, err_rates, write_rates)
         out.append((score, letter, count))
     return out
 

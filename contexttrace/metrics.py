@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
+from fractions import Fraction
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 from .schema import THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 
@@ -34,6 +35,161 @@ SPIKE_FACTOR = 1.8
 
 #: How many tools the "largest tool results" line names.
 LARGEST_TOOLS_SHOWN = 5
+
+#: A count at or above this is not a count: past 2**53 a float, and so Claude Code's JavaScript, cannot hold
+#: it exactly. The reader bounds usage and other counts the same way (fuzz 04, 09); `count_of` bounds what
+#: the figures take from a stream-json `result` line, which the reader keeps as written.
+MAX_COUNT = 2**53
+
+#: The largest context window, in tokens, taken from `--window` (the CLI refuses more) or from a trace
+#: (`window_choice` leaves a larger `contextWindow` out): ten times the largest window a Claude model
+#: offers (1M tokens), so a typo or damage (an extra zero or two) is never a fill of 0 %.
+MAX_WINDOW_TOKENS = 10_000_000
+
+
+def count_of(value: Any) -> tuple[int | None, bool]:
+    """Read a count (tokens, ms, turns) as the trace wrote it, bounded as the reader bounds usage counts.
+
+    Returns
+    -------
+    (int or None, bool)
+        ``(n, True)`` for an int with 0 <= n < `MAX_COUNT` (a bool is not an int here); ``(None, True)``
+        when absent or null; ``(None, False)`` when written but not a count: a string, a float (``10.0``,
+        NaN, ``1e999``), a list, a bool, a negative number, or an integer of 2**53 or more (the lenient
+        JSON fallback reads any number of digits).
+
+    Examples
+    --------
+    >>> count_of(5), count_of(None), count_of(-1), count_of(10.0), count_of(10**400), count_of(True)
+    ((5, True), (None, True), (None, False), (None, False), (None, False), (None, False))
+    """
+    if value is None:
+        return None, True
+    if type(value) is int and 0 <= value < MAX_COUNT:
+        return value, True
+    return None, False
+
+
+def _shown(value: Any) -> str:
+    """A value as a warning quotes it: its repr, cut at 40 characters (a 400-digit integer stays short)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def result_count(result: dict[str, Any] | None, key: str, where: str = "") -> tuple[int | None, str | None]:
+    """Read one count of a stream-json `result` line (`duration_ms`, `num_turns`, a `usage` count).
+
+    Parameters
+    ----------
+    result
+        The `result` line (`Trace.result`) or a dict inside it (its `usage`), or None.
+    key
+        The field's name as written.
+    where
+        How the warning names the dict inside the line (``"usage."``), empty for the line itself.
+
+    Returns
+    -------
+    (int or None, str or None)
+        The count (`count_of`), None when absent or not a count; and a warning when a value was written
+        that is not a count (it is then unknown, never a figure), else None.
+
+    Examples
+    --------
+    >>> result_count({"duration_ms": -123456789}, "duration_ms")
+    (None, 'result line: duration_ms is not a count (-123456789); not used')
+    """
+    value = (result or {}).get(key)
+    count, ok = count_of(value)
+    return count, None if ok else f"result line: {where}{key} is not a count ({_shown(value)}); not used"
+
+
+def context_windows(result: dict[str, Any] | None) -> tuple[dict[str, int], list[str]]:
+    """Read the `contextWindow` of each model a stream-json `result` line's `modelUsage` lists.
+
+    Returns
+    -------
+    (dict, list of str)
+        Model key (as written) → window in tokens, only for a count from 1 to `MAX_WINDOW_TOKENS`, in the
+        order written; and a warning per `contextWindow` written that is not such a window (not a count,
+        0, or above `MAX_WINDOW_TOKENS`: no model has that window, so `window_choice` goes on to its next
+        rule rather than measure every fill against it). Never raises.
+
+    Examples
+    --------
+    >>> context_windows({"modelUsage": {"a": {"contextWindow": 200000}, "b": {"contextWindow": 10**400}}})[0]
+    {'a': 200000}
+    """
+    usage = (result or {}).get("modelUsage")
+    if not isinstance(usage, dict):
+        return {}, []
+    sizes: dict[str, int] = {}
+    warnings = []
+    for model, entry in usage.items():
+        if not isinstance(entry, dict) or entry.get("contextWindow") is None:
+            continue
+        value = entry["contextWindow"]
+        size, _ = count_of(value)
+        if size is not None and 0 < size <= MAX_WINDOW_TOKENS:
+            sizes[model] = size
+        else:
+            warnings.append(
+                f"result line: modelUsage[{model!r}] contextWindow is not a window of 1 to "
+                f"{MAX_WINDOW_TOKENS:,} tokens ({_shown(value)}); not used"
+            )
+    return sizes, warnings
+
+
+def round_half_up(value: Fraction | int, decimals: int = 0) -> float:
+    """Round an exact value half up (away from zero at a tie for values >= 0) to `decimals` places.
+
+    Every percentage and fraction of the context fill is rounded this way, once, from the exact
+    fraction prompt ÷ window (`Fraction(prompt, window)`), so each view shows the same figure: 5,010 of
+    200,000 tokens (exactly 2.505 %) is 3 % whole, 2.51 % to two decimals, 0.0251 as a fraction. A
+    float's binary value (2.505 is stored as 2.50499...) and Python's `round` (half to even) would each
+    round it down.
+
+    Examples
+    --------
+    >>> round_half_up(Fraction(100 * 5010, 200_000)), round_half_up(Fraction(100 * 5010, 200_000), 2)
+    (3.0, 2.51)
+    >>> round_half_up(Fraction(4999, 200_000), 4), round_half_up(Fraction(100 * 4999, 200_000))
+    (0.025, 2.0)
+    """
+    scale = 10**decimals
+    exact = Fraction(value) * scale
+    return (exact.numerator * 2 + exact.denominator) // (2 * exact.denominator) / scale
+
+
+def measured(prompt: int | None) -> TypeGuard[int]:
+    """Whether a call's prompt size was measured: its prompt tokens are above 0.
+
+    A real model call always sends some prompt (the system prompt alone is thousands of tokens). A call
+    whose prompt reads 0 had usage counts the reader could not read (a float ``10.0``, a string, a
+    negative number: read as 0 and warned), so its size is unknown, not 0: `context_figures`, the
+    window's peak rule, health's Context Fill and weather's ctx_pressure leave it out.
+    """
+    return prompt is not None and prompt > 0
+
+
+def unmeasured_warning(unmeasured: int, calls: int) -> str | None:
+    """The warning of a trace with main-thread calls whose prompt size is unknown (`measured`), else None;
+    the same words in `context trace` and `context usage`.
+
+    >>> unmeasured_warning(2, 5).split(":")[0]
+    '2 of 5 main-thread call(s) have unreadable usage (read as 0)'
+    """
+    if not unmeasured:
+        return None
+    if unmeasured == calls:
+        return (
+            f"none of the {calls} main-thread call(s) has readable usage (read as 0): no prompt size was measured, "
+            "so first, peak, growth and fill are unknown (0 in JSON, - in the table) and Context Fill abstains"
+        )
+    return (
+        f"{unmeasured} of {calls} main-thread call(s) have unreadable usage (read as 0): their prompt sizes are "
+        "unknown, left out of first, peak, growth, fill and the context readings"
+    )
 
 
 def main_calls(calls: pl.DataFrame) -> pl.DataFrame:
@@ -155,42 +311,53 @@ def prompt_series(calls: pl.DataFrame) -> list[int]:
 
 
 def context_figures(series: list[int], window: int | None) -> dict[str, Any]:
-    """Compute first, peak, growth and fill from a prompt-token series.
+    """Compute first, peak, growth and fill from a prompt-token series, over its measured calls.
 
     Parameters
     ----------
     series
-        Prompt tokens per main-thread call, in order (`prompt_series`).
+        Prompt tokens per main-thread call, in order (`prompt_series`). A 0 is a call whose usage could
+        not be read (`measured`): it is left out of every figure here, never taken as a 0-token prompt.
     window
         Context window in tokens, or None when not known (then `fill` is None).
 
     Returns
     -------
     dict
-        `first`, `peak`, `growth` (tokens, exact; 0 for an empty series), `fill` (peak / window, a
-        fraction 0–1+, or None), `spikes` (0-based call indexes flagged as transient spikes: at least
-        1.8× both neighbours, or above the window) and `peak_without_spikes` (tokens).
+        Over the measured calls: `first` (the first one's prompt), `peak`, `growth` (peak − first; tokens,
+        exact; all 0 when no call was measured), `fill` (peak / window, a fraction 0–1+; None without a
+        window or a call, 0.0 when no call was measured, like the others), `spikes` (0-based indexes into
+        `series` of the calls flagged as transient spikes: at least 1.8× both measured neighbours, or
+        above the window; the JSON writes them as call numbers from 1), `peak_without_spikes` (tokens)
+        and `unmeasured` (how many calls of `series` were left out).
 
     Examples
     --------
     >>> f = context_figures([21390, 21673], 200000)
     >>> f["first"], f["peak"], f["growth"], round(f["fill"], 4)
     (21390, 21673, 283, 0.1084)
+    >>> f = context_figures([0, 100, 0, 300, 100], None)
+    >>> f["first"], f["peak"], f["spikes"], f["unmeasured"]
+    (100, 300, [3], 2)
     """
-    if not series:
-        return {"first": 0, "peak": 0, "growth": 0, "fill": None, "spikes": [], "peak_without_spikes": 0}
-    first = series[0]
-    peak = max(series)
-    spikes = [i for i, v in enumerate(series) if (window is not None and v > window) or _spike_between(series, i)]
-    flagged = set(spikes)
-    rest = [v for i, v in enumerate(series) if i not in flagged]
+    at = [i for i, v in enumerate(series) if measured(v)]
+    values = [series[i] for i in at]
+    if not values:  # no call, or none measured: 0s (the JSON's integers; the table shows `-` for the latter)
+        fill = 0.0 if series and window else None
+        return {"first": 0, "peak": 0, "growth": 0, "fill": fill, "spikes": [], "peak_without_spikes": 0,
+                "unmeasured": len(series)}  # fmt: skip
+    first = values[0]
+    peak = max(values)
+    flagged = [k for k, v in enumerate(values) if (window is not None and v > window) or _spike_between(values, k)]
+    rest = [v for k, v in enumerate(values) if k not in set(flagged)]
     return {
         "first": first,
         "peak": peak,
         "growth": peak - first,
         "fill": peak / window if window else None,
-        "spikes": spikes,
+        "spikes": [at[k] for k in flagged],
         "peak_without_spikes": max(rest) if rest else 0,
+        "unmeasured": len(series) - len(values),
     }
 
 
@@ -238,8 +405,9 @@ def _compaction_events(bounds: list[tuple[Any, ...]], seqs: list[int], prompts: 
         at = bisect.bisect_right(seqs, seq)  # first main call after the boundary
         after = at if at < len(seqs) else None
         before = (after - 1 if after is not None else len(seqs) - 1) if seqs else -1
-        ctx_before = prompts[before] if before >= 0 else None
-        ctx_after = prompts[after] if after is not None else None
+        # an unmeasured call (prompt 0: usage unreadable) has no known context size
+        ctx_before = prompts[before] if before >= 0 and measured(prompts[before]) else None
+        ctx_after = prompts[after] if after is not None and measured(prompts[after]) else None
         out.append(
             {
                 "trigger": trigger,
@@ -503,6 +671,64 @@ def _thread_call_counts(kinds: list[str | None]) -> dict[str, int]:
     }
 
 
+def missing_subagents(trace: Trace) -> list[str]:
+    """List the subagents a Task/Agent result names whose calls the trace does not hold.
+
+    A 2.x transcript's Task/Agent result names its agent (`toolUseResult.agentId`: the `tool_results`
+    column `agent_id`); the agent's calls are in `<session>/subagents/agent-<id>.jsonl` or a flat
+    `agent-<id>.jsonl`. A session piped on stdin or copied without them has the name and not the calls,
+    so `subagent_calls` and every usage total miss them. An agent counts as found when a call's thread
+    carries its id, when a thread is named by the Task call's id (stream-json), or when its file was read
+    (`trace.agents`, or a file named `agent-<id>.jsonl`: an agent with no call). Both reports warn with
+    `missing_subagents_warning`.
+
+    Returns
+    -------
+    list of str
+        The agent ids, each once, in the order of the results that name them. Exact.
+    """
+    results = trace.view("tool_results")
+    return _missing_subagents(
+        results.get_column("agent_id").to_list(),
+        results.get_column("tool_use_id").to_list(),
+        set(trace.view("calls").get_column("thread").to_list()),
+        set(getattr(trace, "agents", None) or ()) | {f.replace("\\", "/").rsplit("/", 1)[-1] for f in trace.files},
+    )
+
+
+def _missing_subagents(
+    agent_ids: list[str | None], tool_use_ids: list[str | None], threads: set[Any], read: set[str]
+) -> list[str]:
+    """`missing_subagents` from the results' (agent_id, tool_use_id), the calls' threads, and the agent ids
+    and file names read.
+
+    >>> _missing_subagents(["a", "b", None, "a"], ["t1", "t2", "t3", "t4"], {"main", "b"}, set())
+    ['a']
+    """
+    missing = [
+        agent
+        for agent, tid in zip(agent_ids, tool_use_ids, strict=True)
+        if agent is not None
+        and agent not in threads
+        and tid not in threads
+        and agent not in read
+        and f"agent-{agent}.jsonl" not in read
+    ]
+    return list(dict.fromkeys(missing))
+
+
+def missing_subagents_warning(missing: list[str]) -> str | None:
+    """The one warning both reports give for `missing_subagents` (None when there are none).
+
+    >>> missing_subagents_warning(["ea02459f"])
+    '1 subagent(s) referenced but not found; totals exclude them (ea02459f)'
+    """
+    if not missing:
+        return None
+    ids = ", ".join(missing)
+    return f"{len(missing)} subagent(s) referenced but not found; totals exclude them ({ids})"  # issue 10's words
+
+
 def models_used(calls: pl.DataFrame) -> list[str]:
     """Return the distinct model ids of the trace's calls, in order of first use (synthetic never included)."""
     return _models_used(list(zip(calls.get_column("seq").to_list(), calls.get_column("model").to_list(), strict=True)))
@@ -549,9 +775,10 @@ def window_choice(trace: Trace, window: int | None = None) -> WindowChoice:
     WindowChoice
         In order of preference: `window`; the `contextWindow` of the main thread's last model in the
         stream-json `result` line's `modelUsage` (or, if that model is not listed, the largest
-        `contextWindow` listed); else 1,000,000 when a model id (the init line's or a call's) ends in
-        ``[1m]``; else 200,000, raised to 1,000,000 when the main thread's peak prompt exceeds 200,000
-        (transient spikes, at least 1.8× both neighbours, left out: CASES B11).
+        `contextWindow` listed; only counts from 1 to `MAX_WINDOW_TOKENS`, `context_windows`); else
+        1,000,000 when a model id (the init line's or a call's) ends in ``[1m]``; else 200,000, raised
+        to 1,000,000 when the main thread's peak measured prompt exceeds 200,000 (transient spikes, at
+        least 1.8× both neighbours, and unmeasured calls, `measured`, left out: CASES B11).
         Exact as far as the trace states it; the default is an assumption (a model-name
         table is never consulted: Opus 4.6 appears at 1M in some tables, yet the b-spotter-compaction
         sample auto-compacted at 170,251 tokens, which only a 200,000 window explains).
@@ -580,26 +807,22 @@ def _window_choice(
     if window is not None:
         return WindowChoice(window, "option")
     main_models = [m for m in models_all if m is not None]
-    usage = (trace.result or {}).get("modelUsage")
-    if isinstance(usage, dict):
-        sizes = {
-            m: v["contextWindow"]
-            for m, v in usage.items()
-            if isinstance(v, dict) and type(v.get("contextWindow")) is int and v["contextWindow"] > 0
-        }
-        models = main_models
-        if models and models[-1] in sizes:
-            return WindowChoice(sizes[models[-1]], "modelUsage")
-        if sizes:
-            return WindowChoice(max(sizes.values()), "modelUsage")
+    # Each `contextWindow` bounded (`context_windows`): a 400-digit integer read by the lenient JSON
+    # fallback, or a window no model has, is left out (and warned by the reports), never the window.
+    sizes, _ = context_windows(getattr(trace, "result", None))
+    if main_models and main_models[-1] in sizes:
+        return WindowChoice(sizes[main_models[-1]], "modelUsage")
+    if sizes:
+        return WindowChoice(max(sizes.values()), "modelUsage")
     # Claude Code selects the 1M window with a `[1m]` model suffix, which a stream-json init line (or a
     # gateway's model id) can carry even where `message.model` does not (CASES B26).
     surface = getattr(trace, "surface", None) or {}
     named = [surface.get("model"), *main_models]
     if any(isinstance(m, str) and m.lower().endswith("[1m]") for m in named):
         return WindowChoice(LARGE_WINDOW_TOKENS, "model [1m]")
-    # A transient spike (at least 1.8x both neighbours, CASES B11) is not evidence of a larger window.
-    series = [p for p in prompts if p is not None]
+    # A transient spike (at least 1.8x both neighbours, CASES B11) is not evidence of a larger window; an
+    # unmeasured call (prompt 0) is no prompt at all, so it is neither a neighbour nor a peak.
+    series = [p for p in prompts if measured(p)]
     steady = [v for i, v in enumerate(series) if not _spike_between(series, i)]
     if max(steady, default=0) > DEFAULT_WINDOW_TOKENS:
         return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
@@ -612,8 +835,8 @@ def effective_window(trace: Trace, window: int | None = None) -> int:
     Returns
     -------
     int
-        Tokens, > 0: `--window`, else `modelUsage[*].contextWindow`, else 200,000 (1,000,000 when the
-        main-thread peak exceeds 200,000).
+        Tokens, 1 to `MAX_WINDOW_TOKENS` from a trace: `--window`, else `modelUsage[*].contextWindow`, else
+        200,000 (1,000,000 when the main-thread peak exceeds 200,000).
     """
     return window_choice(trace, window).tokens
 

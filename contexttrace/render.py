@@ -6,11 +6,14 @@ not depend on a terminal, on dict order or on locale: traces print in argument o
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
+from fractions import Fraction
 from typing import Any
 
 import orjson
 
+from .metrics import measured, round_half_up
 from .report import RunResult, TraceReport
 
 #: tabulate's GitHub-style pipe table: `| a | b |` over `|---|---|`, as spec 004 shows it.
@@ -32,9 +35,25 @@ def fmt_int(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def fmt_percent(fraction: float | None) -> str:
-    """Format a 0–1 fraction as a whole percentage (``0.1084`` → ``"11%"``); None → ``"-"``."""
-    return "-" if fraction is None else f"{fraction * 100:.0f}%"
+def fmt_percent(fraction: float | Fraction | None) -> str:
+    """Format a 0–1 fraction as a whole percentage, rounded half up once (``0.1084`` → ``"11%"``); None → ``"-"``.
+
+    A `Fraction` is rounded from its exact value; a float from the decimal it prints as (its shortest
+    repr: 0.02505 is 2.505 %, not the binary 2.50499…), so 2.505 % shows as 3 %, as every view of the
+    fill shows it (`metrics.round_half_up`). Python's `:.0%` would round the binary value half to even.
+
+    >>> fmt_percent(0.1084), fmt_percent(0.02505), fmt_percent(Fraction(4999, 200_000)), fmt_percent(0.125)
+    ('11%', '3%', '2%', '13%')
+    """
+    if fraction is None:
+        return "-"
+    exact = fraction if isinstance(fraction, Fraction) else Fraction(Decimal(repr(float(fraction))))
+    return f"{round_half_up(exact * 100):.0f}%"
+
+
+def _measured_cell(r: Any, value: Any, fmt: Any = fmt_int) -> str:
+    """first / peak / growth / fill: `-` when no main call's prompt was measured (usage unreadable), not 0."""
+    return "-" if r.calls and getattr(r, "unmeasured_calls", 0) >= r.calls else fmt(value)
 
 
 def _safe(text: str) -> str:
@@ -46,10 +65,10 @@ def _safe(text: str) -> str:
 _COLUMNS: list[tuple[str, Any]] = [
     ("trace", lambda r: r.trace),
     ("calls", lambda r: fmt_int(r.calls)),
-    ("first", lambda r: fmt_int(r.first)),
-    ("peak", lambda r: fmt_int(r.peak)),
-    ("fill", lambda r: fmt_percent(r.fill) + ("!" if r.fill is not None and r.fill > 1 else "")),
-    ("growth", lambda r: fmt_int(r.growth)),
+    ("first", lambda r: _measured_cell(r, r.first)),
+    ("peak", lambda r: _measured_cell(r, r.peak)),
+    ("fill", lambda r: _measured_cell(r, r.fill, fmt_percent) + ("!" if r.fill is not None and r.fill > 1 else "")),
+    ("growth", lambda r: _measured_cell(r, r.growth)),
     ("compact", lambda r: fmt_int(r.compact)),
     ("tools", lambda r: fmt_int(r.tools)),
     ("failed", lambda r: _failed_cell(r.failed, r.denied)),
@@ -372,6 +391,7 @@ _LOWER_BOUND_TEXT = {
     "output_placeholder": "output counts are streaming placeholders",
     "no_result_line": "the run has no result line (it ended early)",
     "missing_subagents": "subagents are missing",
+    "unreadable_usage": "some calls' usage could not be read (counted as 0)",
 }
 
 
@@ -398,11 +418,8 @@ def _usage_notes(r: Any) -> list[str]:
             f"{r.trace}: {fmt_int(t['cache_write_assumed_5m_tokens'])} cache-write tokens priced as 5-minute "
             f"writes (assumed 5m: {'; '.join(parts)})"
         )
-    if r.missing_subagents:
-        out.append(
-            f"{r.trace}: {len(r.missing_subagents)} subagent(s) referenced but not found; totals exclude them "
-            f"({', '.join(r.missing_subagents)})"
-        )
+    # subagents referenced but not found: a warning of the report (`metrics.missing_subagents_warning`),
+    # printed once by `render_diagnostics`; the lower-bound note below gives its effect on the cost
     if t["lower_bound_reasons"]:
         why = "; ".join(_LOWER_BOUND_TEXT.get(x, x) for x in t["lower_bound_reasons"])
         out.append(f"{r.trace}: cost is a lower bound {fmt_usd(t['cost_usd'], lower_bound=True)}: {why}")
@@ -625,7 +642,7 @@ def render_health_bar(h: dict[str, Any], color: bool = False) -> list[str]:
     return lines
 
 
-def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
+def render_weather_tooltip(w: dict[str, Any], fill: Fraction | None = None) -> list[str]:
     """Render spec 002's tooltip: stats when sunny or fair, else the active factors and the calls to read.
 
     Returns
@@ -635,7 +652,9 @@ def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
         call and the two signals that made it), then the stats line or
         one line per factor (highest severity first) and a "look at" line; last, the signals that
         abstained and why. Call numbers count main-thread model calls from 1, as `--calls` and the JSON
-        do. Without weather (no model call), one line: `weather –` and the reason.
+        do. Without weather (no model call), one line: `weather –` and the reason. `fill`, the exact
+        prompt ÷ window when the caller has it, makes the stats' context percentage one rounding of the
+        exact value (`stats.context_fill_frac` is already rounded to 4 decimals).
     """
     if w["level"] is None:
         return [f"  weather – {w['reason']}"]
@@ -649,7 +668,7 @@ def render_weather_tooltip(w: dict[str, Any]) -> list[str]:
         st = w["stats"]
         denied = st.get("tool_denials")
         parts = [
-            f"context {fmt_percent(st['context_fill_frac'])}",
+            f"context {fmt_percent(fill if fill is not None else st['context_fill_frac'])}",
             f"{fmt_int(st['tool_errors'])} tool errors" + (f" (+{denied} denied, not counted)" if denied else ""),
             f"cache hit {fmt_percent(st['cache_hit_frac'])}",
             "latency " + ("-" if st["latency_ratio"] is None else f"{st['latency_ratio']:.2f}× baseline"),
@@ -689,7 +708,10 @@ def render_explain(run: RunResult, color: bool = False) -> str:
         h, w = r.extra.get("health"), r.extra.get("weather")
         if h is None or w is None:
             continue
-        lines = [r.trace, *render_health_panel(h, color), *render_health_bar(h, color), *render_weather_tooltip(w)]
+        last = next((p for p in reversed(getattr(r, "prompt_tokens", [])) if measured(p)), None)  # as ctx_pressure
+        fill = Fraction(last, h["window"]) if last is not None and h.get("window") else None
+        lines = [r.trace, *render_health_panel(h, color), *render_health_bar(h, color)]
+        lines += render_weather_tooltip(w, fill)
         blocks.append("\n".join(lines))
     return _safe("\n\n".join(blocks))
 

@@ -64,7 +64,7 @@ class TraceReport:
     models: list[str]
     cli_version: str | None
     prompt_tokens: list[int]
-    spikes: list[int]
+    spikes: list[int]  # 0-based indexes into `prompt_tokens`; the JSON writes them as call numbers from 1
     peak_without_spikes: int
     synthetic_errors: int
     inherited_calls: int
@@ -74,6 +74,9 @@ class TraceReport:
     extra: dict[str, Any] = field(default_factory=dict)
     #: `label`, `project`, `cwd`, `start`, `start_source` (`filters.trace_facts`)
     facts: dict[str, Any] = field(default_factory=dict)
+    #: main calls whose prompt size is unknown (usage unreadable, `metrics.measured`), left out of
+    #: first/peak/growth/fill; not a JSON key (the warning says it)
+    unmeasured_calls: int = 0
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: raw numbers, stable keys (`--calls` adds `prompt_tokens`)."""
@@ -117,7 +120,7 @@ class TraceReport:
             "skipped_lines": self.skipped_lines,
             "oversized_lines": self.oversized_lines,
             "truncated_last_line": self.truncated_last_line,
-            "spikes": self.spikes,
+            "spikes": [i + 1 for i in self.spikes],  # call numbers from 1, as `--calls` and `call` number them
             "peak_without_spikes": self.peak_without_spikes,
             "synthetic_errors": self.synthetic_errors,
             "inherited_calls": self.inherited_calls,
@@ -204,6 +207,15 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     events = metrics._compaction_events(rows.bounds, main_seqs, series) if rows.bounds else []
     session = session_rows_of(trace, rows)
     choice = metrics._window_choice(trace, [c[4] for c in rows.main_calls], [c[1] for c in rows.main_calls], window)
+    # the reader's warnings, then what these figures could not use (a `contextWindow` that is no window,
+    # calls whose prompt size is unknown, subagents named but not found)
+    warnings = [*trace.warnings, *metrics.context_windows(trace.result)[1]]
+    for note in (
+        metrics.unmeasured_warning(ctx["unmeasured"], len(series)),
+        metrics.missing_subagents_warning(metrics.missing_subagents(trace)),
+    ):
+        if note is not None:
+            warnings.append(note)
     return TraceReport(
         trace=trace.name,
         path=trace.path,
@@ -245,9 +257,10 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         peak_without_spikes=ctx["peak_without_spikes"],
         synthetic_errors=trace.synthetic_errors,
         inherited_calls=trace.inherited_calls,
-        warnings=list(trace.warnings),
+        warnings=warnings,
         line_notes=list(trace.line_notes),
         skipped_by_file=dict(trace.skipped_by_file),
         extra={"health": health_of(session, choice), "weather": weather_of(session, choice.tokens)},
         facts=trace_facts(trace),
+        unmeasured_calls=ctx["unmeasured"],
     )

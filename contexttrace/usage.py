@@ -9,7 +9,9 @@ Rules this module owns (docs/usage.md states each with its source and exact/≈)
 * Every API response counts once: the call rows of `reader` are already deduplicated (CASES B01).
 * Tokens are summed per thread kind, thread and model; the part of a cache write that its 5m/1h split does
   not account for (the split absent, or written as 0/0) is priced as 5-minute and reported as assumed
-  (`cache_write_assumed_5m_tokens`).
+  (`cache_write_assumed_5m_tokens`); a split is never priced beyond the cache-write total it splits.
+* A call whose prompt reads 0 had usage the reader could not read (`metrics.measured`): its tokens are
+  unknown, so every total it is in is a lower bound (`unreadable_usage`).
 * Cost is priced per call (`pricing.call_cost_usd`); a call on a model the table lacks is unpriced, its
   model listed in `unpriced_models`, and every total it belongs to is a lower bound.
 * The stream-json `result` line is reported beside our figures (`reported_*`), never added (B16).
@@ -73,7 +75,9 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
         write that no 5m/1h split accounts for — all of it when `cache_split_known` is false or the split is
         written as 0/0 — priced as 5-minute writes), `priced_as` (str: normalised model, with " (fast)" for
         fast calls) and `cost_usd` (f64, USD, ≈ list price; null when the model, or its fast price, is not
-        in the table).
+        in the table). `cache_write_5m_tokens` and `cache_write_1h_tokens` are replaced by the split as
+        priced: 0 when unknown, and never more than `cache_write_tokens` (5-minute first, the cheaper: a
+        split whose total could not be read, or that exceeds it, is cut to it, so a lower bound stays one).
 
     Examples
     --------
@@ -94,6 +98,8 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
         fast=pl.Series(extra["fast"], dtype=pl.Boolean),
         long_context=pl.Series(extra["long_context"], dtype=pl.Boolean),
         cache_write_assumed_5m_tokens=pl.Series(extra["cache_write_assumed_5m_tokens"], dtype=pl.Int64),
+        cache_write_5m_tokens=pl.Series(extra["cache_write_5m_tokens"], dtype=pl.Int64),
+        cache_write_1h_tokens=pl.Series(extra["cache_write_1h_tokens"], dtype=pl.Int64),
         priced_as=pl.Series(extra["priced_as"], dtype=pl.String),
         cost_usd=pl.Series(extra["cost_usd"], dtype=pl.Float64),
     )
@@ -110,6 +116,8 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
     fast_col: list[bool] = []
     long_col: list[bool] = []
     assumed: list[int] = []
+    split_5m: list[int] = []
+    split_1h: list[int] = []
     label: list[str | None] = []
     cost: list[float | None] = []
     for model, inp, cw, c5, c1, known, cr, out, prompt, speed, web in rows:
@@ -122,13 +130,21 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
             and price.long_context_input_multiplier is not None
         )
         c5, c1 = (c5 or 0, c1 or 0) if known else (0, 0)
+        # A split never prices more than the total it splits: with the total unreadable (read as 0) and
+        # the split readable, pricing the split would cost writes no column counts. Cut to the total, the
+        # cheaper 5-minute part first.
+        cw = cw or 0
+        c5 = min(c5, cw)
+        c1 = min(c1, cw - c5)
         # The part of the write no split accounts for (the split absent, written as 0/0, or short) is priced
         # as 5-minute, as ccusage does, and reported as assumed (CASES: issue 10).
-        extra = max(0, (cw or 0) - c5 - c1)
+        extra = cw - c5 - c1
         price_model.append(key)
         fast_col.append(fast)
         long_col.append(long)
         assumed.append(extra)
+        split_5m.append(c5)
+        split_1h.append(c1)
         label.append(None if key is None else key + (" (fast)" if fast else ""))
         cost.append(
             None
@@ -142,6 +158,8 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
         "fast": fast_col,
         "long_context": long_col,
         "cache_write_assumed_5m_tokens": assumed,
+        "cache_write_5m_tokens": split_5m,
+        "cache_write_1h_tokens": split_1h,
         "priced_as": label,
         "cost_usd": cost,
     }
@@ -192,7 +210,8 @@ def token_totals(priced: pl.DataFrame) -> dict[str, Any]:
         sorted), `long_context_calls`, `fast_calls`, `output_lower_bound_calls` (calls written with no
         `stop_reason`: their output_tokens may be a streaming placeholder, FORMATS G2),
         `output_is_lower_bound` (some such call and no `modelUsage` gives its model's final count),
-        `lower_bound_reasons` (sorted, from `LOWER_BOUND_REASONS`) and `cost_is_lower_bound` (any reason).
+        `lower_bound_reasons` (sorted, from `LOWER_BOUND_REASONS`; `unreadable_usage` when a call's usage
+        could not be read: its prompt reads 0) and `cost_is_lower_bound` (any reason).
     """
     return _totals(priced.to_dicts())
 
@@ -200,8 +219,11 @@ def token_totals(priced: pl.DataFrame) -> dict[str, Any]:
 #: Why a cost can be a lower bound (`lower_bound_reasons`): a call on a model the table cannot price; output
 #: written as a streaming placeholder with no final count from a `result` line (FORMATS G2, CASES B16); a
 #: stream-json run with no `result` line (it ended before Claude Code wrote its totals); subagents named by
-#: Task/Agent results whose calls the trace lacks (their files not read).
-LOWER_BOUND_REASONS = ("unpriced_model", "output_placeholder", "no_result_line", "missing_subagents")
+#: Task/Agent results whose calls the trace lacks (their files not read); calls whose usage counts could not
+#: be read (read as 0: a prompt of 0 tokens, `metrics.measured`) with no `modelUsage` giving their model's
+#: totals.
+LOWER_BOUND_REASONS = ("unpriced_model", "output_placeholder", "no_result_line", "missing_subagents",
+                       "unreadable_usage")  # fmt: skip
 
 #: `cost_source` values: priced from the calls written, from the `result` line's `modelUsage` only (a model
 #: no call line shows), or both (the calls, plus the tokens `modelUsage` counts beyond them).
@@ -220,7 +242,9 @@ def _totals(rows: list[dict[str, Any]], covered: frozenset[str] = frozenset()) -
     unpriced = [r["model"] for r in rows if r["cost_usd"] is None]
     placeholders = [r for r in rows if r["stop_reason"] is None]
     output_lower = any(r["price_model"] not in covered for r in placeholders)
+    unreadable = any(not metrics.measured(r["prompt_tokens"]) and r["price_model"] not in covered for r in rows)
     reasons = (["unpriced_model"] if unpriced else []) + (["output_placeholder"] if output_lower else [])
+    reasons += ["unreadable_usage"] if unreadable else []
     return {
         "calls": len(rows),
         **sums,
@@ -282,26 +306,52 @@ _MODEL_USAGE_COUNTS = (
     ("outputTokens", "output_tokens"),
     ("webSearchRequests", "web_search_requests"),
 )
-#: A count at or above this is not a token count (as the reader's usage counts: beyond 2**53 a float, and
-#: so Claude Code's JavaScript, cannot hold it exactly).
-_MAX_COUNT = 2**53
-
-
-def _count(value: Any) -> tuple[int | None, bool]:
-    """A `modelUsage` count read like a usage count: (the int, True); (None, True) when absent or null;
-    (None, False) when implausible — a string, a float (NaN, ∞ from `1e999`, 5.0), a list, a bool, < 0."""
-    if value is None:
-        return None, True
-    if type(value) is int and 0 <= value < _MAX_COUNT:
-        return value, True
-    return None, False
+#: A `modelUsage` count read like a usage count (`metrics.count_of`: 0 <= n < 2**53, else unknown).
+_count = metrics.count_of
 
 
 def _usd(value: Any) -> float | None:
-    """A USD figure as written: a finite number (an int within 2**53, a float not NaN or ∞), else None."""
-    if type(value) is int and -_MAX_COUNT < value < _MAX_COUNT:
+    """A USD figure as written: a number from 0 (an int below 2**53, a float not NaN, ∞ nor 2**53 or
+    more), else None. A cost is never negative; a 400-digit integer read by the lenient JSON fallback is
+    no cost."""
+    if type(value) is int and 0 <= value < metrics.MAX_COUNT:
         return float(value)
-    return value if type(value) is float and math.isfinite(value) else None
+    return value if type(value) is float and 0 <= value < metrics.MAX_COUNT else None
+
+
+def _usd_warning(source: dict[str, Any], key: str, where: str = "") -> str | None:
+    """A warning when `source[key]` is written but not a USD figure (`_usd`), else None."""
+    value = source.get(key)
+    if value is None or _usd(value) is not None:
+        return None
+    return f"result line: {where}{key} is not a cost in USD ({metrics._shown(value)}); not used"
+
+
+#: `result.usage` counts as written, in the order `reported_usage` lists them.
+_RESULT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+
+
+def result_warnings(result: dict[str, Any] | None) -> list[str]:
+    """Warnings about the numbers of a stream-json `result` line that `context usage` reads but cannot use.
+
+    Every number taken from the line is bounded like a usage count (`metrics.count_of`; a cost must be a
+    number from 0): `total_cost_usd`, `duration_ms`, `num_turns` and the `usage` counts here; the
+    `modelUsage` counts and `costUSD` in `model_usage_rows`; each `contextWindow` in
+    `metrics.context_windows`. A value that is not is unknown (null), never a figure, and warned once.
+
+    Examples
+    --------
+    >>> result_warnings({"duration_ms": -5, "num_turns": 3})
+    ['result line: duration_ms is not a count (-5); not used']
+    """
+    if not result:
+        return []
+    notes = [_usd_warning(result, "total_cost_usd")]
+    notes += [metrics.result_count(result, key)[1] for key in ("duration_ms", "num_turns")]
+    usage = result.get("usage")
+    if isinstance(usage, dict):
+        notes += [metrics.result_count(usage, key, "usage.")[1] for key in _RESULT_USAGE_KEYS]
+    return [n for n in notes if n is not None]
 
 
 def model_usage_rows(result: dict[str, Any] | None) -> tuple[list[dict[str, Any]], list[str]]:
@@ -317,10 +367,12 @@ def model_usage_rows(result: dict[str, Any] | None) -> tuple[list[dict[str, Any]
     (list of dict, list of str)
         Rows in the order written: `model` (the key as written), `input_tokens`, `cache_write_tokens`,
         `cache_read_tokens`, `output_tokens`, `web_search_requests` (int; None when absent or implausible),
-        `cost_usd` (`costUSD`, Claude Code's estimate; None unless a finite number), `context_window_tokens`
-        (`contextWindow`), `implausible_fields` (the fields as written whose value is not a count) and
-        `complete` (the four token counts are all counts: only such a row is used to price tokens the
-        calls do not show). A warning per row with implausible fields. Never raises.
+        `cost_usd` (`costUSD`, Claude Code's estimate; None unless a number from 0, `_usd`),
+        `context_window_tokens` (`contextWindow`: None unless a window of 1 to `metrics.MAX_WINDOW_TOKENS`
+        tokens, `metrics.context_windows`), `implausible_fields` (the fields as written whose value is
+        not a count, a cost or a window) and `complete` (the four token counts are all counts: only such a
+        row is used to price tokens the calls do not show). A warning per row with implausible counts, and
+        one for an implausible cost (a `contextWindow`'s is `metrics.context_windows`'). Never raises.
 
     Examples
     --------
@@ -334,6 +386,7 @@ def model_usage_rows(result: dict[str, Any] | None) -> tuple[list[dict[str, Any]
     if not isinstance(usage, dict):
         return [], [f"result line: modelUsage is not an object ({type(usage).__name__}); not used"]
     rows, warnings = [], []
+    windows, _ = metrics.context_windows(result)  # its warnings are the reports' own (`build_usage`)
     for model, entry in usage.items():
         fields = entry if isinstance(entry, dict) else {}
         row: dict[str, Any] = {"model": model}
@@ -343,18 +396,22 @@ def model_usage_rows(result: dict[str, Any] | None) -> tuple[list[dict[str, Any]
             if not ok:
                 bad.append(written)
         row["cost_usd"] = _usd(fields.get("costUSD"))
-        row["context_window_tokens"] = _count(fields.get("contextWindow"))[0]
-        row["implausible_fields"] = bad
+        cost_warning = _usd_warning(fields, "costUSD", f"modelUsage[{model!r}] ")
+        row["context_window_tokens"] = windows.get(model)
+        window_bad = fields.get("contextWindow") is not None and row["context_window_tokens"] is None
+        row["implausible_fields"] = bad + ["costUSD"] * (cost_warning is not None) + ["contextWindow"] * window_bad
         row["complete"] = not bad and all(row[k] is not None for _, k in _MODEL_USAGE_COUNTS[:4])
         rows.append(row)
         if bad:
             what = (
                 f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not a token count "
-                f"({', '.join(repr(fields.get(b))[:40] for b in bad)})"
+                f"({', '.join(metrics._shown(fields.get(b)) for b in bad)})"
                 if isinstance(entry, dict)
                 else f"is not an object ({type(entry).__name__})"
             )
             warnings.append(f"result line: modelUsage[{model!r}] {what}; not used")
+        if cost_warning is not None:
+            warnings.append(cost_warning)
     return rows, warnings
 
 
@@ -555,11 +612,12 @@ def turn_table(trace: Trace) -> list[dict[str, Any]]:
     list of dict
         One per turn, in order: `turn` (0-based), `line` (of the prompt; None for a stream-json run),
         `calls` (main-thread calls in it), `context_tokens` (prompt tokens of its last call, None if it
-        made none), `compacted` (a main-thread compaction boundary lies between the previous turn's last
+        made none or its last call's usage could not be read, `metrics.measured`), `compacted` (a
+        main-thread compaction boundary lies between the previous turn's last
         call and this turn's last call), `duration_ms` and `duration_source` (``"turn_duration"``: the
         last `system/turn_duration` line in the turn, exact; ``"result"``: the stream-json `result` line's
-        `duration_ms`, exact; ``"timestamps"``: prompt timestamp to the last call's last line, ≈ as it
-        omits the final tool work; None when nothing says).
+        `duration_ms` when a count, exact; ``"timestamps"``: prompt timestamp to the last call's last line,
+        ≈ as it omits the final tool work, when not negative; None when nothing says).
     """
     return _turn_table(trace, _main_events(trace.events), _main_calls(trace.calls))
 
@@ -601,9 +659,10 @@ def _turn_table(trace: Trace, ev: list[tuple[Any, ...]], main: list[tuple[Any, .
         source: str | None = None
         if dur_rows:
             duration, source = int(dur_rows[-1]), "turn_duration"
-        elif line is None and trace.result and type(trace.result.get("duration_ms")) is int:
-            duration, source = trace.result["duration_ms"], "result"
-        elif inside and ts is not None and inside[-1][2] is not None:
+        elif line is None and (whole := metrics.result_count(trace.result, "duration_ms")[0]) is not None:
+            duration, source = whole, "result"  # bounded as `reported_duration_ms` is: a count, else unknown
+        elif inside and ts is not None and inside[-1][2] is not None and inside[-1][2] >= ts:
+            # timestamps out of order (a clock step, damage) measure no duration, never a negative one
             duration, source = int(inside[-1][2] - ts), "timestamps"
         last_seq = inside[-1][0] if inside else None
         compacted = last_seq is not None and any(
@@ -614,7 +673,8 @@ def _turn_table(trace: Trace, ev: list[tuple[Any, ...]], main: list[tuple[Any, .
                 "turn": i,
                 "line": line,
                 "calls": len(inside),
-                "context_tokens": int(inside[-1][1]) if inside else None,
+                # an unmeasured last call (prompt 0: usage unreadable) leaves the context unknown
+                "context_tokens": int(inside[-1][1]) if inside and metrics.measured(inside[-1][1]) else None,
                 "compacted": compacted,
                 "duration_ms": duration,
                 "duration_source": source,
@@ -695,13 +755,15 @@ def turn_figures(trace: Trace, turns: list[dict[str, Any]], window_tokens: int) 
     -------
     dict
         `turns` (count, exact), `calls_before_first_turn`, `median_calls_per_turn` (over turns with ≥ 1
-        call; None if none), `context_tokens` (prompt of the last main call), `context_velocity_tokens`
+        call; None if none), `context_tokens` (prompt of the last main call; None without one or when its
+        usage could not be read), `context_velocity_tokens`
         (`context_velocity`), `autocompact_threshold_tokens` and `autocompact_threshold_source`
         (``"observed"``: `pre_tokens` of the last auto compaction boundary; else ``"window"``: effective
         window − 20,000 output reserve − 13,000, ≈), `turns_until_autocompact` ((threshold − context) /
-        velocity, ≈; None without a positive velocity), `context_band` (`context_band`), and
-        `fixed_prefix_tokens` (cache read + cache write of the first main call, lowered to the context
-        right after any compaction that lands below it; ≈: it also holds the opening message).
+        velocity, ≈; None without a positive velocity or a context), `context_band` (`context_band`; None
+        without a context), and `fixed_prefix_tokens` (cache read + cache write of the first main call
+        whose usage was read, lowered to the context right after any compaction that lands below it; ≈:
+        it also holds the opening message).
     """
     return _turn_figures(turns, window_tokens, _main_events(trace.events), _main_calls(trace.calls))
 
@@ -714,7 +776,8 @@ def _turn_figures(
     first_turn_seq = min(prompt_seqs) if prompt_seqs else None
     before = sum(1 for c in main if c[0] < first_turn_seq) if first_turn_seq is not None and turns else 0
     per_turn = [t["calls"] for t in turns if t["calls"] > 0]
-    context = int(main[-1][1]) if main else 0
+    # the last call's prompt; unknown (None) when its usage could not be read (`metrics.measured`)
+    context = int(main[-1][1]) if main and metrics.measured(main[-1][1]) else None
     velocity = context_velocity(turns)
     autos = [e for e in ev if e[_KIND] == "compact_boundary" and e[_TRIGGER] == "auto" and e[_PRE] is not None]
     if autos:
@@ -722,8 +785,9 @@ def _turn_figures(
     else:
         threshold, source = window_tokens - OUTPUT_RESERVE_TOKENS - AUTOCOMPACT_BUFFER_TOKENS, "window"
     prefix = None
-    if main:
-        prefix = int(main[0][3] + main[0][4])
+    first = next((c for c in main if metrics.measured(c[1])), None)  # the first call whose usage was read
+    if first is not None:
+        prefix = int(first[3] + first[4])
         bounds = [e[: len(metrics.EVENT_ROW)] for e in ev if e[_KIND] == "compact_boundary"]
         for event in metrics._compaction_events(bounds, [c[0] for c in main], [c[1] for c in main]):
             after = event["context_after"]
@@ -737,8 +801,10 @@ def _turn_figures(
         "context_velocity_tokens": velocity,
         "autocompact_threshold_tokens": threshold,
         "autocompact_threshold_source": source,
-        "turns_until_autocompact": (threshold - context) / velocity if velocity and velocity > 0 else None,
-        "context_band": context_band(context, threshold, window_tokens) if main else None,
+        "turns_until_autocompact": (threshold - context) / velocity
+        if context is not None and velocity and velocity > 0
+        else None,
+        "context_band": context_band(context, threshold, window_tokens) if context is not None else None,
         "fixed_prefix_tokens": prefix,
     }
 
@@ -849,8 +915,8 @@ def _agent_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str, An
         # Every timestamp of its calls that parsed (first and last lines alike): one that did not parse
         # leaves the others to measure by (fuzz 11), and a single one measures nothing.
         stamps = [ts for r in part for ts in (r["ts_ms"], r["end_ts_ms"]) if ts is not None]
-        if use_ts and res_ts and len(res_ts) == len(tasks):
-            duration, source = int(max(res_ts) - min(use_ts)), "task_call"
+        if use_ts and res_ts and len(res_ts) == len(tasks) and max(res_ts) >= min(use_ts):
+            duration, source = int(max(res_ts) - min(use_ts)), "task_call"  # never negative: out of order
         elif len(stamps) > 1:
             duration, source = int(max(stamps) - min(stamps)), "agent_lines"
         totals = _totals(part)
@@ -896,7 +962,8 @@ def reported_totals(result: dict[str, Any] | None, ours_usd: float, table: Price
         (`model_usage_rows`: `modelUsage` read with our key names, implausible counts None) and
         `reported_tokens_priced_usd` (the `modelUsage` tokens priced with our table, cache writes as
         5-minute: checks the table against Claude Code's; None if a model is unpriced or a count is not a
-        count), `reported_duration_ms`, `reported_num_turns`. Never added to our totals.
+        count), `reported_duration_ms`, `reported_num_turns`. Every number bounded as a count (or a cost
+        from 0); one that is not is None (`result_warnings` warns). Never added to our totals.
     """
     if not result:
         return None
@@ -909,7 +976,8 @@ def reported_totals(result: dict[str, Any] | None, ours_usd: float, table: Price
         priced = 0.0
         for row in rows:
             price = price_of(row["model"], table) if isinstance(row["model"], str) else None
-            if price is None or row["implausible_fields"]:
+            counts_bad = any(f not in ("costUSD", "contextWindow") for f in row["implausible_fields"])
+            if price is None or counts_bad:
                 priced = None
                 break
             cost = call_cost_usd(
@@ -925,7 +993,7 @@ def reported_totals(result: dict[str, Any] | None, ours_usd: float, table: Price
             priced += cost or 0.0
 
     def _tok(source: dict[str, Any], key: str) -> int | None:
-        return _count(source.get(key))[0]
+        return metrics.result_count(source, key)[0]  # bounded; `result_warnings` says which were not
 
     return {
         "reported_cost_usd": reported,
@@ -943,34 +1011,6 @@ def reported_totals(result: dict[str, Any] | None, ours_usd: float, table: Price
     }
 
 
-def missing_subagents(trace: Trace) -> list[str]:
-    """Subagents a Task/Agent result names whose calls the trace does not hold, in order of the results.
-
-    A 2.x transcript's Task/Agent result names its agent (`toolUseResult.agentId`, the `tool_results`
-    column `agent_id`); the agent's calls are in `<session>/subagents/agent-<id>.jsonl` or a flat
-    `agent-<id>.jsonl`. A session piped on stdin or copied without that folder has the name and not the
-    calls, so its totals miss them. An agent counts as found when a thread carries its id, when the
-    thread is named by the Task call's id (stream-json), or when its file was read (an agent with no
-    call).
-
-    Returns
-    -------
-    list of str
-        The agent ids, each once.
-    """
-    threads = set(trace.view("calls").get_column("thread").to_list())
-    read = {f.replace("\\", "/").rsplit("/", 1)[-1] for f in trace.files}
-    results = trace.view("tool_results")
-    missing = [
-        agent
-        for agent, tid in zip(
-            results.get_column("agent_id").to_list(), results.get_column("tool_use_id").to_list(), strict=True
-        )
-        if agent is not None and agent not in threads and tid not in threads and f"agent-{agent}.jsonl" not in read
-    ]
-    return list(dict.fromkeys(missing))
-
-
 @dataclass(frozen=True)
 class UsageReport:
     """The `context usage` readings of one trace, ready to render (plain values, no frames).
@@ -981,7 +1021,8 @@ class UsageReport:
     each is a `token_totals` dict. Token figures are exact sums over distinct API responses (or as
     `modelUsage` writes them); USD figures are ≈ (list prices from the table dated `price_table_date`),
     lower bounds (≥) when `total["lower_bound_reasons"]` names a reason. `missing_subagents`: the ids of
-    subagents named by Task/Agent results whose calls the trace lacks (their cost is not in any total).
+    subagents named by Task/Agent results whose calls the trace lacks (`metrics.missing_subagents`; their
+    cost is in no total unless a stream-json `modelUsage` counts it).
     """
 
     trace: str
@@ -1086,6 +1127,8 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
     warnings = list(trace.warnings)
     usage_rows, usage_warnings = model_usage_rows(trace.result) if trace.format == FORMAT_STREAM_JSON else ([], [])
     warnings.extend(usage_warnings)
+    warnings.extend(metrics.context_windows(trace.result)[1])  # in the words `context trace` uses
+    warnings.extend(result_warnings(trace.result))
     extras = result_only_rows(priced, usage_rows, table)
     covered = frozenset(e["model"] for e in extras)  # models whose final counts the result gives
     result_only = _result_only_totals(extras)
@@ -1095,12 +1138,16 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
     total = _plus(_totals(priced, covered), result_only)
     main = _totals([r for r in priced if r["thread_kind"] == THREAD_MAIN])
     side = _totals([r for r in priced if r["thread_kind"] in (THREAD_SUBAGENT, THREAD_COMPACTION)])
-    missing = missing_subagents(trace) if result_only is None else []  # else `modelUsage` counts them
-    if missing:
-        warnings.append(
-            f"{len(missing)} subagent(s) referenced but not found; totals exclude them ({', '.join(missing)})"
-        )
-        total, side = _with_reasons(total, "missing_subagents"), _with_reasons(side, "missing_subagents")
+    missing = metrics.missing_subagents(trace)
+    note = metrics.missing_subagents_warning(missing)
+    if note is not None:  # the same warning as `context trace`'s, printed once (as a `warning:` line)
+        warnings.append(note)
+        if result_only is None:  # else `modelUsage` counts their tokens: the cost is whole
+            total, side = _with_reasons(total, "missing_subagents"), _with_reasons(side, "missing_subagents")
+    unmeasured = sum(not metrics.measured(c[1]) for c in main_calls)
+    note = metrics.unmeasured_warning(unmeasured, len(main_calls))
+    if note is not None:
+        warnings.append(note)
     if trace.format == FORMAT_STREAM_JSON and trace.result is None and priced:
         total = _with_reasons(total, "no_result_line")
     agents = _agent_rows(trace, priced)

@@ -18,10 +18,11 @@ import itertools
 import re
 import statistics
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from .health import MainCall, SessionRows, ToolCall, session_rows
-from .metrics import window_choice
+from .metrics import measured, round_half_up, window_choice
 
 if TYPE_CHECKING:
     from .reader import Trace
@@ -52,7 +53,8 @@ class SignalSpec:
     minimum: int
 
 
-#: Spec 002's table. Measures: ctx_pressure = last call's fill (0–1+); compaction_scar = compactions;
+#: Spec 002's table. Measures: ctx_pressure = the last measured call's fill (0–1+; a call whose usage could
+#: not be read, prompt 0, is skipped: `metrics.measured`); compaction_scar = compactions;
 #: truncation = calls that stopped at max_tokens; stuck = longest run of failed tool results;
 #: latency_drift = p75 latency ÷ baseline; error_cluster = error rate over the last 5 calls' tool calls;
 #: error_cumulative = error rate over all tool calls; cache_health = median cache-hit fraction.
@@ -236,14 +238,16 @@ class _Series:
     final_upto: list[int]  # entry k: timed calls with a recorded stop_reason among the first k
     pace_bases: list[float | None]  # after call i: median pace of the first BASELINE_CALLS paced calls
     paced_upto: list[int]  # calls up to i that have a pace
+    measured_at: list[int]  # index of the last call up to i whose prompt was measured (`metrics.measured`), or -1
 
 
 def pace(call: MainCall) -> float | None:
     """Return a call's pace: its latency ÷ (output tokens + `PACE_OVERHEAD_TOKENS`), in ms per token.
 
-    None unless the call is timed and its `stop_reason` is recorded (without one, `output_tokens` is a
-    streaming snapshot, FORMATS G2). Thinking tokens are output tokens, so a call that thinks longer is
-    not slower per token. ≈: line timestamps, ms.
+    None unless the call is timed, its `stop_reason` is recorded (without one, `output_tokens` is a
+    streaming snapshot, FORMATS G2) and its usage was read (a prompt of 0 is usage the reader could not
+    read, `metrics.measured`: its output count is no count either). Thinking tokens are output tokens,
+    so a call that thinks longer is not slower per token. ≈: line timestamps, ms.
 
     Examples
     --------
@@ -251,7 +255,8 @@ def pace(call: MainCall) -> float | None:
     (20.0, None)
     """
     out = call.output_tokens
-    if call.latency_ms is None or call.stop_reason is None or out is None:
+    # a call whose usage could not be read (prompt 0, `metrics.measured`) has no output count to pace by
+    if call.latency_ms is None or call.stop_reason is None or out is None or not measured(call.prompt_tokens):
         return None
     return call.latency_ms / (out + PACE_OVERHEAD_TOKENS)
 
@@ -291,7 +296,7 @@ def _series(rows: SessionRows, window: int) -> _Series:
             timed += 1
             if c.stop_reason is not None:
                 final += 1
-                if c.output_tokens is not None:
+                if c.output_tokens is not None and measured(c.prompt_tokens):  # `pace`
                     v = c.latency_ms / (c.output_tokens + PACE_OVERHEAD_TOKENS)
                     if len(first) < BASELINE_CALLS:
                         bisect.insort(first, v)
@@ -323,19 +328,37 @@ def _series(rows: SessionRows, window: int) -> _Series:
         final_upto=final_upto,
         pace_bases=bases,
         paced_upto=list(itertools.accumulate(v is not None for v in paces)),
+        measured_at=_measured_at(rows.calls),
     )
 
 
-def _signal(name: str, measure: float | None, why: str, calls: list[int] | None = None) -> dict[str, Any]:
-    """One signal's dict; `calls` are 0-based main-call indexes, written as call numbers from 1."""
+def _measured_at(calls: list[MainCall]) -> list[int]:
+    """Per call, the index of the last call up to it whose prompt was measured (`metrics.measured`), or -1."""
+    out = []
+    last = -1
+    for k, c in enumerate(calls):
+        if measured(c.prompt_tokens):
+            last = k
+        out.append(last)
+    return out
+
+
+def _signal(name: str, measure: float | Fraction | None, why: str, calls: list[int] | None = None) -> dict[str, Any]:
+    """One signal's dict; `calls` are 0-based main-call indexes, written as call numbers from 1. An exact
+    measure (a `Fraction`: the fill) is rounded half up from its exact value (`metrics.round_half_up`), as
+    every view of the fill is."""
     spec = SIGNALS[name]
-    severity = None if measure is None else curve(measure, spec)
+    severity = None if measure is None else curve(float(measure), spec)
+    if isinstance(measure, Fraction):
+        shown: float | None = round_half_up(measure, MEASURE_DECIMALS)
+    else:
+        shown = None if measure is None else round(measure, MEASURE_DECIMALS)
     return {
         "name": name,
         "severity": severity,
         "cap": spec.cap,
         "active": bool(severity),
-        "measure": None if measure is None else round(measure, MEASURE_DECIMALS),
+        "measure": shown,
         "why": why,
         "calls": sorted({k + 1 for k in calls or []}) if severity else [],
     }
@@ -360,9 +383,16 @@ def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, An
     errors = s.errors_before[results]
     out = []
 
-    fill = calls[i].prompt_tokens / s.window
-    why = f"last call's prompt is {fill:.0%} of {s.window:,} tokens" if detail else ""
-    out.append(_signal("ctx_pressure", fill, why, [i]))
+    at = s.measured_at[i]  # the last call whose prompt was measured (usage read), -1 when none yet
+    if at < 0:
+        out.append(_signal("ctx_pressure", None, "no call's prompt size could be read (usage read as 0)"))
+    else:
+        fill = Fraction(calls[at].prompt_tokens, s.window)  # exact: rounded once, half up, where shown
+        why = ""
+        if detail:
+            whose = "last call's" if at == i else f"call #{at + 1}'s (the last with readable usage)"
+            why = f"{whose} prompt is {round_half_up(fill * 100):.0f}% of {s.window:,} tokens"
+        out.append(_signal("ctx_pressure", fill, why, [at]))
 
     n_bounds = bisect.bisect_left(s.bound_seqs, cut)
     after = [min(bisect.bisect_left(s.call_seqs, b), i) for b in s.bound_seqs[:n_bounds]] if detail else []
@@ -484,9 +514,12 @@ def _scores(s: _Series) -> list[float]:
     stuck_sev = [curve(n, _STUCK) for n in range(max((run for run, _ in longest_before), default=0) + 1)]
     # ctx_pressure: `curve` on the fill, its arithmetic written out (two anchors)
     (x0, y0), (x1, y1) = _CTX.anchors
-    fills = [c.prompt_tokens / window for c in calls]
+    # the last measured call's fill (`_signals_after`); before any measured call the signal abstains: 0 here
+    fills = [calls[k].prompt_tokens / window if k >= 0 else None for k in s.measured_at]
     ctx_sev = [
-        round(
+        0.0
+        if m is None
+        else round(
             min(y0 if m <= x0 else y1 if m >= x1 else y0 + (y1 - y0) * (m - x0) / (x1 - x0), _CTX.cap), SCORE_DECIMALS
         )
         for m in fills
