@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any
 
 #: The version of each JSON output; bump one whenever its keys or their types change.
-SCHEMA_VERSIONS: dict[str, int] = {"trace": 1, "usage": 1, "usage-group": 1, "history": 1, "compare": 1}
+SCHEMA_VERSIONS: dict[str, int] = {"trace": 2, "usage": 2, "usage-group": 2, "history": 1, "compare": 1}
 
 #: Output names `contexttrace schema` accepts, in the order its help lists them.
 SCHEMA_NAMES: tuple[str, ...] = tuple(SCHEMA_VERSIONS)

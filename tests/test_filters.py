@@ -258,7 +258,7 @@ def test_cli_usage_group_by(projects, by, tz, groups):
     """One row per day/week/month (of each trace's start, in --timezone), project or model, with its calls."""
     rows = _groups(projects, by, "--timezone", tz)
     assert {r["group"]: r["total"]["calls"] for r in rows} == groups
-    assert all(r["group_by"] == by and r["schema_version"] == 1 for r in rows)
+    assert all(r["group_by"] == by and r["schema_version"] == 2 for r in rows)
     assert sum(r["traces"] for r in rows) == 3
 
 
