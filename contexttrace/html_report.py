@@ -24,10 +24,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
 from . import __version__, metrics
 from .health import session_rows_of
+from .metrics import measured
 from .reader import LineNote, Trace
 from .render import GRADE_COLORS, fmt_int, fmt_percent, fmt_usd
 from .report import RunResult, TraceReport, build_report
@@ -167,8 +169,7 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
         "source": figures["autocompact_threshold_source"],
     }
     datasets, axis, notes = growth_datasets(trace, report, threshold)
-    result = trace.result or {}
-    duration = result.get("duration_ms")
+    duration, _ = metrics.result_count(trace.result, "duration_ms")  # bounded like every result-line count
     return TraceSection(
         report=report,
         usage=usage,
@@ -176,7 +177,7 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
         threshold=threshold,
         axis=axis,
         start_ms=trace.timestamps_ms[0] if trace.timestamps_ms else None,
-        reported_duration_ms=duration if isinstance(duration, int) and duration >= 0 else None,
+        reported_duration_ms=duration,
         datasets=datasets,
         notes=notes,
         panels=_hook_panels(trace, report),
@@ -740,12 +741,15 @@ def _weather_view(report: TraceReport) -> dict[str, Any]:
     w = report.extra.get("weather") or {}
     level = w.get("level")
     stats = w.get("stats") or {}
+    h = report.extra.get("health") or {}
+    last = next((p for p in reversed(report.prompt_tokens) if measured(p)), None)  # as ctx_pressure reads it
+    fill = Fraction(last, h["window"]) if last is not None and h.get("window") else None  # exact: one rounding
     stat_lines = []
     if level in ("sunny", "fair") and stats:
         denied = stats.get("tool_denials")
         latency = stats.get("latency_ratio")
         stat_lines = [
-            f"context {fmt_percent(stats.get('context_fill_frac'))}",
+            f"context {fmt_percent(fill if fill is not None else stats.get('context_fill_frac'))}",
             f"{fmt_int(stats.get('tool_errors'))} tool errors"
             + (f" (+{denied} denied, not counted)" if denied else ""),
             f"cache hit {fmt_percent(stats.get('cache_hit_frac'))}",

@@ -448,3 +448,13 @@ def test_progress_bar_follows_no_color(monkeypatch, no_color, flag, colored):
     finally:
         progress.close()
     assert ("\x1b[3" in stderr.getvalue() or "\x1b[9" in stderr.getvalue()) is colored
+
+
+@pytest.mark.parametrize("written", [HUGE, "-123456789"])
+def test_html_report_header_duration_is_bounded_like_every_result_count(tmp_path, written):
+    """The HTML page's header took the result's `duration_ms` as any int ≥ 0: a 396-digit duration."""
+    from contexttrace.html_report import build_section
+
+    path = _write(tmp_path, _stream(result_fields={"duration_ms": "<d>", "num_turns": 1}, d=written))
+    [trace] = read_trace(path)
+    assert build_section(trace).reported_duration_ms is None
