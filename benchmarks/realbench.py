@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -87,12 +88,16 @@ def _env(store: Path, config: Path | None = None) -> dict[str, str]:
     return env
 
 
-def _run(cmd: list[str], env: dict[str, str], before: Any = None) -> float:
+def _run(cmd: list[str], env: dict[str, str], before: Any = None) -> tuple[float, float]:
+    """Wall seconds of one whole-process run, and the CPU seconds (user + system) of it and its children."""
     if before is not None:
         before()
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
 
 
 def check_outputs(corpus: realcorpus.RealCorpus, store: Path) -> dict[str, Any]:
@@ -159,18 +164,22 @@ def _measure(corpus: realcorpus.RealCorpus, rounds: int, with_ccusage: bool, wor
             config = _env(none_store, corpus.root)
             commands["ccusage"] = ([*binary, "claude", "session", "--json", "--offline"], config, None)
             for _ in range(3):
-                npx_times.append(_run([*via_npx, "claude", "session", "--json", "--offline"], config))
+                npx_times.append(_run([*via_npx, "claude", "session", "--json", "--offline"], config)[0])
     for cmd, env, before in commands.values():  # untimed: bytecode written, the warm store filled, caches hot
         _run(cmd, env, before)
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     names = list(commands)
     for k in range(rounds):
         for name in names if k % 2 == 0 else names[::-1]:
             cmd, env, before = commands[name]
-            times[name].append(_run(cmd, env, before))
+            wall, used = _run(cmd, env, before)
+            times[name].append(wall)
+            cpu[name].append(used)
     half_bytes = sum(os.path.getsize(f) for d in corpus.half() for f in Path(d).rglob("*.jsonl"))
     return {
         "times": times,
+        "cpu": cpu,
         "npx_ccusage": npx_times,
         "bytes": corpus.bytes,
         "half_bytes": half_bytes,
@@ -192,12 +201,22 @@ RATIOS = [
 ]
 
 
+#: The same as CPU seconds (all processes of a command): steadier than wall time on a loaded machine, and
+#: what two cores can divide at best.
+CPU_RATIOS = [
+    ("CPU: `context trace --json` ÷ bare orjson loop", "trace", "base"),
+    ("CPU: `context trace --json` ÷ ccusage", "trace", "ccusage"),
+    ("CPU: store warm ÷ cold", "trace-warm", "trace"),
+]
+
+
 def _per_round(times: dict[str, list[float]], num: str, den: str) -> list[float]:
     return [a / b for a, b in zip(times[num], times[den], strict=True)]
 
 
 def table(result: dict[str, Any]) -> str:
     times = result["times"]
+    cpu = result.get("cpu", {})
     rows = ["| figure | median | range over rounds | target |", "|---|---|---|---|"]
     for label, num, den, target in RATIOS:
         if num in times and den in times:
@@ -210,15 +229,20 @@ def table(result: dict[str, Any]) -> str:
             f"| scaling: trace(full) ÷ trace(half), bytes ratio {ratio:.2f} | **{statistics.median(r):.2f}** "
             f"| {min(r):.2f}–{max(r):.2f} | ≤ {ratio * 1.1:.2f} (bytes ratio + 10 %) |"
         )
+    for label, num, den in CPU_RATIOS:
+        if num in cpu and den in cpu:
+            r = _per_round(cpu, num, den)
+            rows.append(f"| {label} | {statistics.median(r):.2f} | {min(r):.2f}–{max(r):.2f} | (CPU, not a target) |")
     if "trace-stubbed" in times:
         r = [(a - b) / a for a, b in zip(times["trace"], times["trace-stubbed"], strict=True)]
         rows.append(
             f"| health + weather: share of `context trace` | **{statistics.median(r):.2f}** "
             f"| {min(r):.2f}–{max(r):.2f} | ≤ 0.10 |"
         )
-    rows += ["", "| command (whole process) | median wall | range |", "|---|---|---|"]
+    rows += ["", "| command (whole process) | median wall | range | median CPU (user + sys) |", "|---|---|---|---|"]
     for name, values in times.items():
-        rows.append(f"| {name} | {statistics.median(values):.3f} s | {min(values):.3f}–{max(values):.3f} s |")
+        used = f"{statistics.median(cpu[name]):.3f} s" if name in cpu else ""
+        rows.append(f"| {name} | {statistics.median(values):.3f} s | {min(values):.3f}–{max(values):.3f} s | {used} |")
     if result["npx_ccusage"]:
         v = result["npx_ccusage"]
         spread = f"{min(v):.3f}–{max(v):.3f} s"

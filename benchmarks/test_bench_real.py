@@ -85,7 +85,9 @@ def test_real_table_prints():
     """`realbench.py`'s table from a made-up result (its timing needs whole processes: run the script)."""
     times = {n: [1.0, 2.0, 1.5] for n in ("base", "trace", "usage", "trace-half", "trace-stubbed", "trace-warm")}
     times |= {"trace-cold-store": [1.1, 2.1, 1.6], "ccusage": [0.5, 0.6, 0.7]}
-    out = realbench.table({"times": times, "bytes": 200, "half_bytes": 100, "npx_ccusage": [2.0]})
+    result = {"times": times, "cpu": times, "bytes": 200, "half_bytes": 100, "npx_ccusage": [2.0]}
+    out = realbench.table(result)
     assert "| `context trace --json` ÷ bare orjson loop | **1.00** | 1.00–1.00 | ≤ 0.8 |" in out
     assert "scaling: trace(full) ÷ trace(half), bytes ratio 2.00" in out
     assert "ccusage through `npx -y`" in out
+    assert "| CPU: store warm ÷ cold | 1.00 | 1.00–1.00 |" in out
