@@ -151,10 +151,11 @@ def _stat(path: str) -> tuple[int, int, int] | None:
 
 def stamp_of(source: TraceSource) -> tuple[bytes, int] | None:
     """What a source's files are now, as bytes to compare (`module docstring`), and the newest
-    modification time among them (ns); None for standard input, a source that is an error, or a main file
-    that cannot be stat'ed (reading it fails, and failures are not kept). Raises nothing."""
-    if source.path == "-" or source.error is not None:
-        return None
+    modification time among them (ns); None for standard input, a source that is an error, one with a
+    subagent folder that could not be listed, or a main file that cannot be stat'ed (reading it fails,
+    and failures are not kept). Raises nothing."""
+    if source.path == "-" or source.error is not None or source.unreadable:
+        return None  # (a subagent folder that could not be listed: its warning is added after reading)
     main = _stat(source.path)
     if main is None:
         return None

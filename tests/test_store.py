@@ -300,6 +300,16 @@ def test_store_never_keeps_standard_input(tmp_path):
     assert not store.store_path().exists() or _entries() == 0
 
 
+def test_store_never_keeps_a_source_with_an_unlistable_subagent_folder(tmp_path, settled):
+    """A session whose subagent folder could not be listed is read every time: its warning is added after
+    reading, and the folder may become readable (and its files appear) without any stamp changing."""
+    main = _session(tmp_path)
+    [source] = runner.find_traces([str(main)])
+    damaged = runner.TraceSource(source.path, source.subagents, unreadable=(f"{main.parent}/s1: cannot read",))
+    assert store.stamp_of(damaged) is None
+    assert store.ResultStore(store.store_path()).lookup([damaged]) == [damaged]
+
+
 def test_store_skips_what_msgpack_cannot_hold(tmp_path, settled):
     """A file name that is not UTF-8 (kept by Python as surrogates) is read and reported, never kept."""
     name = os.fsdecode(b"caf\xe9.jsonl")
