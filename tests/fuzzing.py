@@ -573,6 +573,49 @@ def known_kinds() -> dict[str, tuple[Mutation, tuple[str, ...]]]:
     return made
 
 
+#: Kinds the long fuzz campaign of issue 10 found (not in CASES.md yet), made on the samples: each a real defect.
+CAMPAIGN_FINDS = (
+    "nul-byte-before-the-first-record",
+    "session-file-without-a-record-loses-its-subagents",
+    "result-modelUsage-990-deep-objects",
+)
+
+
+@functools.cache
+def campaign_finds() -> dict[str, tuple[Mutation, tuple[str, ...]]]:
+    """The kinds the long campaign found that one damage on a sample makes: name -> (mutation, command)."""
+    ralph = SampleFile("a-ralph-subagent-opus45-haiku45.jsonl")
+    print_mode = SampleFile("b-ccl-print-mode-sessions", "29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl")
+    cut = file_bytes(print_mode)[:1]
+    lost = sum(carried(r) for r in file_records(print_mode))  # every line of the session file
+    deep = '{"a":' * 990 + "1" + "}" * 990
+    made = {
+        # A NUL ahead of the first `{` reads as UTF-16 without a BOM: the whole file is garbage.
+        "nul-byte-before-the-first-record": (
+            Mutation(ralph, "nul-in-line", 1, "1 NUL byte(s) at byte 0", 0, b"\0" + file_bytes(ralph)),
+            ("context", "trace", "--json"),
+        ),
+        # The session fails, and its intact subagent file is never read.
+        "session-file-without-a-record-loses-its-subagents": (
+            Mutation(print_mode, "truncate", 1, f"cut at byte 1 of {len(file_bytes(print_mode))}", lost, cut),
+            ("context", "usage", "--json"),
+        ),
+        # Decoded by the stdlib (orjson stops at 255 levels); quoting it in a warning recurses too deep.
+        "result-modelUsage-990-deep-objects": (
+            mutation_at(
+                ralph,
+                _is("result"),
+                lambda r: ("modelUsage", next(iter(r["modelUsage"])), "cacheReadInputTokens"),
+                "deep-nesting",
+                raw=deep,
+            ),
+            ("context", "usage", "--json"),
+        ),
+    }
+    assert tuple(made) == CAMPAIGN_FINDS
+    return made
+
+
 @st.composite
 def mutations(draw: Any, kinds: Sequence[str] = KINDS) -> Mutation:
     """Hypothesis strategy: a `Mutation` of the kinds given."""
@@ -902,7 +945,8 @@ def cli_problems(
     command: tuple[str, ...], paths: list[str], good: str, good_first: bool, twice: bool = True
 ) -> list[str]:
     """Run one command on a damaged copy's paths with a clean sample beside them: exit 0 or 1, no traceback,
-    the clean sample's output in full, and only the damaged files named in `Error:` lines. With `twice`, the
+    the clean sample's output in full, only the damaged files named in `Error:` lines and none of them for an
+    exception (the firewall caught a defect: `analyze_problems`). With `twice`, the
     command is run again (its traces then come from the result store) and must print the same."""
     args = [*command, good, *paths] if good_first else [*command, *paths, good]
     result = invoke(args)
@@ -914,8 +958,10 @@ def cli_problems(
         problems.append("a traceback in the output")
     problems += [f"missing: {line}" for line in good_rows_missing(command, good, out)]
     problems += [f"the clean sample failed: {line}" for line in err.splitlines() if line.startswith(f"Error: {good}")]
-    if result.exit_code == 1 and not any(line.startswith("Error: ") for line in err.splitlines()):
+    errors = [line for line in err.splitlines() if line.startswith("Error: ")]
+    if result.exit_code == 1 and not errors:
         problems.append("exit 1 with no Error: line on stderr")
+    problems += [f"the firewall caught an exception: {line}" for line in errors if _EXCEPTION_NAME.search(line)]
     if twice:
         again = invoke(args)
         if (again.exit_code, str(again.stdout)) != (result.exit_code, out):

@@ -39,7 +39,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from . import fuzzing
-from .fuzzing import COMMANDS, FILE_KINDS, KNOWN_KINDS, LINE_KINDS, Mutation, NeutralEdit, mutations, neutral_edits
+from .fuzzing import (
+    CAMPAIGN_FINDS,
+    COMMANDS,
+    FILE_KINDS,
+    KNOWN_KINDS,
+    LINE_KINDS,
+    Mutation,
+    NeutralEdit,
+    mutations,
+    neutral_edits,
+)
 
 DEFAULT_EXAMPLES = 40
 
@@ -63,11 +73,11 @@ def _problems_message(m: Mutation | NeutralEdit, problems: list[str]) -> str:
     return f"{m}\n  " + "\n  ".join(problems)
 
 
-@pytest.mark.parametrize("name", KNOWN_KINDS)
+@pytest.mark.parametrize("name", KNOWN_KINDS + CAMPAIGN_FINDS)
 def test_fuzz_known_kinds_made_on_the_samples(name: str):
-    """Each fuzz find of CASES.md, made on a real sample: `analyze`, the command that showed it and the frames
-    hold up (the random properties below may not meet it within their default budget)."""
-    m, command = fuzzing.known_kinds()[name]
+    """Each fuzz find of CASES.md and of the long campaign, made on a real sample: `analyze`, the command that
+    showed it and the frames hold up (the random properties below may not meet it within their budget)."""
+    m, command = (fuzzing.campaign_finds() if name in CAMPAIGN_FINDS else fuzzing.known_kinds())[name]
     with tempfile.TemporaryDirectory(prefix="ct-fuzz-") as tmp:
         copy = fuzzing.write_mutation(m, Path(tmp))
         problems = fuzzing.analyze_problems(m, copy, folder=False)
