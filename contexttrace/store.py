@@ -65,8 +65,9 @@ from .sources import TraceSource
 
 #: Environment variable naming the folder of the store instead of the user's cache folder.
 ENV_DIR = "CONTEXTTRACE_CACHE_DIR"
-#: The store's file in that folder (with `-wal` and `-shm` beside it while in use).
-FILE_NAME = "results.sqlite3"
+#: The store's file in that folder (with `-wal` and `-shm` beside it while in use). A name no other program
+#: would use: a file by this name that is not this store is deleted, and the folder may be the user's own.
+FILE_NAME = "contexttrace-store.sqlite3"
 #: Seconds a writer waits for another process's write before giving up on this entry.
 BUSY_TIMEOUT_S = 10.0
 #: A source whose newest file was modified less than this before its stamp was taken is not kept.
@@ -535,12 +536,14 @@ class ResultStore:
             self.warnings.clear()
 
     def close(self) -> None:
-        """Close this process's connection (a later use opens it again)."""
+        """Close this process's connection; a later use opens it again (and retries a store that could
+        not be used: a long-lived process, such as a notebook's, recovers once the folder is fixed)."""
         with self._lock:
             if self._conn is not None and self._pid == os.getpid():
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.close()
             self._conn = None
+            self._off = False
 
 
 def keep(source: StoredSource, traces: list[Trace]) -> None:

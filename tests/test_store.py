@@ -433,6 +433,10 @@ def test_store_that_cannot_be_opened_is_a_warning(tmp_path, monkeypatch):
     assert run.ok
     assert [w for w in run.warnings if "result store" in w and "every trace was read" in w]
     assert render_json(run) == render_json(analyze(paths))
+    blocker.unlink()  # fixed: the next run in the same process uses the store again
+    monkeypatch.setattr(store, "RACY_NS", 0)
+    assert not analyze(paths, cache=True).warnings
+    assert _entries() == 1
 
 
 # -- concurrency --------------------------------------------------------------------------------------
