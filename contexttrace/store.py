@@ -552,9 +552,15 @@ def keep(source: StoredSource, traces: list[Trace]) -> None:
 
 
 def lookup(sources: Sequence[TraceSource], warnings: list[str]) -> list[list[Trace] | TraceSource]:
-    """`ResultStore.lookup` in the default store (`store_path()`); its warnings are moved to `warnings`."""
+    """`ResultStore.lookup` in the default store (`store_path()`); its warnings are moved to `warnings`.
+    Raises nothing: anything unexpected (a `Trace` type msgspec cannot describe after a reader change,
+    say) is a warning, and every source is read as with `--no-cache`."""
     store = ResultStore.for_path()
-    found = store.lookup(sources)
+    try:
+        found = store.lookup(sources)
+    except Exception as exc:  # the firewall: the store never fails a run
+        found = list(sources)
+        store.warnings.append(f"result store {store.path} not used ({type(exc).__name__}: {exc}); every trace was read")
     store.take_warnings(warnings)
     return found
 

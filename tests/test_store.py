@@ -439,6 +439,20 @@ def test_store_that_cannot_be_opened_is_a_warning(tmp_path, monkeypatch):
     assert _entries() == 1
 
 
+def test_store_that_raises_is_a_warning(tmp_path, settled, monkeypatch):
+    """Anything unexpected in the store (here the layout fingerprint raising, as a reader change msgspec
+    cannot describe would) costs a warning; the run reads everything and prints the same."""
+    paths = [str(_session(tmp_path))]
+
+    def broken() -> str:
+        raise TypeError("Type 'X' is not supported")
+
+    monkeypatch.setattr(store, "reader_version", broken)
+    run = analyze(paths, cache=True, workers=1)
+    assert run.ok and [w for w in run.warnings if "not used (TypeError: Type 'X' is not supported)" in w]
+    assert render_json(run, with_calls=True) == render_json(analyze(paths, workers=1), with_calls=True)
+
+
 # -- concurrency --------------------------------------------------------------------------------------
 
 _WRITER = textwrap.dedent(
