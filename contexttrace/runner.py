@@ -5,35 +5,32 @@ This is the library's entry point for a whole command: `analyze(paths, window)` 
 large enough to pay for the workers; the result never depends on how they were read. It never prints:
 progress goes to an optional callback.
 
-Parallel runs use `workers - 1` worker processes plus this process, which reads too. A worker is a fork
-of this process while it runs a single thread (Linux), else a new `python -m contexttrace._worker`
-(never `multiprocessing`'s spawn, which would import the caller's main script); both are fed pickled
-tasks over a pipe by a writer thread and answer over another, read by a collector thread that queues
-the worker's next task at once. Each worker builds the reports of the traces it read (when `build` can
-be pickled) and sends them back with slim traces (call keys only); a trace that inherited calls from
-another session (`drop_inherited_calls`) is read again here and its report rebuilt. A session
-transcript of `reader.SPLIT_MIN_BYTES` or more is read in two parts at once: a worker reads its tail and
-subagent files (`reader.read_tail`) while this process reads its head and merges. Standard input is
-always read here, in one process.
+Parallel runs use `workers - 1` worker processes plus this process, which reads too. The files are
+shared out once, before the workers start (`_shares`: largest first, each to the process with the least
+to read so far), and each process reads its fixed share (`_worker.py`: a worker is a fork of this process
+while it runs a single thread (Linux), else a new `python -m contexttrace._worker` that is sent its
+share). Each worker builds the reports of the traces it read (when `build` can be pickled) and sends them
+back with slim traces (call keys only), one answer per file as soon as it is read; a trace that inherited
+calls from another session (`drop_inherited_calls`) is read again here and its report rebuilt. A session
+transcript of `reading.SPLIT_MIN_BYTES` or more is read in two parts at once: a worker reads its tail and
+subagent files first (`reading.read_tail`) while this process reads its head and merges. A task a worker
+could not answer (it raised, or the worker died) is done here. Standard input is always read here, in
+one process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pickle
-import signal
-import struct
-import subprocess
-import sys
 import threading
-import time
-from collections import deque
 from collections.abc import Callable
-from queue import SimpleQueue
-from typing import IO, Any
+from typing import Any
 
 from . import store
+from ._worker import Pool, Task
+from ._worker import fork_safe as _fork_safe
 from .errors import ContextTraceError, EmptyTraceError
 from .reader import (
     PendingTail,
@@ -57,11 +54,6 @@ PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 FILE_COST_BYTES = 64 * 1024
 
 Progress = Callable[[int, int], None]
-
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-#: Frames between this process and a worker: an 8-byte little-endian length, then a pickle.
-_HEADER = struct.Struct("<Q")
 
 
 def _read(source: TraceSource, tail: TailPart | PendingTail | None = None) -> list[Trace] | TraceFailure:
@@ -212,6 +204,40 @@ def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[in
     return out
 
 
+def _cost(source: TraceSource, size: tuple[int, int]) -> int:
+    """What reading a source costs, in bytes read: its files' bytes and `FILE_COST_BYTES` per file."""
+    return sum(size) + FILE_COST_BYTES * (1 + len(source.subagents))
+
+
+def _shares(
+    sources: list[TraceSource], sizes: list[tuple[int, int]], splits: dict[int, int], n: int
+) -> list[list[int]]:
+    """Each of `n` processes' fixed share of the sources (indexes; share 0 is this process's), in the order
+    each reads them.
+
+    A file read in two parts comes first in this process's share (its head) and in one worker's (its tail
+    and subagent files), workers in turn, so the two halves are read at the same time. The other files go,
+    largest first, each to the process with the least to read so far (bytes, `_cost`; a tie to a worker,
+    as this process also merges the answers): alternating while the sizes are alike, and never leaving one
+    process the last large file while another idles. The result never depends on the shares.
+    """
+    loads = [0] * n
+    shares: list[list[int]] = [[] for _ in range(n)]
+    for k, i in enumerate(sorted(splits, key=lambda i: -_cost(sources[i], sizes[i]))):
+        worker = 1 + k % (n - 1)
+        shares[0].append(i)
+        shares[worker].append(i)
+        # the cut balances the two parts (`split_point`): each takes about what reading the head takes
+        loads[0] += splits[i]
+        loads[worker] += splits[i]
+    rest = sorted((i for i in range(len(sources)) if i not in splits), key=lambda i: -_cost(sources[i], sizes[i]))
+    for i in rest:
+        process = min(range(n), key=lambda p: (loads[p], p == 0))
+        shares[process].append(i)
+        loads[process] += _cost(sources[i], sizes[i])
+    return shares
+
+
 def _run(
     sources: list[TraceSource],
     build: Callable[[Trace, int | None], Any] | None,
@@ -219,10 +245,9 @@ def _run(
     progress: Progress | None,
     workers: int | None,
 ) -> list[list[tuple[Trace, Any]] | TraceFailure]:
-    """Read (and build) every source: in this process, or in it and `workers - 1` spawned processes."""
+    """Read (and build) every source: in this process, or in it and `workers - 1` worker processes."""
     total = len(sources)
     sizes = [_sizes(s) for s in sources]  # (main, subagents) bytes, read once
-    order = sorted(range(total), key=lambda i: -sum(sizes[i]))  # largest first
     splits = _splits(sources, sizes) if workers is None or workers > 1 else {}
     workers = _workers(sources, workers, splits, sum(map(sum, sizes)))
     if workers <= 1:
@@ -232,302 +257,47 @@ def _run(
             if progress:
                 progress(i, total)
         return out
-    # Largest first keeps every core busy to the end; results are put back in argument order. The
-    # workers are kept two tasks ahead; this process takes the next task whenever it is free. A large
-    # transcript is read here in two parts at once: its second half by a worker (task id total + i).
-    queue = deque(i for i in order if i not in splits)
-    slots: list[list[tuple[Trace, Any]] | TraceFailure | None] = [None] * total
+    fork = _fork_safe()
+    shares = _shares(sources, sizes, splits, workers)
     remote_build = build if build is not None and _picklable(build) else None
+    slots: list[list[tuple[Trace, Any]] | TraceFailure | None] = [None] * total
     done = 0
 
-    def finish(i: int, value: list[tuple[Trace, Any]] | TraceFailure) -> None:
+    def finish(i: int, value: list[tuple[Trace, Any]] | TraceFailure | None) -> None:
         nonlocal done
         if i >= total or value is None:
-            # the tail of a file whose head turned out not to need it (stream-json, or unreadable), or a task
-            # a worker could not answer (redone here at the end)
+            # the tail of a file whose head did not need it (stream-json, or unreadable), or a task a
+            # worker could not answer (done here at the end)
             return
         slots[i] = value
         done += 1
         if progress:
             progress(done, total)
 
-    pool = _WorkerPool(workers - 1)
+    def task(i: int) -> Task:
+        if i in splits:  # a tail: task number total + i (a worker started afresh hashes texts stably)
+            s = sources[i]
+            return (total + i, read_tail, (s.path, splits[i], s.subagents, not fork))
+        return (i, _read_built, (sources[i], remote_build, window, None, remote_build is not None))
+
+    pool = Pool([[task(i) for i in share] for share in shares[1:]], fork)
     try:
-
-        def refill(worker: _Worker) -> None:
-            # Called here between tasks and by each worker's collector thread as soon as it answers, so a
-            # worker never waits for this process to finish a task of its own.
-            while worker.alive and len(worker.inflight) < 2:
-                try:
-                    i = queue.popleft()
-                except IndexError:
-                    return
-                worker.send(i, (_read_built, (sources[i], remote_build, window, None, remote_build is not None)))
-
-        def feed() -> None:
-            for worker in pool.workers:
-                refill(worker)
-                worker.refill = refill
-
-        for i in (i for i in order if i in splits):
-            tail = pool.read_tail(total + i, sources[i], splits[i])
-            feed()
+        for i in shares[0]:
+            tail = (
+                PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork) if i in splits else None
+            )
             finish(i, _read_built(sources[i], build, window, tail))
-            for j, value in pool.ready():
+            for j, value in pool.ready().items():
                 finish(j, value)
-        feed()
-        while True:
-            try:
-                i = queue.popleft()
-            except IndexError:  # empty (the collectors take from it too)
-                break
-            finish(i, _read_built(sources[i], build, window))
-            for i, value in pool.ready():
-                finish(i, value)
-            feed()
-        for i, value in pool.drain():
-            finish(i, value)
-        # Tasks a dead worker never answered are done here (a bug in them then surfaces as a traceback).
+        for j, value in pool.drain().items():
+            finish(j, value)
+        # Tasks a worker did not answer are done here (a bug in them then surfaces as this trace's failure).
         for i in range(total):
             if slots[i] is None:
                 finish(i, _read_built(sources[i], build, window))
     finally:
         pool.close()
     return [s for s in slots if s is not None]
-
-
-def _fork_safe() -> bool:
-    """Whether workers may be forked from this process rather than started afresh.
-
-    A fork starts in milliseconds where a new interpreter needs about 0.4 s. Only on Linux, and only while
-    this process runs a single thread (`/proc/self/task`): another thread, such as Polars' pool once a
-    frame was built, could hold a lock that the fork would copy held.
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
-
-
-#: Linux's `fcntl.F_SETPIPE_SZ` (Python 3.10+ names it; spelled out for type checkers on other systems).
-_F_SETPIPE_SZ = 1031
-#: Bytes a worker can write before this process reads them: a report and its trace's tables are 20–200 KB,
-#: and with the default 64 KiB a worker would wait for this process's collector thread (which needs the
-#: GIL) after every answer: measured 0.26 s of 2.1 s idle on 200 transcripts.
-_PIPE_BYTES = 1024 * 1024
-
-
-def _widen(fd: int) -> None:
-    """Grow a pipe's buffer to `_PIPE_BYTES` where the system allows it (Linux); else leave it."""
-    if sys.platform.startswith("linux"):
-        import fcntl
-
-        with contextlib.suppress(OSError):  # above /proc/sys/fs/pipe-max-size, or not permitted
-            fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_BYTES)
-
-
-class _Worker:
-    """One worker process, a thread that writes its tasks and a thread that collects its answers.
-
-    The process is a fork of this one (`_fork_safe`) or a new `python -m contexttrace._worker`; both
-    speak the same protocol over two pipes. No thread of this process ever blocks on a write that the
-    worker could be waiting behind: tasks are queued for the writer thread (`send` returns at once), and
-    the collector only reads.
-    """
-
-    def __init__(self, results: SimpleQueue[tuple[int, Any]], fork: bool, close_in_child: list[int]) -> None:
-        self.inflight: deque[int] = deque()
-        self.alive = True
-        self._results = results
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.pid = 0
-        if fork:
-            task_r, task_w = os.pipe()
-            answer_r, answer_w = os.pipe()
-            _widen(answer_w)
-            pid = os.fork()
-            if pid == 0:  # the child: serve, then leave without running the parent's exit handlers
-                code = 1
-                try:
-                    for fd in (task_w, answer_r, *close_in_child):
-                        os.close(fd)
-                    from ._worker import serve
-
-                    serve(os.fdopen(task_r, "rb"), os.fdopen(answer_w, "wb"))
-                    code = 0
-                finally:
-                    os._exit(code)
-            os.close(task_r)
-            os.close(answer_w)
-            self.pid = pid
-            self.stdin: IO[bytes] = os.fdopen(task_w, "wb", buffering=0)
-            self.stdout: IO[bytes] = os.fdopen(answer_r, "rb", buffering=0)
-        else:
-            # The worker imports this very package, wherever it was imported from (a checkout, say).
-            env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "contexttrace._worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                bufsize=0,
-                env=env,
-            )
-            assert self.proc.stdin is not None and self.proc.stdout is not None
-            self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
-            _widen(self.stdout.fileno())
-        self._send_lock = threading.Lock()
-        self._outbox: SimpleQueue[bytes | None] = SimpleQueue()
-        #: called by the collector after each answer, to queue the worker's next task at once
-        self.refill: Callable[[_Worker], None] | None = None
-        self._thread = threading.Thread(target=self._collect, daemon=True)
-        self._writer = threading.Thread(target=self._write, daemon=True)
-
-    def start(self) -> None:
-        """Start the writer and the collector (after every worker is forked: a fork never copies them)."""
-        self._writer.start()
-        self._thread.start()
-
-    def send(self, i: int, task: tuple[Any, ...]) -> None:
-        """Queue task `i` for the worker; returns at once."""
-        blob = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-        with self._send_lock:  # this process's main thread and the collector both send: ids keep task order
-            self.inflight.append(i)
-            self._outbox.put(_HEADER.pack(len(blob)) + blob)
-
-    def _write(self) -> None:
-        while (frame := self._outbox.get()) is not None:
-            try:
-                self.stdin.write(frame)
-            except OSError:  # the worker died: what it was given is redone by the parent
-                self.alive = False
-                self._results.put((-1, None))
-                return
-        with contextlib.suppress(OSError):  # already gone
-            self.stdin.close()
-
-    def close_input(self) -> None:
-        """No more tasks: the worker ends once it has answered those queued."""
-        self._outbox.put(None)
-
-    def _collect(self) -> None:
-        out = self.stdout
-        while True:
-            header = _read_exact(out, _HEADER.size)
-            if header is None:
-                break
-            (size,) = _HEADER.unpack(header)
-            blob = _read_exact(out, size)
-            if blob is None:
-                break
-            # The task counts as in flight until its answer is queued (`_WorkerPool.wait_for` relies on it).
-            self._results.put((self.inflight[0], pickle.loads(blob)))
-            self.inflight.popleft()
-            if self.refill is not None:
-                self.refill(self)
-        self.alive = False
-        self._results.put((-1, None))  # wakes a parent waiting in `drain`
-
-    def finish(self, timeout: float) -> None:
-        """Wait for the process to end (its input is closed), killing it after `timeout` seconds."""
-        if self.proc is not None:
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            return
-        deadline = time.monotonic() + timeout
-        while os.waitpid(self.pid, os.WNOHANG) == (0, 0):
-            if time.monotonic() > deadline:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-                return
-            time.sleep(0.005)
-
-
-def _read_exact(stream: Any, size: int) -> bytes | None:
-    """Read exactly `size` bytes from a pipe (raw reads may return less), or None at its end."""
-    parts = []
-    while size:
-        chunk = stream.read(size)
-        if not chunk:
-            return None
-        parts.append(chunk)
-        size -= len(chunk)
-    return b"".join(parts)
-
-
-class _WorkerPool:
-    def __init__(self, n: int) -> None:
-        self.results: SimpleQueue[tuple[int, Any]] = SimpleQueue()
-        self.stash: list[tuple[int, Any]] = []  # answers received while waiting for another (`wait_for`)
-        fork = self.forked = _fork_safe()
-        self.workers: list[_Worker] = []
-        for _ in range(n):
-            # a later fork must not hold the pipes of the workers before it (they would never see EOF)
-            held = [fd for w in self.workers for fd in (w.stdin.fileno(), w.stdout.fileno())]
-            self.workers.append(_Worker(self.results, fork, held))
-        for w in self.workers:
-            w.start()
-
-    def read_tail(self, task: int, source: TraceSource, start: int) -> PendingTail | None:
-        """Have the least busy worker read a source's main file from byte `start`, then its subagent files
-        (`reader.read_tail`), as task `task`."""
-        alive = [w for w in self.workers if w.alive]
-        if not alive:
-            return None
-        worker = min(alive, key=lambda w: len(w.inflight))
-        # A forked worker shares this process's hash seed; one started afresh does not (`stable_text_hash`).
-        stable = not self.forked
-        worker.send(task, (read_tail, (source.path, start, source.subagents, stable)))
-        return PendingTail(start, lambda: self.wait_for(task), stable)
-
-    def wait_for(self, task: int) -> Any:
-        """The answer to `task` (None if its worker died first); other answers are kept for `ready`.
-
-        A collector queues an answer before it takes the task off `inflight`, so once the task is no
-        longer in flight its answer (if any) is already in `results`.
-        """
-        while True:
-            pending = any(w.alive and task in w.inflight for w in self.workers)
-            while not self.results.empty():
-                i, value = self.results.get()
-                if i >= 0:
-                    self.stash.append((i, value))
-            for k, (i, value) in enumerate(self.stash):
-                if i == task:
-                    del self.stash[k]
-                    return value
-            if not pending:
-                return None
-            i, value = self.results.get()
-            if i >= 0:
-                self.stash.append((i, value))
-
-    def ready(self) -> list[tuple[int, Any]]:
-        out, self.stash = self.stash, []
-        while not self.results.empty():
-            i, value = self.results.get()
-            if i >= 0:
-                out.append((i, value))
-        return out
-
-    def drain(self) -> list[tuple[int, Any]]:
-        out = self.ready()
-        while any(w.inflight and w.alive for w in self.workers):
-            i, value = self.results.get()
-            if i >= 0:
-                out.append((i, value))
-        return out + self.ready()  # answers queued just before their tasks left `inflight`
-
-    def close(self) -> None:
-        for w in self.workers:
-            w.close_input()
-        for w in self.workers:
-            w.finish(timeout=10)
 
 
 def analyze(

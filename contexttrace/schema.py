@@ -1,6 +1,6 @@
 """The normalised-frame contract between reading and metrics.
 
-`reader.py` produces, per trace, four Polars frames with exactly these columns and dtypes (named here;
+The reader (`reading/`) produces, per trace, four Polars frames with exactly these columns and dtypes (named here;
 `polars_schema` turns a table's names into a `polars.Schema`); every metric reads only these. Units are
 in the column names' suffixes (`_tokens`, `_chars`, `_bytes`, `_ms`).
 
@@ -32,7 +32,7 @@ FORMAT_TRANSCRIPT = "transcript"
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 1
+READER_VERSION = 2
 
 #: One row per model call (one API response), deduplicated: see `reader` for the identity rule.
 CALL_SCHEMA: dict[str, str] = {
@@ -59,6 +59,12 @@ CALL_SCHEMA: dict[str, str] = {
     "end_ts_ms": "Int64",  # Unix epoch ms of the call's last line
     "prev_ts_ms": "Int64",  # Unix epoch ms of the last timestamped line before the call, same file
     "n_lines": "Int64",  # how many lines the call was written as
+    # What the call wrote (issues 12, 13), from its lines' message.content blocks (one block per line as
+    # Claude Code writes them); a call replayed in a sidechain counts its main-thread lines only (B05).
+    "has_thinking": "Boolean",  # a `thinking` or `redacted_thinking` block
+    "thinking_chars": "Int64",  # characters of its thinking blocks' `thinking` text (0 when redacted)
+    "text_chars": "Int64",  # characters of its `text` blocks (prose)
+    "tool_input_chars": "Int64",  # characters of its tool uses' inputs (`tool_uses.input_chars`, summed)
 }
 
 #: One row per tool_use block, deduplicated by tool_use.id, in reading order.
@@ -76,6 +82,8 @@ TOOL_USE_SCHEMA: dict[str, str] = {
     "agent_type": "String",  # input.subagent_type when a string (Task/Agent calls), else null
     "agent_description": "String",  # input.description when a string (Task/Agent calls), else null
     "agent_prompt_chars": "Int64",  # characters of input.prompt when a string (Task/Agent calls), else null
+    "read_path": "String",  # Bash: the one path input.command prints with cat / sed -n / head / tail, else null
+    "input_chars": "Int64",  # characters of input_json (the input as canonical JSON)
 }
 
 #: One row per tool_result block, deduplicated by tool_use_id, in reading order.
@@ -98,6 +106,10 @@ TOOL_RESULT_SCHEMA: dict[str, str] = {
     "agent_duration_ms": "Int64",  # Task/Agent results: toolUseResult.totalDurationMs
     "ts_ms": "Int64",
     "cleared_seq": "Int64",  # seq of the microcompact_boundary whose compactedToolIds cleared it, else null
+    "result_image_pixels": "Int64",  # width × height summed over the images whose header states it (PNG, GIF,
+    # WebP, JPEG: `image.source.data`); 0 without images
+    "result_images_sized": "Int64",  # how many of `result_images` that is
+    "error_head": "String",  # is_error results: the first 300 characters of the text (error classes), else null
 }
 
 #: One row per event that is not a call or a tool block: compactions, prompts, errors, durations.
@@ -111,10 +123,12 @@ EVENT_SCHEMA: dict[str, str] = {
     "pre_tokens": "Int64",  # compact_boundary: context size the harness states before it
     "post_tokens": "Int64",  # compact_boundary: context size after it (newer CLIs only)
     "duration_ms": "Int64",  # turn_duration: durationMs; compact_boundary: durationMs when written
-    "text_chars": "Int64",  # prompt kinds: characters of the text
+    "text_chars": "Int64",  # prompt kinds: characters of the text; attachment: of attachment.content
     "ts_ms": "Int64",
     "tokens_saved": "Int64",  # microcompact_boundary: microcompactMetadata.tokensSaved (the harness's figure)
     "cleared_results": "Int64",  # microcompact_boundary: how many tool results compactedToolIds names
+    "images": "Int64",  # user-line kinds (prompt, meta, command, ...): image blocks in message.content (pasted)
+    "attachment_type": "String",  # attachment: attachment.type (hook_success, skill_listing, todo_reminder, ...)
 }
 
 
@@ -146,4 +160,5 @@ EVENT_KINDS = (
     "api_error",  # system/api_error (a retried API attempt)
     "synthetic",  # assistant line with model <synthetic> or isApiErrorMessage: not a call
     "turn_duration",  # system/turn_duration
+    "attachment",  # an `attachment` line: context the harness added (hook output, reminders, listings)
 )

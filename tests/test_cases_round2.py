@@ -338,7 +338,7 @@ def test_a_line_that_raises_is_skipped_and_named(monkeypatch, write):
     real = reader._Builder._system
 
     def system(self, rec, line, src):
-        if rec.get("subtype") == "boom":
+        if rec.subtype == "boom":
             raise KeyError("x")
         return real(self, rec, line, src)
 

@@ -1,5 +1,5 @@
-"""Reading a large transcript in two parts (`read_tail` + `read_trace(tail=...)`), and reading a tool-result
-line without its `toolUseResult` copy: both must give exactly what one plain read gives."""
+"""Reading a large transcript in two parts (`read_tail` + `read_trace(tail=...)`): it must give exactly what
+one plain read gives; and a tool-result line's `toolUseResult` copy, skipped unbuilt, loses nothing."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from contexttrace import reader
 from contexttrace.reader import read_tail, read_trace, split_point
+from contexttrace.reading import split
 from contexttrace.runner import _sizes, _splits, analyze
 from contexttrace.sources import find_traces
 
@@ -125,7 +126,7 @@ def test_split_point_balances_head_and_tail(tmp_path, monkeypatch):
     line = jsonl(assistant("m", 1, 2, 3)) * 1000
     path.write_bytes(line)
     assert split_point(str(path)) is None  # below SPLIT_MIN_BYTES
-    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
     at = split_point(str(path))
     size = len(line)
     width = len(jsonl(assistant("m", 1, 2, 3)))
@@ -141,7 +142,7 @@ def test_analyze_reads_a_large_session_in_two_parts(monkeypatch):
     subagent files: the reports equal those of a one-process read."""
     session = str(SAMPLES / "b-spotter-compaction")
     serial = analyze([session], window=200_000, workers=1)
-    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
     found = find_traces([session])
     assert list(_splits(found, [_sizes(s) for s in found])) == [0]
     parallel = analyze([session], window=200_000, workers=2)
@@ -152,78 +153,61 @@ def test_analyze_reads_a_large_session_in_two_parts(monkeypatch):
 # -- the toolUseResult copy ----------------------------------------------------------------------------------
 
 
-def test_result_lines_are_read_without_their_copy_when_nothing_after_it_is_read():
-    """On the real 2.1.x session most tool-result lines are decoded up to their `toolUseResult` copy, and
-    every trace of every sample is the same with and without that cut."""
-    seen: list[bool] = []
-    original = reader._result_head
-
-    def counting(raw: bytes, start: int) -> dict[str, Any] | None:
-        got = original(raw, start)
-        seen.append(got is not None)
-        return got
-
-    for source in find_traces([str(SAMPLES)]):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(reader, "_result_head", counting)
-            cut = [_facts(t) for t in read_trace(source.path, source.subagents)]
-            mp.setattr(reader, "_result_head", lambda raw, start: None)
-            whole = [_facts(t) for t in read_trace(source.path, source.subagents)]
-        assert cut == whole, source.path
-    assert sum(seen) >= 500 and len(seen) > sum(seen)  # most lines cut; some (Agent results, ...) not
-
-
-@pytest.mark.parametrize(
-    ("after", "cut"),
-    [
-        ({"sourceToolAssistantUUID": "a1"}, True),
-        ({"sourceToolAssistantUUID": "a1", "toolDenialKind": "user"}, False),  # a key the reader reads
-        ({"sessionId": "s", "version": "2.1.114", "cwd": "/w"}, True),  # known already: read from earlier lines
-    ],
-)
-def test_result_head_decides_from_what_follows_the_copy(after, cut):
-    line = result("t1", "x" * 50)
-    del line["sessionId"]  # written after the copy, below, where 2.1.114 writes it
-    rec = {"parentUuid": "p", "isSidechain": False, **line}
+def _result_line(**extra: Any) -> dict[str, Any]:
+    """A 2.1.x tool-result line: the result, then its `toolUseResult` copy, then whatever `extra` adds."""
+    rec = {"parentUuid": "p", "isSidechain": False, **result("t1", "x" * 50)}
     rec["uuid"] = "u1"
     rec["timestamp"] = "2026-01-01T00:00:00Z"
     rec["toolUseResult"] = {"stdout": "x" * 50, "interrupted": False}
-    rec.update(after)
-    raw = orjson.dumps(rec) + b"\n"
-    start = raw.find(b'"type":"') + len(b'"type":"')
-    head = reader._result_head(raw, start)
-    assert (head is not None) is cut
-    if cut:
-        # the copy is marked present but empty, so nothing falls back to another key
-        assert head == {**{k: v for k, v in rec.items() if k not in after}, "toolUseResult": None}
+    rec.update(extra)
+    return rec
 
 
-def test_result_head_refuses_incomplete_or_nested_copies():
-    rec = {"isSidechain": False, "type": "user", "message": {"role": "user", "content": []}, "timestamp": "t"}
-    good = orjson.dumps({**rec, "toolUseResult": {"a": 1}}) + b"\n"
-    start = good.find(b'"type":"') + 8
-    assert reader._result_head(good, start) is not None
-    assert reader._result_head(good[:-1], start) is None  # no newline: maybe cut short
-    assert reader._result_head(good[:-3] + b"\n", start) is None  # does not end with }
-    nested = orjson.dumps({**rec, "message": {"content": [], "x": {"toolUseResult": 1}}}) + b"\n"
-    assert reader._result_head(nested, nested.find(b'"type":"') + 8) is None  # not a top-level key
-    sidechain = orjson.dumps({**rec, "isSidechain": True, "toolUseResult": {}}) + b"\n"
-    assert reader._result_head(sidechain, start) is None  # an inline sidechain needs uuid and parentUuid
+def test_the_result_copy_is_skipped_unbuilt():
+    """A transcript writes each tool result twice (`message.content` and `toolUseResult`): the typed decoder
+    keeps of the copy only a subagent's id and duration, never its text."""
+    from contexttrace.reading.records import ResultCopy, decode
+
+    rec = decode(orjson.dumps(_result_line(toolUseResult={"stdout": "y" * 1000, "agentId": "a1"})) + b"\n")
+    assert type(rec.toolUseResult) is ResultCopy
+    assert rec.toolUseResult.__struct_fields__ == ("agentId", "totalDurationMs")
+    assert rec.toolUseResult.agentId == "a1"
 
 
-def test_result_head_never_falls_back_to_another_copy_key():
-    """A line with `tool_use_result` before its `toolUseResult` copy reads no agent from the former."""
-    rec = {"isSidechain": False, "type": "user", "message": {"role": "user", "content": []}, "timestamp": "t"}
-    rec["tool_use_result"] = {"agentId": "B", "totalDurationMs": 5}
-    raw = orjson.dumps({**rec, "toolUseResult": "Error: x"}) + b"\n"
-    head = reader._result_head(raw, raw.find(b'"type":"') + 8)
-    assert head is not None and head["toolUseResult"] is None
-    late = orjson.dumps({**rec, "toolUseResult": {}, "session_id": "z"}) + b"\n"  # a stream-json key after it
-    assert reader._result_head(late, late.find(b'"type":"') + 8) is None
-    spaced = orjson.dumps(rec)[:-1] + b',"toolUseResult":{"agentId" :\t"a1"}}\n'  # JSON allows the spaces
-    assert reader._result_head(spaced, spaced.find(b'"type":"') + 8) is None
-    valued = orjson.dumps({**rec, "toolUseResult": {"note": "agentId"}}) + b"\n"  # a value, not a key
-    assert reader._result_head(valued, valued.find(b'"type":"') + 8) is not None
+@pytest.mark.parametrize(
+    ("after", "check"),
+    [
+        ({"toolDenialKind": "user"}, lambda t: t.tool_results["denied"].to_list() == [True]),
+        ({"version": "9.9.9", "cwd": "/late"}, lambda t: (t.cli_version, t.cwd) == ("9.9.9", "/late")),
+        (
+            {"toolUseResult": {"agentId": "a1", "totalDurationMs": 5}},
+            lambda t: t.tool_results["agent_id"].to_list() == ["a1"],
+        ),
+    ],
+    ids=["denial", "envelope", "agent"],
+)
+def test_keys_after_the_copy_are_read(write, after, check):
+    """Keys written after the copy (2.1.114 writes the envelope there) are read like any other."""
+    line = _result_line()
+    del line["sessionId"]
+    line.update(after)
+    [trace] = read_trace(write("s.jsonl", assistant("m1", 1, 2, 3, tools=[("t1", "Bash", {"command": "ls"})]), line))
+    assert check(trace)
+
+
+def test_the_copy_key_is_never_taken_from_another_spelling_or_depth(write):
+    """`toolUseResult` present (even a string "Error: ...") hides `tool_use_result`; a `toolUseResult` key
+    nested in the message is not the copy; a copy written with JSON whitespace is read."""
+    early = {"tool_use_result": {"agentId": "B", "totalDurationMs": 5}}
+    hidden = _result_line(**early, toolUseResult="Error: x")
+    nested = _result_line()
+    nested["message"]["x"] = {"toolUseResult": {"agentId": "N"}}
+    del nested["toolUseResult"]
+    spaced = orjson.dumps({k: v for k, v in _result_line().items() if k != "toolUseResult"})[:-1]
+    spaced += b',"toolUseResult":{"agentId" :\t"a1"}}'
+    for line, agent in ((hidden, None), (nested, None), (spaced, "a1")):
+        [trace] = read_trace(write("s.jsonl", assistant("m1", 1, 2, 3), line))
+        assert trace.tool_results["agent_id"].to_list() == [agent]
 
 
 def test_uuidless_sidechain_roots_are_read_whole(write):
@@ -291,7 +275,7 @@ def test_workers_never_wait_on_each_other_with_large_tasks_and_answers(tmp_path)
     for s in range(20):
         _session(tmp_path, f"small{s:02d}", 1500, 300)
     code = (
-        "import sys; from contexttrace import reader, runner; reader.SPLIT_MIN_BYTES = 1\n"
+        "from contexttrace import runner; from contexttrace.reading import split; split.SPLIT_MIN_BYTES = 1\n"
         f"two = runner.analyze([{str(tmp_path)!r}], workers=2); one = runner.analyze([{str(tmp_path)!r}], workers=1)\n"
         "assert [r.__dict__ for r in two.reports] == [r.__dict__ for r in one.reports]\n"
         "print(len(two.reports), sum(r.calls for r in two.reports))\n"
@@ -326,8 +310,8 @@ def test_identical_results_on_both_sides_of_the_cut_match_when_the_worker_is_sta
     if not first:
         tail = read_tail(path, _line_starts(path)[0], stable_hash=True)  # from the "" result on
         assert tail is not None
-        assert [row[13] for row in tail.builder.result_rows] == [0, 0]  # content_hash, read with the stable hash
-    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+        assert [row[13] for row in tail.builder.results.rows] == [0, 0]  # content_hash, read with the stable hash
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
     monkeypatch.setattr(runner, "_fork_safe", lambda: False)
     monkeypatch.setattr(runner, "split_point", lambda p, after=0: _line_starts(p)[2])  # cut before t2's result
     parallel = analyze([path], workers=2)

@@ -1,0 +1,353 @@
+"""What a content block measures: characters of text, images and their size, refusals, persisted outputs,
+the one file a shell command reads.
+
+Pure functions over decoded content (the Structs of `records`, or plain JSON values for `result_size`, the
+public helper); no state, no I/O. Lengths are Python code points (exact); sizes are bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import shlex
+from typing import Any
+
+import orjson
+from msgspec import Raw
+
+from .records import Block, InnerBlock, raw_text, raw_text_length
+
+#: Counts at or above this are not counts (JSON numbers past 2**53 lose precision anyway).
+MAX_TOKENS = 2**53
+
+#: Texts of a tool result that mean a person or a rule refused the call (CASES B22).
+DENIAL_PREFIXES = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action",
+    "User rejected",
+    "Permission to use ",
+    "Claude requested permissions to ",
+)
+# Permission refusals written by the harness in `-p` mode: "This command requires approval", "This Bash
+# command contains multiple operations. The following part requires approval: ...", "ls in '~/.claude' was
+# blocked. For security, ..." (seen in the print-mode sample), and hook denials.
+_DENIAL_RE = re.compile(
+    r"denied this tool|Permission .{0,80} denied|requires approval|was blocked\. For security", re.IGNORECASE
+)
+_PERSISTED_SIZE_RE = re.compile(r"Output too large \(([\d.]+)\s*(B|KB|MB|GB)\)")
+_SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+
+#: How many characters of a failed result's text the reader keeps (`tool_results.error_head`): enough for
+#: every error class pattern, which all match at the start (issue 13).
+ERROR_HEAD_CHARS = 300
+
+
+def result_size(content: Any) -> tuple[int, int, int, int]:
+    """Measure a tool_result's content: (text chars, image blocks, image bytes, unknown blocks).
+
+    Parameters
+    ----------
+    content
+        `tool_result.content` as plain JSON: a string, a list of blocks (`text`, `image`, others), or None.
+
+    Returns
+    -------
+    tuple of int
+        Characters of text (a string's length, or the sum of its `text` blocks' lengths; Python code
+        points, exact), the number of image blocks, their decoded size in bytes (from the base64 length,
+        exact to the byte), and the number of blocks of any other type (skipped). The reader measures its
+        own records with `measure`, which gives the same four figures (tests/test_reading_records.py).
+
+    Examples
+    --------
+    >>> result_size([{"type": "text", "text": "Screenshot"}, {"type": "image", "source": {"data": "QUJD"}}])
+    (10, 1, 3, 0)
+    """
+    if content is None:
+        return 0, 0, 0, 0
+    if isinstance(content, str):
+        return len(content), 0, 0, 0
+    if not isinstance(content, list):
+        return 0, 0, 0, 1
+    chars = images = image_bytes = unknown = 0
+    for block in content:
+        if not isinstance(block, dict):
+            unknown += 1
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                chars += len(text)
+        elif kind == "image":
+            images += 1
+            source = block.get("source")
+            data = source.get("data") if isinstance(source, dict) else None
+            if isinstance(data, str):
+                image_bytes += base64_bytes(len(data), data[-2:])
+        else:
+            unknown += 1
+    return chars, images, image_bytes, unknown
+
+
+def base64_bytes(length: int, end: str) -> int:
+    """Decoded size of base64 text of `length` characters ending in `end`: never negative ("==" alone: 0
+    bytes, fuzz 12)."""
+    padding = 2 if end.endswith("==") else 1 if end.endswith("=") else 0
+    return max(0, length * 3 // 4 - padding)
+
+
+_BLOCKS = (Block, InnerBlock)
+
+
+def measure(content: Any) -> tuple[int, int, int, int, int, int]:
+    """`result_size` of decoded content (a string, a list of `Block` / `InnerBlock` or other values, None or
+    another value), and two more figures: the pixels (width × height, summed) of the images whose header
+    states their size, and how many images that is (`image_size`).
+
+    >>> from contexttrace.reading.records import decode
+    >>> rec = decode(b'{"message": {"content": [{"type": "text", "text": "see"}, {"type": "image"}, 3]}}')
+    >>> measure(rec.message.content)
+    (3, 1, 0, 1, 0, 0)
+    """
+    if content is None:
+        return 0, 0, 0, 0, 0, 0
+    if type(content) is str:
+        return len(content), 0, 0, 0, 0, 0
+    if type(content) is not list:
+        return 0, 0, 0, 1, 0, 0
+    chars = images = image_bytes = unknown = pixels = sized = 0
+    for block in content:
+        if type(block) not in _BLOCKS:
+            unknown += 1
+            continue
+        kind = block.type
+        if kind == "text":
+            text = block.text
+            if type(text) is str:
+                chars += len(text)
+        elif kind == "image":
+            images += 1
+            source = block.source
+            if source is not None:
+                length = raw_text_length(source.data)
+                if length is not None:
+                    image_bytes += base64_bytes(*length)
+                    size = image_size(source.data)
+                    if size is not None:
+                        pixels += size[0] * size[1]
+                        sized += 1
+        else:
+            unknown += 1
+    return chars, images, image_bytes, unknown, pixels, sized
+
+
+def first_text(content: Any) -> str:
+    """The text of decoded content: a string itself, else its first `text` block's text, else ""."""
+    if type(content) is str:
+        return content
+    if type(content) is list:
+        for block in content:
+            if type(block) in _BLOCKS and block.type == "text" and type(block.text) is str:
+                return str(block.text)
+    return ""
+
+
+def is_denial(text: str) -> bool:
+    """Whether an error result's text is a person's or a rule's refusal (CASES B22)."""
+    head = text[:300]
+    return head.startswith(DENIAL_PREFIXES) or _DENIAL_RE.search(head) is not None
+
+
+def persisted_bytes(text: str) -> int | None:
+    """≈ bytes of a persisted output as its preview states them ("Output too large (1.2MB)"); None when
+    the preview states no size, or one that is not a number or out of range (fuzz 02, 02b)."""
+    match = _PERSISTED_SIZE_RE.search(text[:400])
+    if match is None:
+        return None
+    try:
+        size = int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+    except (ValueError, OverflowError):
+        return None
+    return size if 0 <= size < MAX_TOKENS else None
+
+
+def is_task_notification(origin: Any, text: str) -> bool:
+    """A user line the harness writes when a background command or agent finishes (CASES B31): its
+    `origin.kind` is `task-notification`, or (older lines) its text starts with `<task-notification>`."""
+    if type(origin) is dict and origin.get("kind") == "task-notification":
+        return True
+    return text.lstrip().startswith("<task-notification>")
+
+
+def attachment_chars(content: Any) -> int | None:
+    """Characters an attachment's `content` holds: a string's length, the sum of a list of strings'
+    lengths, else the length of the value's compact JSON text; None without content."""
+    if content is None:
+        return None
+    if type(content) is str:
+        return len(content)
+    if type(content) is list and all(type(item) is str for item in content):
+        return sum(map(len, content))
+    try:
+        return len(orjson.dumps(content).decode())
+    except orjson.JSONEncodeError:
+        try:
+            return len(json.dumps(content, separators=(",", ":"), ensure_ascii=False))
+        except (ValueError, RecursionError):
+            return None
+
+
+# -- image sizes ---------------------------------------------------------------------------------------
+
+#: Base64 characters decoded to find a JPEG's frame header (64 KiB of image: past the usual EXIF block).
+_JPEG_SCAN_CHARS = 4 * 64 * 1024 // 3
+_JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}  # SOFn markers (not DHT, JPG, DAC)
+
+
+def image_size(data: Any) -> tuple[int, int] | None:
+    """(width, height) in pixels that a base64 image's header states (PNG, GIF, WebP, JPEG), else None.
+
+    `data` is the `Raw` (or lenient `Decoded`) of `image.source.data`; only its first characters are
+    decoded (40 for PNG, GIF and WebP, up to 64 KiB of image for a JPEG's frame header).
+
+    >>> import base64
+    >>> from contexttrace.reading.records import Decoded
+    >>> png = b"\\x89PNG\\r\\n\\x1a\\n\\x00\\x00\\x00\\rIHDR" + (640).to_bytes(4, "big") + (480).to_bytes(4, "big")
+    >>> image_size(Decoded(base64.b64encode(png).decode()))
+    (640, 480)
+    """
+    head = _b64(data, 40)
+    if head.startswith(b"\x89PNG\r\n\x1a\n") and head[12:16] == b"IHDR" and len(head) >= 24:
+        return _positive(int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big"))
+    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        return _positive(int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little"))
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return _webp(head)
+    if head[:2] == b"\xff\xd8":
+        return _jpeg(_b64(data, _JPEG_SCAN_CHARS))
+    return None
+
+
+def _b64(data: Any, chars: int) -> bytes:
+    """The bytes of the first `chars` (rounded down to 4) base64 characters of the string `data` holds,
+    or b"" (not a string, not base64)."""
+    if type(data) is Raw:
+        prefix = bytes(memoryview(data)[: chars + 1])  # type: ignore[arg-type]
+        if prefix[:1] != b'"' or b"\\" in prefix or not prefix.isascii():
+            text = raw_text(data)  # escapes or other characters: the string itself
+            if text is None:
+                return b""
+            prefix = b'"' + text[:chars].encode("ascii", "replace")
+        cut = prefix[1:].split(b'"', 1)[0]
+    else:
+        text = raw_text(data)
+        if text is None:
+            return b""
+        cut = text[:chars].encode("ascii", "replace")
+    cut = cut[: len(cut) - len(cut) % 4]
+    try:
+        return base64.b64decode(cut, validate=False)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _positive(width: int, height: int) -> tuple[int, int] | None:
+    return (width, height) if width > 0 and height > 0 else None
+
+
+def _webp(head: bytes) -> tuple[int, int] | None:
+    kind = head[12:16]
+    if kind == b"VP8 " and len(head) >= 30:
+        return _positive(int.from_bytes(head[26:28], "little") & 0x3FFF, int.from_bytes(head[28:30], "little") & 0x3FFF)
+    if kind == b"VP8L" and len(head) >= 25:
+        bits = int.from_bytes(head[21:25], "little")
+        return _positive((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
+    if kind == b"VP8X" and len(head) >= 30:
+        return _positive(int.from_bytes(head[24:27], "little") + 1, int.from_bytes(head[27:30], "little") + 1)
+    return None
+
+
+def _jpeg(data: bytes) -> tuple[int, int] | None:
+    """The size in a JPEG's first frame header (SOFn), walking its marker segments."""
+    at = 2
+    while at + 9 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        if marker in (0x01, *range(0xD0, 0xD8)):  # markers without a length
+            at += 2
+            continue
+        if marker in _JPEG_FRAMES:
+            return _positive(int.from_bytes(data[at + 7 : at + 9], "big"), int.from_bytes(data[at + 5 : at + 7], "big"))
+        at += 2 + int.from_bytes(data[at + 2 : at + 4], "big")
+    return None
+
+
+# -- the file a shell command reads ----------------------------------------------------------------------
+
+#: Commands that print a file: with exactly one path operand, the call reads that file (issues 12, 13).
+_READERS = frozenset({"cat", "head", "tail", "sed"})
+#: Characters that make a command line more than one simple command (pipes, lists, redirections,
+#: substitutions): such a line is never a read of one file.
+_COMPOUND = re.compile(r"[|;&<>`\n]|\$\(")
+#: Options of head / tail that take a value as the next argument.
+_VALUE_OPTIONS = frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"})
+
+
+def shell_read_path(command: Any) -> str | None:
+    """The one file a Bash command line prints, when it is a single `cat`, `sed -n`, `head` or `tail` of
+    exactly one path (spec 001: such a call is a file read); else None.
+
+    The line must be one simple command (no pipe, list, redirection or substitution) that `shlex` splits;
+    options are skipped (`head -n 20`, `tail -100`, `cat -n`); `sed` needs `-n` and its script; a `-` (stdin)
+    or a second path makes it no single read. The path is returned as written (relative paths are the
+    caller's to resolve against the session's `cwd`).
+
+    >>> shell_read_path("sed -n '1,80p' src/app.py"), shell_read_path("cat a.py b.py"), shell_read_path("head -n 5 x")
+    ('src/app.py', None, 'x')
+    """
+    if type(command) is not str or command.lstrip()[:4].rstrip() not in _READERS or _COMPOUND.search(command):
+        return None  # (the first word first: `shlex` is slow, and most commands are not reads)
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    if not argv or argv[0] not in _READERS:
+        return None
+    name, args = argv[0], argv[1:]
+    operands: list[str] = []
+    quiet = script = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            operands.extend(args[i + 1 :])
+            break
+        if arg.startswith("-") and arg != "-":
+            if name == "sed" and arg in ("-e", "--expression"):
+                script = True
+                i += 1
+            elif name == "sed" and (arg.startswith("--in-place") or (not arg.startswith("--") and "i" in arg)):
+                return None  # edits the file in place: not a read
+            elif name == "sed" and not arg.startswith("--") and "n" in arg:
+                quiet = True
+            elif name in ("head", "tail") and arg in _VALUE_OPTIONS:
+                i += 1
+            i += 1
+            continue
+        if name == "sed" and not script:
+            script = True
+        else:
+            operands.append(arg)
+        i += 1
+    if name == "sed" and not (quiet and script):
+        return None
+    if len(operands) != 1 or operands[0] == "-":
+        return None
+    return operands[0]

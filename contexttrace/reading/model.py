@@ -1,0 +1,189 @@
+"""The `Trace` model: one trace's four tables and the facts beside them, and how the tables are read.
+
+A `Trace` holds its tables as the reader built them, a dict of equal-length column lists per table
+(`TABLES` names their columns, `schema.py` their dtypes and units); a Polars frame is built the first time
+one is asked for (`Trace.frame`), and reports read the same columns through `Trace.view` without building
+one. Nothing here reads files or imports Polars at import time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ..schema import (
+    CALL_SCHEMA,
+    EVENT_SCHEMA,
+    THREAD_MAIN,
+    TOOL_RESULT_SCHEMA,
+    TOOL_USE_SCHEMA,
+    polars_schema,
+)
+
+if TYPE_CHECKING:
+    import polars as pl
+
+#: The columns of a call that identify it across sessions (`calls.inherited_calls`, CASES B06).
+KEY_COLUMNS = ("message_id", "input_tokens", "cache_write_tokens", "cache_read_tokens")
+
+
+@dataclass(frozen=True)
+class LineNote:
+    """A skipped line: where it is and why it was skipped."""
+
+    path: str
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of a trace: the main file or one of its subagent files.
+
+    `thread_kind` is the kind of thread its sidechain lines belong to; `agent_id` names the subagent
+    (from the file name `agent-<id>.jsonl`); the `agent-<id>.meta.json` beside it is read with the file
+    (`api.agent_meta`), in the process that reads it.
+    """
+
+    path: str
+    thread_kind: str = THREAD_MAIN
+    agent_id: str | None = None
+
+
+#: The four tables of a trace and their schemas.
+TABLES: dict[str, dict[str, str]] = {
+    "calls": CALL_SCHEMA,
+    "tool_uses": TOOL_USE_SCHEMA,
+    "tool_results": TOOL_RESULT_SCHEMA,
+    "events": EVENT_SCHEMA,
+}
+
+
+class _ListColumn:
+    """One column held as a Python list, with the one method of `polars.Series` the metrics use."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: list[Any]) -> None:
+        self._values = values
+
+    def to_list(self) -> list[Any]:
+        """The values themselves (not a copy): read them, never change them."""
+        return self._values
+
+
+class ColumnView:
+    """A table as Python lists, read through the same calls as a frame: `get_column(name).to_list()`,
+    `height`, `columns`. Metrics read tables this way so that a report of a small trace never pays
+    for building Polars frames it would turn straight back into lists."""
+
+    __slots__ = ("_cols",)
+
+    def __init__(self, cols: dict[str, list[Any]]) -> None:
+        self._cols = cols
+
+    def get_column(self, name: str) -> _ListColumn:
+        """The column `name` (its values through `to_list()`); KeyError when the table has no such column."""
+        return _ListColumn(self._cols[name])
+
+    @property
+    def height(self) -> int:
+        """Rows in the table."""
+        return len(next(iter(self._cols.values()), []))
+
+    @property
+    def columns(self) -> list[str]:
+        """Column names, in schema order."""
+        return list(self._cols)
+
+
+#: A table as the metrics read it: a Polars frame, or the same columns as lists.
+Table: TypeAlias = "pl.DataFrame | ColumnView"
+
+
+@dataclass
+class Trace:
+    """One trace, read: its four tables and the facts that are not rows.
+
+    `calls`, `tool_uses`, `tool_results` and `events` are Polars frames with the schemas of
+    `schema.CALL_SCHEMA`, `TOOL_USE_SCHEMA`, `TOOL_RESULT_SCHEMA` and `EVENT_SCHEMA` (`TABLES`), built
+    from the reader's columns the first time they are asked for; `view(table)` gives the same columns
+    without building a frame. `result` is the last stream-json `result` line (a dict with `subtype`,
+    `is_error`, `total_cost_usd`, `usage`, `modelUsage`, `duration_ms`, `duration_api_ms`,
+    `num_turns`) or None; `surface` comes from `system/init` (None for transcripts, which record no init).
+    """
+
+    name: str
+    path: str
+    format: str
+    session_id: str | None
+    #: table name -> its frame, or its columns (dict of equal-length lists) until a frame is asked for
+    tables: dict[str, Any] = field(default_factory=dict, repr=False)
+    skipped_lines: int = 0
+    oversized_lines: int = 0
+    truncated_last_line: bool = False
+    line_notes: list[LineNote] = field(default_factory=list)
+    #: file -> lines skipped in it (the session file and each subagent file apart; a truncated last line
+    #: not included: `truncated_last_line`)
+    skipped_by_file: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    surface: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    result_count: int = 0
+    cli_version: str | None = None
+    cwd: str | None = None
+    files: list[str] = field(default_factory=list)
+    agents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    synthetic_errors: int = 0
+    inherited_calls: int = 0
+    #: Unix epoch ms of every timestamped user/assistant/system line (all threads), sorted, no nulls.
+    timestamps_ms: list[int] = field(default_factory=list)
+    #: True when `tables` hold only the call identity columns (`slimmed`): read the trace again for the rest.
+    slim: bool = False
+
+    def slimmed(self) -> Trace:
+        """This trace with its tables cut to what `inherited_calls` reads (`calls`: message id, input-side
+        usage, last timestamp): what a worker sends back with a report already built from the whole."""
+        calls = self.view("calls")
+        keep = {c: calls.get_column(c).to_list() for c in (*KEY_COLUMNS, "end_ts_ms")}
+        return Trace(**{**self.__dict__, "tables": {"calls": keep}, "timestamps_ms": [], "slim": True})
+
+    def frame(self, table: str) -> pl.DataFrame:
+        """The Polars frame of one of `TABLES`, built once from the reader's columns.
+
+        Raises ValueError for a slim trace (`slimmed`), which holds only its call identity columns.
+        """
+        if self.slim:
+            raise ValueError(f"{self.name}: a slim trace (call keys only) has no frames; read it again")
+        value = self.tables[table]
+        if isinstance(value, dict):
+            import polars as pl  # only here: reading and reports never import Polars
+
+            value = pl.DataFrame(value, schema=polars_schema(TABLES[table]))
+            self.tables[table] = value
+        return value  # type: ignore[no-any-return]
+
+    def view(self, table: str) -> Table:
+        """The table as it is held: the frame once built, else a `ColumnView` of its lists."""
+        value = self.tables[table]
+        return ColumnView(value) if isinstance(value, dict) else value
+
+    @property
+    def calls(self) -> pl.DataFrame:
+        """One row per model call (`schema.CALL_SCHEMA`)."""
+        return self.frame("calls")
+
+    @property
+    def tool_uses(self) -> pl.DataFrame:
+        """One row per tool_use block (`schema.TOOL_USE_SCHEMA`)."""
+        return self.frame("tool_uses")
+
+    @property
+    def tool_results(self) -> pl.DataFrame:
+        """One row per tool_result block (`schema.TOOL_RESULT_SCHEMA`)."""
+        return self.frame("tool_results")
+
+    @property
+    def events(self) -> pl.DataFrame:
+        """One row per other event: compactions, prompts, errors, durations (`schema.EVENT_SCHEMA`)."""
+        return self.frame("events")

@@ -1,0 +1,115 @@
+"""The builder's state merges itself: every field of every state class is merged or named as not merged, so a
+file read in two parts (`reading.split`) cannot forget one (tests/test_split_read.py checks the results)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from contexttrace.reading.builder import Builder
+from contexttrace.reading.calls import Calls
+from contexttrace.reading.formats import Evidence, Threads
+from contexttrace.reading.model import LineNote
+from contexttrace.reading.state import (
+    RESULT_ROW,
+    USE_ROW,
+    Diagnostics,
+    Events,
+    Facts,
+    Seen,
+    Stamps,
+    ToolResults,
+    ToolUses,
+)
+from contexttrace.schema import CALL_SCHEMA, EVENT_SCHEMA
+
+_CALL_ROW = [1, 1, "f", "m1", None, "main", "main", "x", 1, 2, 3, 4, 6, 0, 0, False, 0, None, None, None, None, None, 1,
+             False, 0, 0]  # fmt: skip
+
+
+def _filled(cls: type) -> Any:
+    """An instance of a state class whose every field holds something (not its default)."""
+    obj = cls()
+    for name in cls.__slots__:
+        value = getattr(obj, name)
+        if isinstance(value, bool):
+            setattr(obj, name, not value)
+        elif isinstance(value, int):
+            setattr(obj, name, value + 5)
+        elif value is None:
+            setattr(obj, name, {"surface": {"tools": 1}, "result": {"subtype": "success"}}.get(name, "x"))
+    special = {
+        Seen: {"uuids": {"u"}},
+        Diagnostics: {"notes": [LineNote("f", 1, "r")], "notes_per_file": {"f": 1}, "warnings": ["w"]},
+        Facts: {"denied_ids": {"t"}, "files": ["f", "g"], "agents": {"a": {}}},
+        Evidence: {"foreign": {"Codex CLI rollout": 1}},
+        Threads: {"chains": {"u": "sidechain-u"}, "chain_roots": {"sidechain-u": "p"}},
+        ToolUses: {"rows": [(1, 1, "t1", "m1", 0, *([None] * (len(USE_ROW) - 5)))], "ids": {"t1"}},
+        ToolResults: {
+            "rows": [(1, 1, "t1", "main", *([None] * (len(RESULT_ROW) - 4)))],
+            "ids": {"t1"},
+            "cleared": {"t1": 1},
+        },
+        Events: {"rows": [(1, 1, "main", *([None] * (len(EVENT_SCHEMA) - 3)))]},
+        Stamps: {"stamps": ["2026-01-01T00:00:00Z"], "ms": {"2026-01-01T00:00:00Z": 0}},
+        Calls: {},
+    }[cls]
+    for name, value in special.items():
+        setattr(obj, name, value)
+    if cls is Calls:
+        obj.add(("m1", 1, 2, 3), list(_CALL_ROW), 1)
+        obj.clashing_ids = {"m0"}
+    return obj
+
+
+def _merge(head: Any, tail: Any) -> None:
+    cls = type(head)
+    if cls is Diagnostics:
+        head.merge(tail, "f", 10, 0)
+    elif cls is Facts:
+        head.merge(tail, True)
+    elif cls is Calls:
+        head.merge(tail, 0, 10, 1, {}, None)
+    elif cls is ToolUses:
+        head.merge(tail, 0, 10, 1, [0])
+    elif cls in (ToolResults, Events):
+        head.merge(tail, 0, 10, 1, {})
+    else:
+        head.merge(tail)
+
+
+STATES = [Seen, Diagnostics, Facts, Evidence, Threads, ToolUses, ToolResults, Events, Stamps, Calls]
+
+
+@pytest.mark.parametrize("cls", STATES, ids=lambda c: c.__name__)
+def test_every_field_is_merged_or_named_not_merged(cls):
+    """Merging a tail whose every field holds something changes every field of an empty head, but those
+    the class names in `NOT_MERGED` (each with its reason in the class)."""
+    head, tail = cls(), _filled(cls)
+    _merge(head, tail)
+    fresh = cls()
+    not_merged = getattr(cls, "NOT_MERGED", frozenset())
+    for name in cls.__slots__:
+        if name in not_merged:
+            assert getattr(head, name) == getattr(fresh, name), name
+        elif not (cls is Calls and name in ("at", "key_of_id")):  # indexes, rebuilt with the rows
+            assert getattr(head, name) != getattr(fresh, name), f"{cls.__name__}.{name} is not merged"
+
+
+def test_the_builder_holds_only_merged_state():
+    """The builder's own fields are the states above and its reading context (named here); a new field
+    needs its merge in `Builder.merge_tail`."""
+    state_types = set(STATES)
+    builder = Builder("f", "f")
+    own = {name for name, value in builder.__dict__.items() if type(value) not in state_types}
+    assert own == {"name", "path", "seq", "prev_ts", "text_hash"}
+    assert {type(v) for v in builder.__dict__.values()} >= state_types
+
+
+def test_a_call_row_has_every_column_the_builder_fills():
+    """Rows made by the builder are `CALL_SCHEMA` less the columns `build` adds."""
+    from contexttrace.reading.builder import CALL_ROW
+    from contexttrace.reading.calls import BUILT_COLUMNS
+
+    assert len(_CALL_ROW) == len(CALL_ROW) == len(CALL_SCHEMA) - len(BUILT_COLUMNS)
