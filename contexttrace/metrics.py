@@ -71,8 +71,15 @@ def count_of(value: Any) -> tuple[int | None, bool]:
 
 
 def _shown(value: Any) -> str:
-    """A value as a warning quotes it: its repr, cut at 40 characters (a 400-digit integer stays short)."""
-    text = repr(value)
+    """A value as a warning quotes it: its repr, cut at 40 characters (a 400-digit integer stays short); a
+    container by its type and size (a 990-deep object has no repr: RecursionError), an integer past
+    Python's digit limit by its size. Raises nothing."""
+    if type(value) is int and value.bit_length() > 14_000:  # past str()'s 4,300 digits: ValueError
+        return f"an integer of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deep to show
+        return f"a {'JSON object' if isinstance(value, dict) else type(value).__name__} nested too deep to show"
     return text if len(text) <= 40 else text[:39] + "…"
 
 

@@ -458,3 +458,16 @@ def test_html_report_header_duration_is_bounded_like_every_result_count(tmp_path
     path = _write(tmp_path, _stream(result_fields={"duration_ms": "<d>", "num_turns": 1}, d=written))
     [trace] = read_trace(path)
     assert build_section(trace).reported_duration_ms is None
+
+
+def test_warning_quotes_any_value_without_raising():
+    """A warning quotes what it refused: a 3,000-deep object (no repr: RecursionError) or an integer past
+    Python's 4,300-digit limit (no str: ValueError) is described, never an exception."""
+    deep: dict = {}
+    node = deep
+    for _ in range(3000):
+        node["a"] = {}
+        node = node["a"]
+    assert metrics._shown(deep) == "a JSON object nested too deep to show"
+    assert metrics._shown(10**20000) == "an integer of 66439 bits"
+    assert metrics._shown([1, 2]) == "[1, 2]"
