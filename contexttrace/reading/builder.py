@@ -106,6 +106,11 @@ class Builder:
         self.results = ToolResults()
         self.events = Events()
         self.stamps = Stamps()
+        # the handlers as plain functions (bound methods kept here would make a reference cycle), looked up
+        # when the builder is made, so that a test can replace one on the class
+        self._route: dict[str, Callable[[Builder, Line, int, SourceFile], None]] = {
+            kind: getattr(type(self), name) for kind, name in self._HANDLERS.items()
+        }
 
     def has_rows(self) -> bool:
         """Whether any call, tool result or event row was made."""
@@ -119,9 +124,9 @@ class Builder:
         sid = self.evidence.count(rec, kind, src.thread_kind == THREAD_MAIN)
         if sid is not None and facts.session_id is None:
             facts.session_id = sid
-        handler = self._HANDLERS.get(kind)  # type: ignore[arg-type]
+        handler = self._route.get(kind)  # type: ignore[arg-type]
         if handler is not None:
-            getattr(self, handler)(rec, line, src)
+            handler(self, rec, line, src)
         if facts.cli_version is None and src.thread_kind == THREAD_MAIN and type(rec.version) is str:
             facts.cli_version = rec.version
         if facts.cwd is None and type(rec.cwd) is str:

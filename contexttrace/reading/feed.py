@@ -67,7 +67,7 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
         kind = rec.type
         if type(kind) is not str:
             kind = None  # a `type` that is not a string (a list, say: fuzz 01) is an unknown line type
-        if split_runs and starts_run(rec, kind, cur.evidence.has_init or bool(cur.calls.rows)):
+        if split_runs and kind == "system" and starts_run(rec, kind, cur.evidence.has_init or bool(cur.calls.rows)):
             cur.evidence.count_skipped(lines.take_skipped())
             cur = Builder(path, path)
             cur.facts.files.append(path)

@@ -54,7 +54,8 @@ def open_trace(path: str) -> IO[bytes]:
     if os.path.isdir(path):
         raise TraceReadError(path, "is a directory where a file was expected")
     try:
-        return _utf8(open(path, "rb", buffering=1024 * 1024))
+        # 256 KiB: with a 1 MiB buffer the first `peek` of `_utf8` cost 0.1 ms per file more (measured)
+        return _utf8(open(path, "rb", buffering=256 * 1024))
     except FileNotFoundError:
         raise TraceReadError(path, "no such file") from None
     except OSError as exc:
@@ -139,13 +140,17 @@ class Lines:
         out, self._skipped = self._skipped, []
         return out
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(
+        self,
+    ) -> Iterator[bytes]:  # the per-line loop, inlined on purpose (equivalence: test_reading_records, test_samples)
         path = self.path
         head = self._head
         number = 0
         skip_types = SKIP_TYPES
         type_key = _TYPE_KEY
         key_len = len(_TYPE_KEY)
+        oversized = OVERSIZED_LINE_BYTES
+        skipped = self._skipped
         try:
             for raw in self.fh:
                 number += 1
@@ -162,15 +167,16 @@ class Lines:
                         diag.skip(path, number, "NUL padding (left by a crash while writing)")
                         continue
                 at = raw.find(type_key)
-                if at > 0 and raw.count(b"{", 0, at) == 1:
-                    start = at + key_len
-                    top = raw[start : raw.find(b'"', start)]
-                    if top in skip_types:
-                        self._skipped.append(top)
-                        continue
+                if at > 0:
+                    if raw.count(b"{", 0, at) == 1:
+                        start = at + key_len
+                        top = raw[start : raw.find(b'"', start)]
+                        if top in skip_types:
+                            skipped.append(top)
+                            continue
                 elif at < 0 and raw.isspace():
                     continue  # a blank line
-                if len(raw) > OVERSIZED_LINE_BYTES and not any(m in raw for m in _OVERSIZED_NEEDED):
+                if len(raw) > oversized and not any(m in raw for m in _OVERSIZED_NEEDED):
                     self.diag.oversized += 1
                     continue
                 self.number = number
