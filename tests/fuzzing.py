@@ -898,8 +898,22 @@ def _cells(line: str) -> list[str]:
 
 def _named(text: str, good: str) -> str:
     """Output with every spelling of the clean sample's name (its path, or any shorter tail of it that ends
-    in its file name: how a trace is labelled depends on the other paths named) written as `<good>`."""
-    return re.sub(r'[^\s"|]*' + re.escape(os.path.basename(good)), "<good>", text)
+    in its file name: how a trace is labelled depends on the other paths named) written as `<good>`.
+
+    Linear in the text: a regex like `[^\\s]*name` backtracks over every long run of non-space (a damaged
+    9 MiB string printed whole) and takes minutes."""
+    name = os.path.basename(good)
+    out, done = [], 0
+    at = text.find(name)
+    while at >= 0:
+        start = at
+        while start > done and text[start - 1] not in ' \t\n\r"|':
+            start -= 1
+        out += [text[done:start], "<good>"]
+        done = at + len(name)
+        at = text.find(name, done)
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _table_rows(text: str) -> tuple[list[dict[str, str]], list[str]]:
