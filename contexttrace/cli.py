@@ -729,14 +729,6 @@ def compare_command(
         raise typer.Exit(ExitCode.TRACE_ERROR)
 
 
-ReportOutputOpt = Annotated[
-    str,
-    typer.Option(
-        "--output", "-o", metavar="FILE", help="Where to write the page; - for standard output.", show_default=True
-    ),
-]
-
-
 @cache_app.command("info")
 def cache_info_command() -> None:
     """Print the result store's path, its entries (one per trace file with its subagents), its size on disk
@@ -766,6 +758,14 @@ def cache_clear_command() -> None:
         typer.echo(f"Error: {store.path}: cannot delete ({exc.strerror or exc})", err=True)
         raise typer.Exit(ExitCode.TRACE_ERROR) from None
     typer.echo(f"cleared {store.path} ({freed / 2**20:,.1f} MiB)")
+
+
+ReportOutputOpt = Annotated[
+    str,
+    typer.Option(
+        "--output", "-o", metavar="FILE", help="Where to write the page; - for standard output.", show_default=True
+    ),
+]
 
 
 @context_app.command("report", epilog=_PATHS_HELP)
