@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .reader import Trace
-from .report import RunResult, TraceReport, build_report
+from .report import DiagnosticsOfReport, RunResult, TraceReport, build_report
 from .runner import analyze
 from .usage import UsageReport, build_usage
 
@@ -52,7 +52,7 @@ class ConditionError(ValueError):
 
 
 @dataclass(frozen=True)
-class RunFigures:
+class RunFigures(DiagnosticsOfReport):
     """Both reports of one run: the `context trace` figures and the `context usage` cost, built in one read.
 
     The attributes `render.render_diagnostics` reads (path, skipped lines, warnings, ...) are the trace
@@ -61,46 +61,6 @@ class RunFigures:
 
     report: TraceReport
     usage: UsageReport
-
-    @property
-    def trace(self) -> str:
-        return self.report.trace
-
-    @property
-    def path(self) -> str:
-        return self.report.path
-
-    @property
-    def skipped_lines(self) -> int:
-        return self.report.skipped_lines
-
-    @property
-    def skipped_by_file(self) -> dict[str, int]:
-        return self.report.skipped_by_file
-
-    @property
-    def line_notes(self) -> list[Any]:
-        return self.report.line_notes
-
-    @property
-    def truncated_last_line(self) -> bool:
-        return self.report.truncated_last_line
-
-    @property
-    def oversized_lines(self) -> int:
-        return self.report.oversized_lines
-
-    @property
-    def fill(self) -> float | None:
-        return self.report.fill
-
-    @property
-    def peak(self) -> int:
-        return self.report.peak
-
-    @property
-    def window(self) -> int | None:
-        return self.report.window
 
     @property
     def warnings(self) -> list[str]:

@@ -30,9 +30,9 @@ from typing import Any
 from . import __version__, metrics
 from .health import session_rows_of
 from .metrics import measured
-from .reader import LineNote, Trace
+from .reader import Trace
 from .render import GRADE_COLORS, fmt_int, fmt_percent, fmt_usd
-from .report import RunResult, TraceReport, build_report
+from .report import DiagnosticsOfReport, RunResult, TraceReport, build_report
 from .schema import THREAD_SUBAGENT
 from .usage import UsageReport, build_usage
 
@@ -72,7 +72,7 @@ PANEL_HOOKS: tuple[tuple[str, str], ...] = (
 
 
 @dataclass
-class TraceSection:
+class TraceSection(DiagnosticsOfReport):
     """One trace's part of the page: its `TraceReport`, the cost, and the chart data only the trace holds.
 
     The attributes `render.render_diagnostics` reads (`path`, `trace`, `line_notes`, ...) are the
@@ -89,51 +89,6 @@ class TraceSection:
     datasets: dict[str, dict[str, list[Any]]]
     notes: list[str] = field(default_factory=list)
     panels: list[dict[str, Any]] = field(default_factory=list)
-
-    # -- what render_diagnostics reads --------------------------------------------------------------
-    @property
-    def trace(self) -> str:
-        return self.report.trace
-
-    @property
-    def path(self) -> str:
-        return self.report.path
-
-    @property
-    def skipped_lines(self) -> int:
-        return self.report.skipped_lines
-
-    @property
-    def line_notes(self) -> list[LineNote]:
-        return self.report.line_notes
-
-    @property
-    def skipped_by_file(self) -> dict[str, int]:
-        return self.report.skipped_by_file
-
-    @property
-    def truncated_last_line(self) -> bool:
-        return self.report.truncated_last_line
-
-    @property
-    def oversized_lines(self) -> int:
-        return self.report.oversized_lines
-
-    @property
-    def warnings(self) -> list[str]:
-        return self.report.warnings
-
-    @property
-    def fill(self) -> float | None:
-        return self.report.fill
-
-    @property
-    def peak(self) -> int:
-        return self.report.peak
-
-    @property
-    def window(self) -> int | None:
-        return self.report.window
 
 
 def build_section(trace: Trace, window: int | None = None) -> TraceSection:

@@ -133,6 +133,59 @@ class TraceReport:
         return out
 
 
+class DiagnosticsOfReport:
+    """A mixin for a command's per-trace object that holds a `TraceReport` as `report`: the attributes
+    `render.render_diagnostics` reads (path, skipped lines, notes, warnings, fill, ...) are the report's,
+    so the command prints its diagnostics as `context trace` does (`compare.RunFigures`,
+    `html_report.TraceSection`)."""
+
+    report: TraceReport
+
+    @property
+    def trace(self) -> str:
+        return self.report.trace
+
+    @property
+    def path(self) -> str:
+        return self.report.path
+
+    @property
+    def skipped_lines(self) -> int:
+        return self.report.skipped_lines
+
+    @property
+    def skipped_by_file(self) -> dict[str, int]:
+        return self.report.skipped_by_file
+
+    @property
+    def line_notes(self) -> list[LineNote]:
+        return self.report.line_notes
+
+    @property
+    def truncated_last_line(self) -> bool:
+        return self.report.truncated_last_line
+
+    @property
+    def oversized_lines(self) -> int:
+        return self.report.oversized_lines
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.report.warnings
+
+    @property
+    def fill(self) -> float | None:
+        return self.report.fill
+
+    @property
+    def peak(self) -> int:
+        return self.report.peak
+
+    @property
+    def window(self) -> int | None:
+        return self.report.window
+
+
 @dataclass(frozen=True)
 class TraceFailure:
     """A trace that could not be read or reported: its path (or run name), the line where known, and the
