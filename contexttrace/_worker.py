@@ -177,7 +177,10 @@ class Worker:
             self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
             _widen(self.stdout.fileno())
             for task in share:
-                blob = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+                try:
+                    blob = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception:  # never sent, so never answered: the parent does it
+                    continue
                 self._send.append(HEADER.pack(task[0], len(blob)) + blob)
         self._threads = [threading.Thread(target=self._collect, daemon=True)]
         if self.stdin is not None:

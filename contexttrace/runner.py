@@ -26,11 +26,9 @@ import os
 import pickle
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import store
-from ._worker import Pool, Task
-from ._worker import fork_safe as _fork_safe
 from .errors import ContextTraceError, EmptyTraceError
 from .reader import (
     PendingTail,
@@ -54,6 +52,9 @@ PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 FILE_COST_BYTES = 64 * 1024
 
 Progress = Callable[[int, int], None]
+
+if TYPE_CHECKING:
+    from ._worker import Task
 
 
 def _read(source: TraceSource, tail: TailPart | PendingTail | None = None) -> list[Trace] | TraceFailure:
@@ -204,6 +205,14 @@ def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[in
     return out
 
 
+def _fork_safe() -> bool:
+    """`_worker.fork_safe`, imported when a run has workers: `import contexttrace` never imports
+    `_worker`, so that `python -m contexttrace._worker` runs it as a script without a second copy."""
+    from ._worker import fork_safe
+
+    return fork_safe()
+
+
 def _cost(source: TraceSource, size: tuple[int, int]) -> int:
     """What reading a source costs, in bytes read: its files' bytes and `FILE_COST_BYTES` per file."""
     return sum(size) + FILE_COST_BYTES * (1 + len(source.subagents))
@@ -279,6 +288,8 @@ def _run(
             s = sources[i]
             return (total + i, read_tail, (s.path, splits[i], s.subagents, not fork))
         return (i, _read_built, (sources[i], remote_build, window, None, remote_build is not None))
+
+    from ._worker import Pool
 
     pool = Pool([[task(i) for i in share] for share in shares[1:]], fork)
     try:

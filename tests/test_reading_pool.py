@@ -43,7 +43,10 @@ def test_shares_balance_within_the_largest_file():
 
 
 @pytest.fixture
-def serial():
+def serial(monkeypatch):
+    # Forked workers whatever ran before in this process (a frame's thread pool makes `_fork_safe` false;
+    # the workers here read and report only, never through those threads).
+    monkeypatch.setattr(runner, "_fork_safe", lambda: True)
     return analyze([str(SAMPLES)], workers=1)
 
 
@@ -100,3 +103,25 @@ def test_a_worker_answer_that_cannot_be_pickled_is_done_here(monkeypatch, serial
     monkeypatch.setattr(runner, "_picklable", lambda obj: True)  # send the build to the worker anyway
     run = analyze([str(SAMPLES)], workers=2, build=build)
     _same(run, serial)
+
+
+def test_a_task_that_cannot_be_sent_to_a_worker_started_afresh_is_done_here(monkeypatch, serial):
+    """A worker started afresh is sent its share: a task that cannot be pickled is not sent, and this
+    process does it (the run is the one-process run); the worker's stderr stays clean."""
+    monkeypatch.setattr(runner, "_fork_safe", lambda: False)
+    monkeypatch.setattr(runner, "_picklable", lambda obj: True)
+    from contexttrace.report import build_report
+
+    def build(trace, window):  # a local function: cannot be pickled
+        return build_report(trace, window)
+
+    _same(analyze([str(SAMPLES)], workers=2, build=build), serial)
+
+
+def test_a_worker_started_afresh_says_nothing_on_stderr():
+    """`python -m contexttrace._worker` runs without a warning (the package never imports `_worker`)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "contexttrace._worker"], input=b"", capture_output=True, check=True)
+    assert done.stderr == b""
