@@ -63,7 +63,7 @@ def open_trace(path: str) -> IO[bytes]:
 
 
 def is_utf16(start: bytes) -> bool:
-    """Whether a file starting with these 4 bytes is UTF-16: a UTF-16 byte-order mark, or `{` and another
+    r"""Whether a file starting with these 4 bytes is UTF-16: a UTF-16 byte-order mark, or `{` and another
     ASCII character as two UTF-16 units (one NUL before a UTF-8 record is damage, not UTF-16: CASES B30).
 
     >>> is_utf16(b'{\x00"\x00'), is_utf16(b'\x00{\x00"'), is_utf16(b'\x00{"t'), is_utf16(b"\xff\xfe{\x00")
