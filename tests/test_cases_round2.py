@@ -484,3 +484,48 @@ def test_a_folder_named_like_a_trace_with_nothing_inside_is_said(tmp_path):
     (tmp_path / "x.jsonl").mkdir()
     run = analyze([str(tmp_path / "x.jsonl")])
     assert [f.reason for f in run.failures] == ["is a directory where a file was expected (no trace inside)"]
+
+
+# -- lines the type prefilter skips are whole records (review of issue 10) ---------------------------------
+
+
+def _sample_lines() -> list[bytes]:
+    return Path(GOOD).read_bytes().splitlines(keepends=True)
+
+
+def test_a_record_glued_onto_a_skipped_line_type_is_counted_and_named(tmp_path):
+    """A newline lost in a crash glues a record onto a queue-operation line: the glued line is decoded, fails,
+    and is counted and named like any bad line, never swallowed by the skip-by-type prefilter."""
+    lines = _sample_lines()
+    queue = b'{"type":"queue-operation","operation":"enqueue","sessionId":"s"}'
+    glued = queue + lines[1]  # the second record of the sample, glued on
+    path = tmp_path / "glued.jsonl"
+    path.write_bytes(lines[0] + glued + b"".join(lines[2:]))
+    [trace] = read_trace(path)
+    assert trace.skipped_lines == 1
+    assert trace.line_notes[0].line == 2 and trace.line_notes[0].reason == "not JSON"
+
+
+def test_an_incomplete_last_line_of_a_skipped_type_is_noted(tmp_path):
+    """A last line cut short that starts like a queue-operation is an incomplete last line, noted."""
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(b"".join(_sample_lines()) + b'{"type":"queue-operation","operation":"enq')
+    [trace] = read_trace(path)
+    assert trace.truncated_last_line is True and trace.skipped_lines == 1
+
+
+def test_cr_only_line_ends_read_every_record(tmp_path):
+    """A session written with CR alone between records reads like the same session with LF."""
+    path = tmp_path / "cr.jsonl"
+    path.write_bytes(b"\r".join(line.rstrip(b"\n") for line in _sample_lines()))
+    assert report_of(path).prompt_tokens == report_of(GOOD).prompt_tokens
+
+
+def test_a_bom_before_any_line_is_dropped(tmp_path):
+    """A UTF-8 byte-order mark before a line in the middle (runs appended with `cat` from Windows captures)
+    is dropped as at the file's start: the line is read, and no run merges into another."""
+    lines = _sample_lines()
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"".join(b"\xef\xbb\xbf" + line for line in lines))
+    rep = report_of(path)
+    assert (rep.calls, rep.skipped_lines) == (36, 0)

@@ -113,6 +113,10 @@ class Head(io.RawIOBase):
         super().close()
 
 
+#: How a whole record's line ends (with its line end, or the file's last line without one).
+_WHOLE_ENDS = (b"}\n", b"}\r\n", b"}")
+
+
 class Lines:
     """The lines of a binary trace file worth decoding, in order; iterate once.
 
@@ -155,9 +159,9 @@ class Lines:
             for raw in self.fh:
                 number += 1
                 if head < _HEAD_BYTES:
-                    if head == 0 and raw.startswith(b"\xef\xbb\xbf"):
-                        raw = raw[3:]  # a UTF-8 byte-order mark (CASES B36)
                     head += len(raw) + 1
+                if raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]  # a UTF-8 byte-order mark (CASES B36), at the file's start or a run's (`cat`)
                 if b"\x00" in raw:
                     raw = raw.replace(b"\x00", b"")
                     diag = self.diag
@@ -171,7 +175,11 @@ class Lines:
                     if raw.count(b"{", 0, at) == 1:
                         start = at + key_len
                         top = raw[start : raw.find(b'"', start)]
-                        if top in skip_types:
+                        # skipped only when it is one whole record: it ends with `}` (not cut short) and no
+                        # `}{"` shows another record glued on (a lost newline; `}{"` never occurs inside a
+                        # JSON string, whose quotes are escaped), nor `}\r{` (CR-only line ends). Otherwise it
+                        # is decoded (or split at its CRs), and counted if bad.
+                        if top in skip_types and raw.endswith(_WHOLE_ENDS) and b'}{"' not in raw and b"}\r{" not in raw:
                             skipped.append(top)
                             continue
                 elif at < 0 and raw.isspace():
@@ -180,6 +188,9 @@ class Lines:
                     self.diag.oversized += 1
                     continue
                 self.number = number
+                if b"}\r{" in raw:  # line ends written as CR alone (an old Mac's): one record per part
+                    yield from (part for part in raw.split(b"\r") if part.strip())
+                    continue
                 yield raw
         except OSError as exc:
             raise TraceReadError(path, f"read failed at line {number + 1}: {exc.strerror or exc}") from None
