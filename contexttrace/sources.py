@@ -199,7 +199,16 @@ def _sources_of(arg: str) -> list[TraceSource]:
     if p.is_file() and p.suffix == ".jsonl" and not _is_agent_file(p):
         subagents, unreadable = _subagents_of(p)
         return [TraceSource(arg, subagents, unreadable=unreadable)]
+    if p.is_file() and _is_agent_file(p):
+        return [TraceSource(arg, unreadable=(SUBAGENT_ALONE,))]
     return [TraceSource(arg)]
+
+
+#: The warning of a subagent file named on its own: it has no main thread, so nothing is graded.
+SUBAGENT_ALONE = (
+    "a subagent file named on its own: its calls are a subagent's (no main thread to grade); name its "
+    "session file, or the session's folder, to see them in their session"
+)
 
 
 def _first_of_each(sources: list[TraceSource]) -> list[TraceSource]:

@@ -529,3 +529,17 @@ def test_a_bom_before_any_line_is_dropped(tmp_path):
     path.write_bytes(b"".join(b"\xef\xbb\xbf" + line for line in lines))
     rep = report_of(path)
     assert (rep.calls, rep.skipped_lines) == (36, 0)
+
+
+def test_a_subagent_file_named_alone_says_so():
+    """A subagent file named on its own has no main thread: not graded (–), and a warning says why and
+    what to name instead."""
+    from contexttrace.sources import SUBAGENT_ALONE
+
+    path = (
+        SAMPLES / "b-spotter-compaction" / "4d5611e5-241a-462a-8d15-5122611a9569" / "subagents" / "agent-a2898e3.jsonl"
+    )
+    rep = report_of(path)
+    assert rep.calls == 0 and rep.subagent_calls > 0
+    assert rep.extra["health"]["grade"] is None
+    assert SUBAGENT_ALONE in rep.warnings
