@@ -19,6 +19,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -110,9 +111,7 @@ def _connect(path: str | os.PathLike[str], create: bool) -> Iterator[sqlite3.Con
         raise HistoryError(where, f"cannot open the history file ({exc})") from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")  # a no-op once set: the mode is kept in the file
-        conn.execute("PRAGMA foreign_keys = ON")
-        _ensure_layout(conn, where, create)
+        _set_up(conn, where, create)
         yield conn
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
@@ -122,6 +121,28 @@ def _connect(path: str | os.PathLike[str], create: bool) -> Iterator[sqlite3.Con
         raise HistoryError(where, f"not a contexttrace history file ({exc})") from None
     finally:
         conn.close()
+
+
+def _set_up(conn: sqlite3.Connection, where: str, create: bool) -> None:
+    """WAL mode, foreign keys and the layout, retried while another process holds the file: switching a
+    new file to WAL (or creating its tables) while a second writer does the same is answered "database is
+    locked" at once, without SQLite's busy handler (seen with two first runs at once)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    attempt = 0
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")  # a no-op once set: the mode is kept in the file
+            conn.execute("PRAGMA foreign_keys = ON")
+            _ensure_layout(conn, where, create)
+            return
+        except sqlite3.OperationalError as exc:
+            busy = getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() >= deadline:
+                raise
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            time.sleep(0.005 * 2 ** min(attempt, 6))
+            attempt += 1
 
 
 def _ensure_layout(conn: sqlite3.Connection, where: str, create: bool) -> None:
