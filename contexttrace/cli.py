@@ -32,11 +32,13 @@ from .render import (
     render_view_notes,
 )
 from .render_compare import CompareFormat, render_compare, render_compare_notes
+from .render_tools import render_tools_json, render_tools_table
 from .report import RunResult
 from .runner import analyze
 from .schemas import SCHEMA_NAMES, schema_text
 from .sources import default_roots
 from .thresholds import METRICS, Threshold, ThresholdError, parse_threshold
+from .tools import SORT_KEYS, build_tools
 from .usage import build_usage
 from .views import Format, View, ViewOptions, build_report_with_cost, exit_code, make_view, needs_cost, selected_run
 
@@ -588,6 +590,43 @@ def usage_command(
     run = _analyze(paths or [], window, color, cache=not no_cache, build=build_usage)
     view = _show(run, "usage", options, output=output, db=db, label=label, wide=wide, breakdown=breakdown)
     _finish(run, paths or [], view)
+
+
+ToolsSortOpt = Annotated[
+    str,
+    typer.Option("--sort", metavar="calls|errors|tokens|p95",
+                 help="Order the rows by calls, errors, tokens (→ context) or p95 duration, largest first."),
+]  # fmt: skip
+ByToolOpt = Annotated[
+    bool, typer.Option("--by-tool", help="Under each mcp:<server> row, a row per MCP tool of that server.")
+]
+ToolsWindowOpt = Annotated[
+    int | None,
+    _window_option("Context window in tokens (200000, 200k, 1M); read for the diagnostics only: the tool "
+                   "readings do not depend on it."),
+]  # fmt: skip
+
+
+@context_app.command("tools", epilog=_PATHS_HELP)
+def tools_command(
+    paths: PathsArg = None,
+    json: JsonOpt = False,
+    sort: ToolsSortOpt = "calls",
+    by_tool: ByToolOpt = False,
+    window: ToolsWindowOpt = None,
+    color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Per tool (MCP tools as mcp:<server>), main thread and subagents apart: calls, errors, denials, error
+    classes, p50/p95 duration, tokens and input into the context and the re-read tax; then the largest
+    single results (docs/tools.md)."""
+    if sort not in SORT_KEYS:
+        raise typer.BadParameter(f"{sort!r}: one of {', '.join(SORT_KEYS)}", param_hint="--sort")
+    run = _analyze(paths or [], window, color, cache=not no_cache, build=build_tools)
+    text = (render_tools_json if json else render_tools_table)(run, sort=sort, by_tool=by_tool)
+    if text or json:
+        typer.echo(text)
+    _finish(run, paths or [])
 
 
 def _label_needs_db(label: str | None, db: Path | None) -> None:

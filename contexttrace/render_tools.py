@@ -1,0 +1,113 @@
+"""Text and JSON of `context tools` (issue 13): one table per trace, the top context consumers under it.
+
+Every number is formatted here (`render.fmt_int`, `render.fmt_usd`); estimates carry ≈. The reports come
+from `tools.build_tools`; nothing here computes a figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .render import _clean, _safe, _table, fmt_int, fmt_usd
+from .report import RunResult
+from .tools import ERROR_CLASS_LABELS, THREAD_GROUP_MAIN, ToolsReport, sort_rows
+
+HEADERS = ["thread", "tool", "error classes", "calls", "errors", "denied", "p50", "p95", "tokens → ctx",
+           "input → ctx", "re-read tax"]  # fmt: skip
+#: Marks a result cut short: its full output was persisted to a file (a `<persisted-output>` preview).
+CUT_MARK = "⊘"
+
+
+def fmt_duration(ms: int | None) -> str:
+    """≈ a duration: ms below 1 s, seconds below 100 s, then minutes; None → ``"-"`` (not measured).
+
+    >>> fmt_duration(85), fmt_duration(1428), fmt_duration(141874), fmt_duration(None)
+    ('≈85ms', '≈1.4s', '≈2.4m', '-')
+    """
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"≈{ms}ms"
+    if ms < 100_000:
+        return f"≈{ms / 1000:.1f}s"
+    return f"≈{ms / 60_000:.1f}m"
+
+
+def _approx(tokens: int) -> str:
+    return "0" if not tokens else "≈" + fmt_int(tokens)
+
+
+def _classes(row: dict[str, Any]) -> str:
+    return ", ".join(f"{ERROR_CLASS_LABELS[k]} {n}" for k, n in row["error_classes"].items() if n) or "-"
+
+
+def _tax(row: dict[str, Any]) -> str:
+    return fmt_usd(row["reread_tax_usd"], lower_bound=row["reread_unpriced_calls"] > 0)
+
+
+def _cells(row: dict[str, Any]) -> list[str]:
+    tool = row["tool"] if row["parent"] is None else "  ↳ " + row["tool"]
+    return [
+        row["thread"],
+        tool,
+        _classes(row),
+        fmt_int(row["calls"]),
+        fmt_int(row["errors"]),
+        fmt_int(row["denials"]),
+        fmt_duration(row["p50_duration_ms"]),
+        fmt_duration(row["p95_duration_ms"]),
+        _approx(row["tokens_to_context"]),
+        _approx(row["input_tokens_to_context"]),
+        _tax(row),
+    ]
+
+
+def render_tools_table(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
+    """One block per trace: its name, the tools table sorted by `sort` (`tools.SORT_KEYS`), and the top
+    context consumers (tokens, the main-thread call that first carried them, ⊘ for a persisted result)."""
+    blocks = []
+    for r in run.reports:
+        rows = [row for row in sort_rows(r.rows, sort) if by_tool or row["parent"] is None]
+        lines = [_safe(f"{r.trace}")]
+        if rows:
+            lines.append(_table([_cells(row) for row in rows], HEADERS, left=3))
+        else:
+            lines.append("no tool calls")
+        lines.extend(_notes(r))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _notes(r: ToolsReport) -> list[str]:
+    out = []
+    if r.rows and not r.durations_known:
+        out.append("durations: - (the trace has no timestamps on its tool calls; stream-json writes none)")
+    elif r.rows:
+        out.append("durations ≈: tool_use → tool_result, permission waits included")
+    if r.mcp_server_guessed:
+        out.append("mcp: server names split from tool names (no server list in the trace)")
+    if r.top_consumers:
+        out.append("Top context consumers (main thread):")
+        for i, c in enumerate(r.top_consumers, 1):
+            mark = f" {CUT_MARK} persisted" if c["persisted"] else ""
+            call = f"call {c['call']}" if c["call"] is not None else "no call after it"
+            cleared = ", cleared" if c["cleared"] else ""
+            out.append(_safe(f"  {i}. {c['tool']} ≈{fmt_int(c['tokens_to_context'])} tokens{mark}, {call}{cleared}, "
+                             f"re-read {fmt_int(c['reread_calls'])}× {fmt_usd(c['reread_tax_usd'])}"))  # fmt: skip
+    return out
+
+
+def render_tools_json(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
+    """A JSON list, one object per trace (`ToolsReport.to_dict`), rows in `sort` order."""
+    out = []
+    for r in run.reports:
+        obj = r.to_dict(by_tool)
+        keep = {id(row) for row in obj["tools"]}
+        obj["tools"] = [row for row in sort_rows(r.rows, sort) if id(row) in keep]
+        out.append(obj)
+    return orjson.dumps(_clean(out), option=orjson.OPT_INDENT_2).decode()
+
+
+__all__ = ["THREAD_GROUP_MAIN", "fmt_duration", "render_tools_json", "render_tools_table"]
