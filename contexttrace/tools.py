@@ -76,18 +76,20 @@ ERROR_CLASSES: tuple[tuple[str, str, re.Pattern[str] | None, str], ...] = (
     # the file changed on disk after the model read it ("File has been modified since read, ...")
     ("file_changed", "File Changed", re.compile(r"File has been (?:unexpectedly )?modified since read"),
      "Edit/Write tool text"),
-    # Read's size cap: "File content (52830 tokens) exceeds maximum allowed tokens (25000)" (samples)
+    # Read's size cap: "File content (52830 tokens) exceeds maximum allowed tokens (25000)"
+    # (samples/a-ralph-subagent-opus45-haiku45)
     ("file_too_large", "File Too Large",
      re.compile(r"File content \(.{0,40}\) exceeds maximum allowed|exceeds maximum allowed (?:tokens|size)"),
      "Read tool text"),
-    # "<tool_use_error>File does not exist.</tool_use_error>" (samples), a shell's ENOENT
+    # "<tool_use_error>File does not exist.</tool_use_error>" (samples/b-spotter-compaction), a shell's ENOENT
     ("file_not_found", "File Not Found", re.compile(r"File does not exist|No such file or directory|ENOENT"),
      "Read/Edit tool text, shell ENOENT"),
     # Edit's old_string absent: "String to replace not found in file." (samples/b-ccl-image-and-errors)
     ("content_not_found", "Content Not Found", re.compile(r"String to replace not found"), "Edit tool text"),
     # "Command timed out after 2m 0.0s", an MCP or fetch timeout
     ("timeout", "Timeout", re.compile(r"timed out|\btimeout\b|ETIMEDOUT", re.IGNORECASE), "Bash/MCP/fetch text"),
-    # "<tool_use_error>Error: No such tool available: AskUserQuestion</tool_use_error>" (samples)
+    # "<tool_use_error>Error: No such tool available: AskUserQuestion</tool_use_error>"
+    # (samples/b-ccl-flat-agent-files-v2037)
     ("tool_not_found", "Tool Not Found", re.compile(r"No such tool available"), "harness text"),
     # a rule's or hook's refusal (toolDenialKind): reading/content._DENIAL_RE, or the reader's `denied` flag
     ("denied", "Denied",
