@@ -77,3 +77,34 @@ def test_health_weather_added(corpora, rounds, benchmark_enabled, monkeypatch):
         FIGURES["paired-health-weather-added"] = [round(a, 3) for a in added]
     else:
         pytest.skip("timed only in a timed run")
+
+
+#: Issue 13: `context tools` over the directory costs at most this many times `context trace`.
+TOOLS_OVER_TRACE_LIMIT = 1.3
+
+
+def test_command_tools(timed, corpora):
+    corpus = corpora["directory"]
+    out = timed("e2e-tools-directory", run_cli, ["context", "tools", *corpus.paths, "--json", "--no-cache"])
+    assert out.strip().startswith("[")
+
+
+def test_tools_over_trace(corpora, rounds, benchmark_enabled, pytestconfig):
+    """`context tools --json` against `context trace --json` over the directory, in paired rounds (each
+    order in turn): the median ratio, asserted under `--bench-enforce` (issue 13: at most 1.3)."""
+    corpus = corpora["directory"]
+    commands = {name: ["context", name, *corpus.paths, "--json", "--no-cache"] for name in ("trace", "tools")}
+    ratios = []
+    for k in range(rounds if benchmark_enabled else 1):
+        times = {}
+        for name in ("trace", "tools") if k % 2 == 0 else ("tools", "trace"):
+            start = time.perf_counter()
+            assert len(cli_reports(commands[name])) == len(corpus.expected)
+            times[name] = time.perf_counter() - start
+        ratios.append(times["tools"] / times["trace"])
+    if not benchmark_enabled:
+        pytest.skip("timed only in a timed run")
+    PAIRED["tools-over-trace"] = statistics.median(ratios)
+    FIGURES["paired-tools-over-trace"] = [round(r, 3) for r in ratios]
+    if pytestconfig.getoption("--bench-enforce"):
+        assert PAIRED["tools-over-trace"] <= TOOLS_OVER_TRACE_LIMIT
