@@ -82,7 +82,8 @@ ERROR_CLASSES: tuple[tuple[str, str, re.Pattern[str] | None, str], ...] = (
      re.compile(r"File content \(.{0,40}\) exceeds maximum allowed|exceeds maximum allowed (?:tokens|size)"),
      "Read tool text"),
     # "<tool_use_error>File does not exist.</tool_use_error>" (samples/b-spotter-compaction), a shell's ENOENT
-    ("file_not_found", "File Not Found", re.compile(r"File does not exist|No such file or directory|ENOENT"),
+    # ("ls: cannot access 'x': No such file or directory", zsh's "(eval):1: no such file or directory: x")
+    ("file_not_found", "File Not Found", re.compile(r"File does not exist|(?i:no such file or directory)|ENOENT"),
      "Read/Edit tool text, shell ENOENT"),
     # Edit's old_string absent: "String to replace not found in file." (samples/b-ccl-image-and-errors)
     ("content_not_found", "Content Not Found", re.compile(r"String to replace not found"), "Edit tool text"),

@@ -67,6 +67,8 @@ def test_error_class_table_is_in_spec_order_and_names_sources():
     # a denial flagged by the reader whose text no pattern knows (a hook's words) is Denied, else Other
     assert error_class("blocked by my hook", denied=True) == "denied"
     assert error_class("blocked by my hook") == "other"
+    # zsh writes the shell's ENOENT in lower case (samples/b-ccl-image-and-errors)
+    assert error_class("(eval):1: no such file or directory: types/README.md") == "file_not_found"
 
 
 def test_every_error_class_counted_in_a_trace(write):
