@@ -279,6 +279,10 @@ def test_compaction_sample_figures_from_the_frames():
     durations = sorted(results[u["tool_use_id"]]["ts_ms"] - u["ts_ms"] for u in reads)
     assert row["p50_duration_ms"] == durations[math.ceil(0.5 * len(durations)) - 1] == 5
     assert row["p95_duration_ms"] == durations[math.ceil(0.95 * len(durations)) - 1] == 231
+    side = [u for u in uses if u["name"] == "Read" and u["thread_kind"] != "main"]
+    side_row = _row(report, "Read", thread="subagents")
+    assert side_row["calls"] == len(side) == 16
+    assert side_row["errors"] == sum(results[u["tool_use_id"]]["is_error"] is True for u in side) == 8
     bash = _row(report, "Bash")
     failed = [results[u["tool_use_id"]] for u in uses if u["name"] == "Bash" and u["thread_kind"] == "main"]
     assert bash["calls"] == 67
