@@ -35,6 +35,7 @@ FINGERPRINTS = {
     ("trace", 2): "0155a12c62e3",  # spikes: 1-based call numbers (were 0-based indexes)
     ("usage", 2): "beb02f9ed54c",  # lower_bound_reasons gains unreadable_usage
     ("usage-group", 2): "683a3222f4c9",  # lower_bound_reasons gains unreadable_usage
+    ("tools", 1): "e96e900f3e7e",
 }
 
 #: Schema keywords that document and do not constrain: a change to them is not a change of the contract.
@@ -219,3 +220,15 @@ def test_cli_schema_unknown_name_is_a_usage_error():
     out = runner.invoke(app, ["schema", "nope"])
     assert out.exit_code == 2
     assert all(n in out.stderr for n in SCHEMA_NAMES)
+
+
+def test_tools_json_of_every_sample_validates():
+    """`context tools --json` (with `--by-tool`, so the per-MCP-tool rows are in) of every sample and case
+    validates against `schema tools`, whose version is `tools.SCHEMA_VERSION`."""
+    from contexttrace.tools import SCHEMA_VERSION, build_tools
+
+    assert SCHEMA_VERSIONS["tools"] == SCHEMA_VERSION
+    run = analyze(_inputs(), build=build_tools)
+    objects = orjson.loads(orjson.dumps([r.to_dict(by_tool=True) for r in run.reports]))
+    assert len(objects) > 30 and any(row["parent"] for o in objects for row in o["tools"])
+    assert _errors("tools", objects) == []
