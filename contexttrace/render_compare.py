@@ -16,7 +16,7 @@ import orjson
 from tabulate import tabulate
 
 from . import compare as cmp
-from .render import TABLE_FORMAT, fmt_usd
+from .render import TABLE_FORMAT, _clean, _safe, fmt_usd
 
 
 class CompareFormat(StrEnum):
@@ -40,22 +40,6 @@ CSV_COLUMNS = [
 
 _HEADERS = ["metric", "condition", "runs", "median", "range", "Δ", "Δ %", "noise", "p", "95% CI"]
 _ALIGN = ["left", "left", "right", "right", "right", "right", "right", "left", "right", "right"]
-
-
-def _safe(text: str) -> str:
-    # Lone surrogates (a trace's names, CASES B19) cannot be written as UTF-8: replaced, never a crash.
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _clean(value: Any) -> Any:
-    """`value` with `_safe` strings at any depth (for JSON)."""
-    if isinstance(value, str):
-        return _safe(value)
-    if isinstance(value, dict):
-        return {_safe(str(k)): _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
 
 
 def label(metric: str) -> str:
