@@ -195,7 +195,11 @@ def percentile(values: list[float], q: float) -> float:
     >>> percentile([1, 2, 3, 4, 5], 0.75), percentile([10, 20], 0.75)
     (4.0, 17.5)
     """
-    ordered = sorted(values)
+    return quantile_of_sorted(sorted(values), q)
+
+
+def quantile_of_sorted(ordered: list[float], q: float) -> float:
+    """`percentile` of values already sorted ascending (the windows keep theirs sorted as they move)."""
     pos = (len(ordered) - 1) * q
     lo = int(pos)
     hi = min(lo + 1, len(ordered) - 1)
@@ -576,10 +580,7 @@ def _scores(s: _Series) -> list[float]:
         if timed and final_upto[i + 1] - final_upto[window_start] >= pace_share * timed:  # `_pace_mode`
             if len(recent_paces) >= latency_min:
                 base_pace = pace_bases[i]
-                pos = (len(recent_paces) - 1) * 0.75
-                lo = int(pos)
-                hi = min(lo + 1, len(recent_paces) - 1)
-                p75 = float(recent_paces[lo] + (recent_paces[hi] - recent_paces[lo]) * (pos - lo))
+                p75 = quantile_of_sorted(recent_paces, 0.75)
                 measure = p75 / base_pace if base_pace is not None and base_pace > 0 else 0.0
                 sev = latency_memo.get(measure)
                 if sev is None:
@@ -590,10 +591,7 @@ def _scores(s: _Series) -> list[float]:
                     second = sev
         elif len(recent) >= latency_min and slow_upto[i + 1] > slow_upto[window_start]:
             base = baselines[calls[i].model]
-            pos = (len(recent) - 1) * 0.75
-            lo = int(pos)
-            hi = min(lo + 1, len(recent) - 1)
-            p75 = float(recent[lo] + (recent[hi] - recent[lo]) * (pos - lo))
+            p75 = quantile_of_sorted(recent, 0.75)
             measure = p75 / base if base > 0 else 0.0
             sev = latency_memo.get(measure)
             if sev is None:
