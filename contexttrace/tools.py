@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .filters import trace_facts
 from .metrics import mcp_server_of
+from .placement import compaction_seqs, left_context
 from .pricing import PriceTable, load_prices, price_of
 from .schema import THREAD_MAIN
 
@@ -261,32 +262,6 @@ class _CallPrices:
         return hi - lo, sums[hi] - sums[lo], unpriced[hi] - unpriced[lo]
 
 
-def _boundaries(trace: Trace) -> dict[Any, list[int]]:
-    """thread → the seqs of its compact_boundary events, sorted."""
-    events = trace.view("events")
-    out: dict[Any, list[int]] = {}
-    for seq, thread, kind in zip(
-        events.get_column("seq").to_list(),
-        events.get_column("thread").to_list(),
-        events.get_column("kind").to_list(),
-        strict=True,
-    ):
-        if kind == "compact_boundary":
-            out.setdefault(thread, []).append(seq)
-    for seqs in out.values():
-        seqs.sort()
-    return out
-
-
-def _left_context(seq: int, cleared: int | None, bounds: list[int]) -> int | None:
-    """The seq at which a result that landed at `seq` left its thread's context, or None (still in it)."""
-    i = bisect_right(bounds, seq)
-    end = bounds[i] if i < len(bounds) else None
-    if cleared is not None and cleared > seq and (end is None or cleared < end):
-        end = cleared
-    return end
-
-
 #: The `tool_results` columns `build_tools` reads, in the order it unpacks them.
 RESULT_COLUMNS = ("seq", "tool_use_id", "thread", "thread_kind", "is_error", "denied", "result_chars",
                   "result_images", "result_image_pixels", "result_images_sized", "persisted", "ts_ms",
@@ -353,7 +328,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
             use_of.setdefault(tid, (targets, ts))
 
     prices = _CallPrices(trace, table)
-    bounds = _boundaries(trace)
+    bounds = compaction_seqs(trace)
     main_seqs = prices.seqs.get(THREAD_MAIN, [])
     consumers: list[dict[str, Any]] = []
     timed_any = False
@@ -365,7 +340,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
         targets, use_ts = found if found is not None else (rows_of(_thread_group(kind), None), None)
         tokens = result_tokens(chars, images, pixels, sized)
         duration = ts - use_ts if ts is not None and use_ts is not None and ts >= use_ts else None
-        n, per_token, unpriced = prices.between(thread, seq, _left_context(seq, cleared, bounds.get(thread, [])))
+        n, per_token, unpriced = prices.between(thread, seq, left_context(seq, cleared, bounds.get(thread, [])))
         cls = error_class(head, den is True) if err is True else None
         for row in targets:
             row["results"] += 1
