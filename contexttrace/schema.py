@@ -32,7 +32,7 @@ FORMAT_TRANSCRIPT = "transcript"
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 3
+READER_VERSION = 4
 
 #: One row per model call (one API response), deduplicated: see `reader` for the identity rule.
 CALL_SCHEMA: dict[str, str] = {
@@ -65,6 +65,9 @@ CALL_SCHEMA: dict[str, str] = {
     "thinking_chars": "Int64",  # characters of its thinking blocks' `thinking` text (0 when redacted)
     "text_chars": "Int64",  # characters of its `text` blocks (prose)
     "tool_input_chars": "Int64",  # characters of its tool uses' inputs (`tool_uses.input_chars`, summed)
+    # issue 13 (`context files` references): the path-like words of its `text` blocks (`content.path_words`:
+    # runs of path characters holding a / or a .), space-separated in order; null when none
+    "path_words": "String",
 }
 
 #: One row per tool_use block, deduplicated by tool_use.id, in reading order.
@@ -110,6 +113,9 @@ TOOL_RESULT_SCHEMA: dict[str, str] = {
     # WebP, JPEG: `image.source.data`); 0 without images
     "result_images_sized": "Int64",  # how many of `result_images` that is
     "error_head": "String",  # is_error results: the first 300 characters of the text (error classes), else null
+    # issue 13: the tool cut its result at a cap (toolUseResult.truncated or .truncatedByTokenCap is true)
+    "capped": "Boolean",
+    "unchanged": "Boolean",  # toolUseResult.type is "file_unchanged" (a Read answered "unchanged since read")
 }
 
 #: One row per event that is not a call or a tool block: compactions, prompts, errors, durations.
@@ -129,6 +135,7 @@ EVENT_SCHEMA: dict[str, str] = {
     "cleared_results": "Int64",  # microcompact_boundary: how many tool results compactedToolIds names
     "images": "Int64",  # user-line kinds (prompt, meta, command, ...): image blocks in message.content (pasted)
     "attachment_type": "String",  # attachment: attachment.type (hook_success, skill_listing, todo_reminder, ...)
+    "attachment_path": "String",  # attachment: attachment.filename when a string (edited_text_file: an IDE edit)
 }
 
 

@@ -25,7 +25,7 @@ from contexttrace.reading.state import (
 from contexttrace.schema import CALL_SCHEMA, EVENT_SCHEMA
 
 _CALL_ROW = [1, 1, "f", "m1", None, "main", "main", "x", 1, 2, 3, 4, 6, 0, 0, False, 0, None, None, None, None, None, 1,
-             False, 0, 0]  # fmt: skip
+             False, 0, 0, "a/b.py"]  # fmt: skip
 
 
 def _filled(cls: type) -> Any:

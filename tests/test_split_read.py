@@ -165,12 +165,13 @@ def _result_line(**extra: Any) -> dict[str, Any]:
 
 def test_the_result_copy_is_skipped_unbuilt():
     """A transcript writes each tool result twice (`message.content` and `toolUseResult`): the typed decoder
-    keeps of the copy only a subagent's id and duration, never its text."""
+    keeps of the copy only a subagent's id and duration, its type and cap flags (issue 13), never its text."""
     from contexttrace.reading.records import ResultCopy, decode
 
     rec = decode(orjson.dumps(_result_line(toolUseResult={"stdout": "y" * 1000, "agentId": "a1"})) + b"\n")
     assert type(rec.toolUseResult) is ResultCopy
-    assert rec.toolUseResult.__struct_fields__ == ("agentId", "totalDurationMs")
+    fields = ("agentId", "totalDurationMs", "type", "truncated", "truncatedByTokenCap")
+    assert rec.toolUseResult.__struct_fields__ == fields
     assert rec.toolUseResult.agentId == "a1"
 
 

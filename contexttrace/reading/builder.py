@@ -26,6 +26,7 @@ from .content import (
     is_denial,
     is_task_notification,
     measure,
+    path_words,
     persisted_bytes,
     shell_read_path,
 )
@@ -168,6 +169,7 @@ class Builder:
         thinking = text = 0
         has_thinking = False
         tool_uses = []
+        words: list[str] = []  # the path-like words of its text (`calls.path_words`, issue 13)
         content = msg.content
         if type(content) is list:
             for block in content:
@@ -179,6 +181,7 @@ class Builder:
                 elif kind == "text":
                     if type(block.text) is str:
                         text += len(block.text)
+                        words += path_words(block.text)
                 elif kind == "thinking":
                     has_thinking = True
                     if type(block.thinking) is str:
@@ -188,6 +191,7 @@ class Builder:
         # A call's identity: its message id and input-side usage (a line without an id is a call of its own).
         key: Any = (mid, inp, cw, cr) if mid is not None else self.seq
         calls = self.calls
+        said = " ".join(words) or None
         at = calls.find(key, mid)
         if at is None:
             (req, model, out, c5, c1, known, web, stop, speed), bad = kept_line(rec, msg, usage, model, out)
@@ -196,10 +200,10 @@ class Builder:
             at = calls.add(key, [
                 self.seq, line, src.path, mid, req, thread, thread_kind, model, inp, cw, cr, out,
                 inp + cw + cr, c5, c1, known, web, stop, speed, ts, ts, self.prev_ts, 1,
-                has_thinking, thinking, text,
+                has_thinking, thinking, text, said,
             ], bad)
             # fmt: on
-        elif calls.another_line(at, thread, thread_kind, ts, out, (thinking, text, has_thinking)):
+        elif calls.another_line(at, thread, thread_kind, ts, out, (thinking, text, has_thinking, said)):
             values, bad = kept_line(rec, msg, usage, model, out)
             diag.bad_usage += bad
             calls.keep(at, values, bad)
@@ -277,11 +281,14 @@ class Builder:
         denial_kind = rec.toolDenialKind
         structured = result_copy(rec)
         agent_id = agent_ms = None
+        capped = unchanged = False  # (issue 13)
         if type(structured) is ResultCopy:
             agent_id = structured.agentId
             if type(agent_id) is not str:
                 agent_id = None
             agent_ms = self.diag.number(structured.totalDurationMs)
+            capped = structured.truncated is True or structured.truncatedByTokenCap is True
+            unchanged = structured.type == "file_unchanged"
         results = self.results
         for block in content:
             if not (type(block) is Block and block.type == "tool_result"):
@@ -312,7 +319,7 @@ class Builder:
                 chars, images, image_bytes, unknown, persisted,
                 persisted_bytes(text) if persisted else None,
                 content_hash, agent_id, agent_ms, ts,
-                pixels, sized, text[:ERROR_HEAD_CHARS] if is_error else None,
+                pixels, sized, text[:ERROR_HEAD_CHARS] if is_error else None, capped, unchanged,
             ))
             # fmt: on
         return has_result
@@ -382,6 +389,7 @@ class Builder:
             ts=rec.timestamp if type(rec.timestamp) is str else None,
             text_chars=attachment_chars(attachment.content),
             attachment_type=kind if type(kind) is str else None,
+            attachment_path=attachment.filename if type(attachment.filename) is str else None,
         )
 
     def _event(
@@ -401,10 +409,11 @@ class Builder:
         cleared_results: int | None = None,
         images: int | None = None,
         attachment_type: str | None = None,
+        attachment_path: str | None = None,
     ) -> None:
         self.events.rows.append(
             (self.seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars,
-             ts, tokens_saved, cleared_results, images, attachment_type)
+             ts, tokens_saved, cleared_results, images, attachment_type, attachment_path)
         )  # fmt: skip
 
     # -- a tail read elsewhere -----------------------------------------------------------------------

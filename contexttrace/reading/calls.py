@@ -42,6 +42,8 @@ KEPT_LINE_COLUMNS = (
 C_KEPT = tuple(_POS[n] for n in KEPT_LINE_COLUMNS)
 #: Columns filled in by `rows_of` when the tables are built (from the tool-use rows), not while reading.
 BUILT_COLUMNS = ("tool_input_chars",)
+#: Where a call row (which lacks the built columns) holds its path-like words (issue 13).
+C_WORDS = [c for c in CALL_SCHEMA if c not in BUILT_COLUMNS].index("path_words")
 _THREAD_RANK = {THREAD_MAIN: 0, THREAD_SUBAGENT: 1, THREAD_COMPACTION: 2}
 
 
@@ -145,10 +147,12 @@ class Calls:
             self.kept_bad.setdefault(at, []).append((row[C_OUT], bad))
         return at
 
-    def another_line(self, at: int, thread: str, kind: str, ts: Any, out: int, content: tuple[int, int, bool]) -> bool:
+    def another_line(
+        self, at: int, thread: str, kind: str, ts: Any, out: int, content: tuple[int, int, bool, str | None]
+    ) -> bool:
         """Count another line of call `at`: its timestamp ends the call, the best-ranked thread wins (B05),
-        its text and thinking are added (or replace those of a worse-ranked copy). Returns whether the
-        line is kept (its output_tokens is the highest so far, the later on a tie): the caller then takes
+        its text, thinking and path-like words are added (or replace those of a worse-ranked copy). Returns
+        whether the line is kept (its output_tokens is the highest so far, the later on a tie): the caller then takes
         its values with `keep`."""
         row = self.rows[at]
         row[C_LINES] += 1
@@ -158,11 +162,13 @@ class Calls:
         if rank < old:
             row[C_THREAD] = thread
             row[C_KIND] = kind
-            row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING] = content
+            row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING], row[C_WORDS] = content
         elif rank == old:
             row[C_THINKING] += content[0]
             row[C_TEXT] += content[1]
             row[C_HAS_THINKING] = row[C_HAS_THINKING] or content[2]
+            if content[3] is not None:
+                row[C_WORDS] = content[3] if row[C_WORDS] is None else row[C_WORDS] + " " + content[3]
         return out >= row[C_OUT]
 
     def keep(self, at: int, values: tuple[Any, ...], bad: int) -> None:
@@ -232,7 +238,7 @@ class Calls:
                     row[C_KIND],
                     row[C_END_TS],
                     row[C_OUT],
-                    (row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING]),
+                    (row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING], row[C_WORDS]),
                 )
                 old[C_LINES] += row[C_LINES] - 1  # (`another_line` counted one)
                 if row[C_OUT] >= old_out:

@@ -351,3 +351,25 @@ def shell_read_path(command: Any) -> str | None:
     if len(operands) != 1 or operands[0] == "-":
         return None
     return operands[0]
+
+
+# -- the path-like words of prose (issue 13: `context files` references) ------------------------------------
+
+#: A word a path could be: a run of letters, digits and the characters paths hold (`_ - . / \ ~ : @ + %`).
+#: Spaces, quotes, backticks, brackets, commas and the like end a word.
+PATH_WORD = re.compile(r"[\w.~/\\:@+%-]+")
+
+
+def path_words(text: str) -> list[str]:
+    """The words of `text` that could name a file: `PATH_WORD` runs, trailing ``.`` and ``:`` dropped (a
+    sentence's end, a label's colon), that still hold a ``/``, a ``\\`` or a ``.``; in order, repeats kept.
+
+    >>> path_words("I read `src/app.py:12`, then README.md. Done: ok.")
+    ['src/app.py:12', 'README.md']
+    """
+    out = []
+    for word in PATH_WORD.findall(text):
+        word = word.rstrip(".:")
+        if "/" in word or "." in word or "\\" in word:
+            out.append(word)
+    return out

@@ -152,10 +152,14 @@ class Message(Struct):
 
 class ResultCopy(Struct):
     """The structured copy of a tool result (`toolUseResult` / `tool_use_result`): only a subagent's id and
-    duration are read; the copy itself (a Read's file, an Edit's original) is skipped unbuilt."""
+    duration, the copy's type and its cap flags are read; the copy itself (a Read's file, an Edit's
+    original) is skipped unbuilt."""
 
     agentId: Any = None
     totalDurationMs: Any = None
+    type: Any = None  # "file_unchanged": a Read answered that the file is unchanged since read (issue 13)
+    truncated: Any = None  # true: the tool cut its result at a cap (Glob, Grep)
+    truncatedByTokenCap: Any = None  # true: the result was cut at the token cap
 
 
 #: A tool result copy: an object, or any other JSON value (a string "Error: ...", an MCP result's list).
@@ -167,6 +171,7 @@ class Attachment(Struct):
 
     type: Any = None
     content: Any = None
+    filename: Any = None  # edited_text_file: the file edited outside the model (issue 13)
 
 
 class Line(Struct):
