@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .remote import is_folder, is_url, modified_ms  # a trace behind an fsspec URL (issue 17)
 from .schema import FORMAT_TRANSCRIPT
 from .thresholds import METRICS, metric_rank
 
@@ -80,7 +81,8 @@ def trace_facts(trace: Trace) -> dict[str, Any]:
     source = START_FROM_TIMESTAMP if start_ms is not None else None
     if start_ms is None and trace.path != "-":
         try:
-            start_ms = int(os.stat(trace.path).st_mtime * 1000)
+            # a file behind an fsspec URL is dated by its file system (issue 17)
+            start_ms = modified_ms(trace.path) if is_url(trace.path) else int(os.stat(trace.path).st_mtime * 1000)
             source = START_FROM_MTIME
         except OSError:  # gone since it was read: no date rather than a wrong one
             start_ms = None

@@ -24,6 +24,8 @@ from pathlib import Path
 import orjson
 
 from .reader import SourceFile
+from .remote import is_glob, is_url
+from .remote import sources_of as remote_sources
 from .schema import THREAD_COMPACTION, THREAD_SUBAGENT
 
 
@@ -185,6 +187,8 @@ def _sources_of(arg: str) -> list[TraceSource]:
     system refuses (too long, a NUL byte in it)."""
     if arg == "-":
         return [TraceSource("-")]
+    if is_url(arg) or (is_glob(arg) and not os.path.lexists(arg)):  # fsspec URLs, quoted globs (issue 17)
+        return remote_sources(arg)
     p = Path(arg)
     if p.is_dir():
         if not os.access(p, os.R_OK | os.X_OK):

@@ -16,6 +16,7 @@ from typing import IO, Any
 import orjson
 
 from ..errors import TraceReadError
+from ..remote import is_url, read_meta
 from ..schema import FORMAT_TRANSCRIPT
 from .builder import Builder
 from .formats import format_of, starts_run
@@ -125,6 +126,8 @@ def read_subagents(builder: Builder, subagents: Iterable[SourceFile]) -> None:
 def agent_meta(path: str) -> dict[str, Any] | None:
     """The `agent-<id>.meta.json` beside a subagent file (`agentType`, `description`, ...), if any."""
     meta_path = path[: -len(".jsonl")] + ".meta.json" if path.endswith(".jsonl") else None
+    if meta_path is not None and is_url(meta_path):  # a subagent file behind an fsspec URL (issue 17)
+        return read_meta(meta_path)
     if meta_path is None or not os.path.isfile(meta_path):
         return None
     try:

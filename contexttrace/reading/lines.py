@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import TraceReadError
+from ..remote import is_url, open_url
 from .formats import SKIP_TYPES
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ def open_trace(path: str) -> IO[bytes]:
     """
     if path == "-":
         return _utf8(sys.stdin.buffer)
+    if "://" in path and is_url(path):  # an fsspec URL: s3://, gs://, file://, memory:// (issue 17)
+        return _utf8(open_url(path))
     if os.path.isdir(path):
         raise TraceReadError(path, "is a directory where a file was expected")
     try:
