@@ -519,4 +519,4 @@ def group_usage(records: Sequence[Mapping[str, Any]], by: str, tz: tzinfo | None
 def is_scan(paths: Sequence[str]) -> bool:
     """True when the traces come from a folder scan: no path (the session roots) or a directory among
     them. A scan's table shows the `project` and `start` columns; traces named one by one do not need them."""
-    return not paths or any(p != "-" and Path(p).expanduser().is_dir() for p in paths)
+    return not paths or any(p != "-" and (is_folder(p) if is_url(p) else Path(p).expanduser().is_dir()) for p in paths)
