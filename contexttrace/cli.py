@@ -19,6 +19,7 @@ import typer
 
 from . import __version__, metrics
 from .compare import ConditionError, build_run, compare, parse_conditions, parse_metrics, pick_baseline
+from .engine import EngineError, EngineName, open_engine
 from .errors import ExitCode
 from .filters import GROUP_BY, Selection, is_scan, parse_timezone, parse_when, sort_keys
 from .history import HistoryError, git_commit, history_rows, load_runs, record_run
@@ -169,6 +170,21 @@ NoCacheOpt = Annotated[
         "The output is the same either way.",
     ),
 ]
+
+# --engine and --scheduler: every command that reads traces (issue 17, docs/dask.md)
+EngineOpt = Annotated[
+    EngineName,
+    typer.Option(
+        "--engine",
+        help="Where the traces are read: local (this machine's processes) or dask (a Dask cluster: --scheduler, "
+        "else a LocalCluster here; pip install 'contexttrace[dask]'). The output is the same.",
+    ),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("--scheduler", metavar="ADDRESS", show_default=False,
+                 help="With --engine dask: a running dask scheduler (tcp://host:8786)."),
+]  # fmt: skip
 
 
 def _window_option(help_text: str) -> Any:
@@ -462,12 +478,24 @@ class _StderrProgress:
             self._bar.stop()
 
 
-def _analyze(paths: list[str], window: int | None, color: bool | None, cache: bool = True, **build: Any) -> RunResult:
-    """Run `analyze` with a progress bar (through the result store unless `cache` is False: `--no-cache`),
-    and echo its diagnostics on stderr."""
+def _analyze(
+    paths: list[str],
+    window: int | None,
+    color: bool | None,
+    cache: bool = True,
+    engine: EngineName = EngineName.LOCAL,
+    scheduler: str | None = None,
+    **build: Any,
+) -> RunResult:
+    """Run `analyze` with a progress bar (through the result store unless `cache` is False: `--no-cache`), on
+    the `--engine` asked for (an engine that cannot run is a usage error), and echo its diagnostics on stderr."""
     progress = _StderrProgress(color)
     try:
-        run = analyze(paths, window=window, progress=progress, cache=cache, **build)
+        with open_engine(engine, scheduler) as reader:
+            run = analyze(paths, window=window, progress=progress, cache=cache, engine=reader, **build)
+    except EngineError as exc:
+        typer.echo(f"Error: {exc}", err=True)
+        raise typer.Exit(ExitCode.USAGE) from None
     finally:
         progress.close()
     for line in render_diagnostics(run):
@@ -532,6 +560,8 @@ def trace_command(
     wide: WideOpt = False,
     db: DbOpt = None,
     label: LabelOpt = None,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
     repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
@@ -540,7 +570,7 @@ def trace_command(
                             totals=totals, with_calls=calls, window=window)  # fmt: skip
     _label_needs_db(label, db)
     build = build_report_with_cost if needs_cost(options) else None  # priced only when a threshold or sort asks
-    run = _analyze(paths or [], window, color, cache=not no_cache, **({"build": build} if build else {}))
+    run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, **({"build": build} if build else {}))
     view = _show(run, "trace", options, output=output, db=db, label=label, wide=wide, with_window=window is not None,
                  with_calls=calls, explain=explain, color=color)  # fmt: skip
     _finish(run, paths or [], view)
@@ -580,6 +610,8 @@ def usage_command(
     wide: WideOpt = False,
     db: DbOpt = None,
     label: LabelOpt = None,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Per trace (all its threads), and a "↳ subagents" row under it: calls, turns, fresh input, cache write,
     cache read, output, hit (cache hit ratio) and cost USD."""
@@ -587,7 +619,7 @@ def usage_command(
                             timezone=timezone, project=project, session=session, sort=sort, desc=desc,
                             totals=totals, group_by=group_by)  # fmt: skip
     _label_needs_db(label, db)
-    run = _analyze(paths or [], window, color, cache=not no_cache, build=build_usage)
+    run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=build_usage)
     view = _show(run, "usage", options, output=output, db=db, label=label, wide=wide, breakdown=breakdown)
     _finish(run, paths or [], view)
 
@@ -616,13 +648,15 @@ def tools_command(
     window: ToolsWindowOpt = None,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Per tool (MCP tools as mcp:<server>), main thread and subagents apart: calls, errors, denials, error
     classes, p50/p95 duration, tokens and input into the context and the re-read tax; then the largest
     single results (docs/tools.md)."""
     if sort not in SORT_KEYS:
         raise typer.BadParameter(f"{sort!r}: one of {', '.join(SORT_KEYS)}", param_hint="--sort")
-    run = _analyze(paths or [], window, color, cache=not no_cache, build=build_tools)
+    run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=build_tools)
     text = (render_tools_json if json else render_tools_table)(run, sort=sort, by_tool=by_tool)
     if text or json:
         typer.echo(text)
@@ -746,6 +780,8 @@ def compare_command(
     fmt: CompareFormatOpt = CompareFormat.TABLE,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Per condition and metric: the median and range over its runs, the difference to the baseline
     (absolute and %), whether it is within the runs' own noise, and with 5 runs a side a Mann-Whitney p and
@@ -759,7 +795,9 @@ def compare_command(
         metrics = parse_metrics(metric)
     except ConditionError as exc:
         raise typer.BadParameter(str(exc)) from None
-    results = [_analyze(list(c.paths), window, color, cache=not no_cache, build=build_run) for c in conditions]
+    results = [
+        _analyze(list(c.paths), window, color, not no_cache, engine, scheduler, build=build_run) for c in conditions
+    ]
     comparison = compare(conditions, results, baseline=baseline, metrics=metrics)
     typer.echo(render_compare(comparison, fmt))
     for line in render_compare_notes(comparison, fmt):
@@ -829,6 +867,8 @@ def report_command(
     ] = None,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """One self-contained HTML page (no network: styles, script, data and charts inline): an index of the
     traces, then per trace its header, context gauges, growth chart, health bar and breakdown, weather and
@@ -852,13 +892,16 @@ def report_command(
             pick_baseline(conditions, baseline)
         except ConditionError as exc:
             raise typer.BadParameter(str(exc)) from None
-        results = [_analyze(list(c.paths), window, color, cache=not no_cache, build=build_section) for c in conditions]
+        results = [
+            _analyze(list(c.paths), window, color, not no_cache, engine, scheduler, build=build_section)
+            for c in conditions
+        ]
         run = RunResult(
             reports=[s for r in results for s in r.reports], failures=[f for r in results for f in r.failures]
         )
         comparison = compare_view(conditions, results, baseline)
     else:
-        run = _analyze(paths or [], window, color, cache=not no_cache, build=build_section)
+        run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=build_section)
     if run.reports or run.failures:
         html = render_page(build_page(run, window=window, paths=paths or condition or [], compare=comparison))
         if output == "-":

@@ -55,6 +55,7 @@ Progress = Callable[[int, int], None]
 
 if TYPE_CHECKING:
     from ._worker import Task
+    from .engine import Engine
 
 
 def _read(source: TraceSource, tail: TailPart | PendingTail | None = None) -> list[Trace] | TraceFailure:
@@ -86,16 +87,19 @@ def _run_stored(
     workers: int | None,
     cache: bool,
     warnings: list[str],
+    engine: Engine | None = None,
 ) -> list[list[tuple[Trace, Any]] | TraceFailure]:
     """`_run` through the result store (`store.py`) when `cache`: the sources it holds are not read (their
     reports are built here), the others go to `_run` as `StoredSource`s, kept where they are read. The
     lookups are made here, before any worker starts, so the workers' shares and the split of a large file
-    count only what is read (measured against lookups in the workers: benchmarks/README.md)."""
+    count only what is read (measured against lookups in the workers: benchmarks/README.md). An `engine`
+    (engine.py: issue 17, a Dask cluster) reads in place of `_run`."""
+    run = _run if engine is None else engine.run
     if not cache:
-        return _run(sources, build, window, progress, workers)
+        return run(sources, build, window, progress, workers)
     found = store.lookup(sources, warnings)
     try:
-        read = iter(_run([f for f in found if isinstance(f, TraceSource)], build, window, progress, workers))
+        read = iter(run([f for f in found if isinstance(f, TraceSource)], build, window, progress, workers))
         return [
             next(read) if isinstance(f, TraceSource) else [(t, build_guarded(build, t, window)) for t in f]
             for f in found
@@ -318,6 +322,7 @@ def analyze(
     workers: int | None = None,
     build: Callable[[Trace, int | None], Any] = build_report,
     cache: bool = False,
+    engine: Engine | None = None,
 ) -> RunResult:
     """Read the traces named by `paths` and report each.
 
@@ -336,6 +341,9 @@ def analyze(
         Use the result store (`store.py`, in `store.cache_dir()`): files unchanged since a run that kept
         them are not read again, and what is read is kept. The output is the same either way. The CLI
         passes True unless `--no-cache`; standard input is never kept.
+    engine
+        What reads the sources (`engine.open_engine`: a Dask cluster, issue 17); None: this machine's
+        processes (`workers`). The output is the same either way.
 
     Returns
     -------
@@ -345,7 +353,7 @@ def analyze(
         model call are left out and counted in `left_out`.
     """
     with _run_gc_paused():  # see `_analyze`
-        return _analyze(paths, window, progress, workers, build, cache)
+        return _analyze(paths, window, progress, workers, build, cache, engine)
 
 
 def _run_gc_paused() -> contextlib.AbstractContextManager[None]:
@@ -373,6 +381,7 @@ def _analyze(
     workers: int | None,
     build: Callable[[Trace, int | None], Any],
     cache: bool = False,
+    engine: Engine | None = None,
 ) -> RunResult:
     """`analyze`, run with the cyclic garbage collector paused from start to end (`_run_gc_paused`)."""
     found = find_traces(paths)
@@ -383,7 +392,7 @@ def _analyze(
     traces: list[Trace] = []
     source_of: list[TraceSource] = []
     built: dict[int, Any] = {}  # id(trace) -> its report, when a worker built it
-    reads = _run_stored(sources, build, window, progress, workers, cache, result.warnings)
+    reads = _run_stored(sources, build, window, progress, workers, cache, result.warnings, engine)
     for source, read in zip(sources, reads, strict=True):
         if isinstance(read, TraceFailure):
             if source.explicit or not read.empty:
