@@ -12,6 +12,7 @@ import re
 import shutil
 import sys
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -19,6 +20,7 @@ import typer
 
 from . import __version__, metrics
 from .compare import ConditionError, build_run, compare, parse_conditions, parse_metrics, pick_baseline
+from .context_sources import build_sources, is_at_choice
 from .engine import EngineError, EngineName, open_engine
 from .errors import ExitCode
 from .filters import GROUP_BY, Selection, is_scan, parse_timezone, parse_when, sort_keys
@@ -33,6 +35,7 @@ from .render import (
     render_view_notes,
 )
 from .render_compare import CompareFormat, render_compare, render_compare_notes
+from .render_sources import render_sources_json, render_sources_table
 from .render_tools import render_tools_json, render_tools_table
 from .report import RunResult
 from .runner import analyze
@@ -658,6 +661,47 @@ def tools_command(
         raise typer.BadParameter(f"{sort!r}: one of {', '.join(SORT_KEYS)}", param_hint="--sort")
     run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=build_tools)
     text = (render_tools_json if json else render_tools_table)(run, sort=sort, by_tool=by_tool)
+    if text or json:
+        typer.echo(text)
+    _finish(run, paths or [])
+
+
+SourcesAtOpt = Annotated[
+    str,
+    typer.Option("--at", metavar="last|peak|N",
+                 help="The call whose window is split: the last call, the peak one, or call N (1-based, as --calls)."),
+]  # fmt: skip
+StepsOpt = Annotated[
+    bool, typer.Option("--steps", help="Also a table of every call × source (the JSON always has it).")
+]
+ThreadOpt = Annotated[
+    str,
+    typer.Option("--thread", metavar="AGENT_ID",
+                 help="Read a subagent's own window (its agent id) instead of the main thread's."),
+]  # fmt: skip
+
+
+@context_app.command("sources", epilog=_PATHS_HELP)
+def sources_command(
+    paths: PathsArg = None,
+    json: JsonOpt = False,
+    at: SourcesAtOpt = "last",
+    steps: StepsOpt = False,
+    thread: ThreadOpt = "main",
+    window: ToolsWindowOpt = None,
+    color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
+) -> None:
+    """What filled the window at one call: prefix, files, bash output, mcp results, agent returns, web, other
+    results, prompts, harness, thinking, tool inputs, prose, summary, other, with the context reference and
+    the estimator's line (docs/sources.md)."""
+    if not is_at_choice(at):
+        raise typer.BadParameter(f"{at!r}: last, peak or a call number from 1", param_hint="--at")
+    build = partial(build_sources, at=at, thread=thread)
+    run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=build)
+    text = render_sources_json(run) if json else render_sources_table(run, steps=steps)
     if text or json:
         typer.echo(text)
     _finish(run, paths or [])

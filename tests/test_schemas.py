@@ -36,6 +36,7 @@ FINGERPRINTS = {
     ("usage", 2): "beb02f9ed54c",  # lower_bound_reasons gains unreadable_usage
     ("usage-group", 2): "683a3222f4c9",  # lower_bound_reasons gains unreadable_usage
     ("tools", 1): "e96e900f3e7e",
+    ("sources", 1): "4762256e0657",
 }
 
 #: Schema keywords that document and do not constrain: a change to them is not a change of the contract.
@@ -232,3 +233,19 @@ def test_tools_json_of_every_sample_validates():
     objects = orjson.loads(orjson.dumps([r.to_dict(by_tool=True) for r in run.reports]))
     assert len(objects) > 30 and any(row["parent"] for o in objects for row in o["tools"])
     assert _errors("tools", objects) == []
+
+
+def test_sources_json_of_every_sample_validates():
+    """`context sources --json` of every sample and case (at the last call, and at call 1) validates against
+    `schema sources`, whose version is `context_sources.SCHEMA_VERSION`."""
+    from functools import partial
+
+    from contexttrace.context_sources import SCHEMA_VERSION, build_sources
+
+    assert SCHEMA_VERSIONS["sources"] == SCHEMA_VERSION
+    objects = []
+    for at in ("last", "1"):
+        run = analyze(_inputs(), build=partial(build_sources, at=at))
+        objects += orjson.loads(orjson.dumps([r.to_dict() for r in run.reports]))
+    assert len(objects) > 60 and any(o["reference"]["kind"] == "compaction" for o in objects)
+    assert _errors("sources", objects) == []
