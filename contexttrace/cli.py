@@ -23,6 +23,7 @@ from .compare import ConditionError, build_run, compare, parse_conditions, parse
 from .context_sources import build_sources, is_at_choice
 from .engine import EngineError, EngineName, open_engine
 from .errors import ExitCode
+from .files import At, build_files, parse_at
 from .filters import GROUP_BY, Selection, is_scan, parse_timezone, parse_when, sort_keys
 from .history import HistoryError, git_commit, history_rows, load_runs, record_run
 from .render import (
@@ -35,6 +36,7 @@ from .render import (
     render_view_notes,
 )
 from .render_compare import CompareFormat, render_compare, render_compare_notes
+from .render_files import render_files_json, render_files_table
 from .render_sources import render_sources_json, render_sources_table
 from .render_tools import render_tools_json, render_tools_table
 from .report import RunResult
@@ -710,6 +712,44 @@ def sources_command(
 def _label_needs_db(label: str | None, db: Path | None) -> None:
     if label is not None and db is None:
         raise typer.BadParameter("--label names a run of the history file: give --db FILE too", param_hint="--label")
+
+
+FilesAtOpt = Annotated[
+    str,
+    typer.Option("--at", metavar="last|TIME|N",
+                 help="The moment to read the files at: last (the trace's last line), an ISO 8601 time (UTC when "
+                      "no zone is given) or N, the main thread's call N (what its prompt held)."),
+]  # fmt: skip
+FilesWindowOpt = Annotated[
+    int | None,
+    _window_option("Context window in tokens (200000, 200k, 1M); read for the diagnostics only: the file "
+                   "readings do not depend on it."),
+]  # fmt: skip
+
+
+@context_app.command("files", epilog=_PATHS_HELP)
+def files_command(
+    paths: PathsArg = None,
+    json: JsonOpt = False,
+    at: FilesAtOpt = "last",
+    window: FilesWindowOpt = None,
+    color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
+) -> None:
+    """Per file the main thread touched: touches, reads, writes, re-reads, tokens read and written, references,
+    last seen, spec 003's relevance and level (DROPPED when its content left the window), whether it is in
+    the window; then the drop events (docs/files.md)."""
+    try:
+        moment: At = parse_at(at)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--at") from None
+    run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=partial(build_files, at=moment))
+    text = (render_files_json if json else render_files_table)(run)
+    if text or json:
+        typer.echo(text)
+    _finish(run, paths or [])
 
 
 HistoryMetricOpt = Annotated[

@@ -5,7 +5,8 @@ Every JSON object a command prints carries `schema_version`, an integer per outp
 (`context usage --group-by … --json`), ``history`` (`context history --json`), ``compare`` (the one object
 of `context compare --json`; `compare.SCHEMA_VERSION` owns its version and a test keeps the two equal),
 ``tools`` (each object of `context tools --json`; `tools.SCHEMA_VERSION`, kept equal the same way),
-``sources`` (each object of `context sources --json`; `context_sources.SCHEMA_VERSION`, kept equal too).
+``sources`` (each object of `context sources --json`; `context_sources.SCHEMA_VERSION`, kept equal too),
+``files`` (each object of `context files --json`; `files.SCHEMA_VERSION`, kept equal the same way).
 A change that adds, removes, renames or retypes a key bumps that output's version; `tests/test_schemas.py`
 holds a fingerprint of each schema's keys per version, so a change without a bump fails. Adding a value
 to an open set (a new warning text, a new tool name) is not a change of the contract.
@@ -31,6 +32,7 @@ SCHEMA_VERSIONS: dict[str, int] = {
     "compare": 1,
     "tools": 1,
     "sources": 1,
+    "files": 1,
 }
 
 #: Output names `contexttrace schema` accepts, in the order its help lists them.

@@ -37,6 +37,7 @@ FINGERPRINTS = {
     ("usage-group", 2): "683a3222f4c9",  # lower_bound_reasons gains unreadable_usage
     ("tools", 1): "e96e900f3e7e",
     ("sources", 1): "4762256e0657",
+    ("files", 1): "eadc57c55d2e",
 }
 
 #: Schema keywords that document and do not constrain: a change to them is not a change of the contract.
@@ -249,3 +250,19 @@ def test_sources_json_of_every_sample_validates():
         objects += orjson.loads(orjson.dumps([r.to_dict() for r in run.reports]))
     assert len(objects) > 60 and any(o["reference"]["kind"] == "compaction" for o in objects)
     assert _errors("sources", objects) == []
+
+
+def test_files_json_of_every_sample_validates():
+    """`context files --json` of every sample and case (at the last line, and at call 1) validates against
+    `schema files`, whose version is `files.SCHEMA_VERSION`."""
+    from functools import partial
+
+    from contexttrace.files import SCHEMA_VERSION, At, build_files
+
+    assert SCHEMA_VERSIONS["files"] == SCHEMA_VERSION
+    objects = []
+    for at in (At(), At("call", 1)):
+        run = analyze(_inputs(), build=partial(build_files, at=at))
+        objects += orjson.loads(orjson.dumps([r.to_dict() for r in run.reports]))
+    assert len(objects) > 60 and any(o["drop_events"] for o in objects)
+    assert _errors("files", objects) == []
