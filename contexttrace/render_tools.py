@@ -16,7 +16,8 @@ from .tools import ERROR_CLASS_LABELS, THREAD_GROUP_MAIN, ToolsReport, sort_rows
 
 HEADERS = ["thread", "tool", "error classes", "calls", "errors", "denied", "p50", "p95", "tokens → ctx",
            "input → ctx", "re-read tax"]  # fmt: skip
-#: Marks a result cut short: its full output was persisted to a file (a `<persisted-output>` preview).
+#: Marks a result cut short: its full output was persisted to a file (a `<persisted-output>` preview), or the
+#: tool cut it at a cap (`tool_results.capped`: toolUseResult.truncated / truncatedByTokenCap).
 CUT_MARK = "⊘"
 
 
@@ -66,7 +67,8 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
 def render_tools_table(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
     """One block per trace: its name, the tools table sorted by `sort` (`tools.SORT_KEYS`), and the top
-    context consumers (tokens, the main-thread call that first carried them, ⊘ for a persisted result)."""
+    context consumers (tokens, the main-thread call that first carried them, ⊘ for a persisted or capped
+    result)."""
     blocks = []
     for r in run.reports:
         rows = [row for row in sort_rows(r.rows, sort) if by_tool or row["parent"] is None]
@@ -91,7 +93,7 @@ def _notes(r: ToolsReport) -> list[str]:
     if r.top_consumers:
         out.append("Top context consumers (main thread):")
         for i, c in enumerate(r.top_consumers, 1):
-            mark = f" {CUT_MARK} persisted" if c["persisted"] else ""
+            mark = f" {CUT_MARK} persisted" if c["persisted"] else f" {CUT_MARK} capped" if c["capped"] else ""
             call = f"call {c['call']}" if c["call"] is not None else "no call after it"
             cleared = ", cleared" if c["cleared"] else ""
             out.append(_safe(f"  {i}. {c['tool']} ≈{fmt_int(c['tokens_to_context'])} tokens{mark}, {call}{cleared}, "

@@ -30,7 +30,7 @@ SCHEMA_VERSIONS: dict[str, int] = {
     "usage-group": 2,
     "history": 1,
     "compare": 1,
-    "tools": 1,
+    "tools": 2,
     "sources": 1,
     "files": 1,
 }

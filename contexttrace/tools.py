@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .reader import LineNote, Trace
 
 #: The version of each `context tools --json` object (a change of its keys or their types bumps it).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Characters per token for the ≈ size of text (spec 001: chars / 4).
 CHARS_PER_TOKEN = 4
@@ -265,7 +265,7 @@ class _CallPrices:
 #: The `tool_results` columns `build_tools` reads, in the order it unpacks them.
 RESULT_COLUMNS = ("seq", "tool_use_id", "thread", "thread_kind", "is_error", "denied", "result_chars",
                   "result_images", "result_image_pixels", "result_images_sized", "persisted", "ts_ms",
-                  "cleared_seq", "error_head")  # fmt: skip
+                  "cleared_seq", "error_head", "capped")  # fmt: skip
 
 
 def build_tools(trace: Trace, window: int | None = None, table: PriceTable | None = None) -> ToolsReport:
@@ -333,7 +333,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
     consumers: list[dict[str, Any]] = []
     timed_any = False
     lists = [results.get_column(c).to_list() for c in RESULT_COLUMNS]
-    for seq, tid, thread, kind, err, den, chars, images, pixels, sized, pers, ts, cleared, head in zip(
+    for seq, tid, thread, kind, err, den, chars, images, pixels, sized, pers, ts, cleared, head, capped in zip(
         *lists, strict=True
     ):
         found = use_of.get(tid) if tid is not None else None
@@ -368,6 +368,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
                 "result_chars": chars or 0,
                 "result_images": images or 0,
                 "persisted": pers is True,
+                "capped": capped is True,
                 "cleared": cleared is not None,
                 "call": i + 1 if i < len(main_seqs) else None,
                 "reread_calls": n,

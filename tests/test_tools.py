@@ -237,7 +237,7 @@ def test_cli_json_and_sort(write):
     out = CliRunner().invoke(app, ["context", "tools", path, "--json", "--no-cache", "--sort", "tokens"])
     assert out.exit_code == 0, out.output
     (obj,) = orjson.loads(out.stdout)
-    assert obj["schema_version"] == 1
+    assert obj["schema_version"] == 2
     assert [t["tool"] for t in obj["tools"]] == ["Read", "Bash"]
     out = CliRunner().invoke(app, ["context", "tools", path, "--no-cache", "--sort", "errors"])
     assert out.exit_code == 0
@@ -259,7 +259,7 @@ def test_every_sample_runs(path):
     assert run.ok
     assert render_tools_table(run, by_tool=True)
     for obj in orjson.loads(render_tools_json(run, by_tool=True)):
-        assert obj["schema_version"] == 1
+        assert obj["schema_version"] == 2
         for row in obj["tools"]:
             assert row["errors"] + row["denials"] <= row["results"]
             assert sum(row["error_classes"].values()) >= row["errors"]
@@ -317,3 +317,25 @@ def test_every_json_key_is_snake_case_and_documented():
     assert len(keys) > 40
     assert sorted(k for k in keys if not re.match(r"^[a-z][a-z0-9_]*$", k)) == []
     assert sorted(k for k in keys if f"`{k}`" not in docs) == []
+
+
+def test_a_result_cut_at_a_cap_is_marked(write):
+    """A result whose toolUseResult says the tool cut it (Glob's `truncated`, a `truncatedByTokenCap`) is
+    `capped` among the top consumers and marked ⊘ capped; a persisted preview stays ⊘ persisted; a whole
+    result has no mark."""
+    preview = "<persisted-output>\nOutput too large (46.4KB). Full output saved to: /tmp/x.txt\n" + "p" * 400
+    path = write(
+        "cap.jsonl",
+        assistant("m1", 1, 0, 100, tools=[("g", "Glob", {}), ("c", "Grep", {}), ("b", "Bash", {}), ("r", "Read", {})]),
+        result("g", "a" * 4000, toolUseResult={"filenames": [], "numFiles": 100, "truncated": True}),
+        result("c", "c" * 3000, toolUseResult={"truncatedByTokenCap": True}),
+        result("b", preview),
+        result("r", "r" * 1000, toolUseResult={"type": "text", "truncated": False}),
+        assistant("m2", 1, 0, 100),
+    )
+    report = build_tools(read_trace(path)[0])
+    marks = {c["tool"]: (c["capped"], c["persisted"]) for c in report.top_consumers}
+    assert marks == {"Glob": (True, False), "Grep": (True, False), "Bash": (False, True), "Read": (False, False)}
+    text = render_tools_table(analyze([path], build=build_tools))
+    assert "Glob ≈1,000 tokens ⊘ capped" in text and "Grep ≈750 tokens ⊘ capped" in text
+    assert "Bash ≈" in text and "⊘ persisted" in text and "Read ≈250 tokens, call 2" in text
