@@ -99,6 +99,8 @@ class DaskEngine:
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
+                # the scheduler's HTTP routes (health, metrics) on a free port: 8787 may be another cluster's
+                scheduler_kwargs={"dashboard_address": ":0"},
                 silence_logs=logging.ERROR,  # a worker lost and restarted is not the output's business
                 memory_limit=0,  # as the local engine: a large session may take what it needs
             )

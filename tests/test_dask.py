@@ -1,0 +1,449 @@
+"""`--engine dask` (issue 17): the same output as the local engine on a 2-worker LocalCluster, failures that
+stay per trace, a worker killed mid-run, `file://` and fsspec's in-memory file system as object stores.
+
+One LocalCluster (2 worker processes of one thread) serves the module; each test hands it to the engine
+through `DaskEngine(client=...)` (the CLI's own cluster start is exercised once, in
+`test_cli_starts_its_own_local_cluster`). The reference of every comparison is the local engine's
+output of the same command on the same inputs, computed in the same test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import logging
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import fsspec
+import pytest
+from distributed import Client, LocalCluster
+from typer.testing import CliRunner
+
+from contexttrace import cli, engine, store
+from contexttrace.cli import app
+from contexttrace.dask_engine import DaskEngine
+from contexttrace.engine import EngineError, open_engine
+from contexttrace.render import render_diagnostics, render_json
+from contexttrace.report import build_report
+from contexttrace.runner import analyze
+from contexttrace.sources import TraceSource, find_traces
+from contexttrace.usage import build_usage
+
+from .conftest import BAD, CASES, ROOT, SAMPLES, assistant, result
+
+runner = CliRunner()
+
+SAMPLE_PATHS = sorted(str(p) for p in SAMPLES.iterdir() if p.suffix == ".jsonl" or p.is_dir())
+COMMANDS = (["trace", "--calls"], ["usage", "--breakdown"], ["tools"])
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Client]:
+    """A LocalCluster of 2 worker processes (one thread each) and its client, for the whole module. A task
+    on a worker that dies is rerun once (`allowed-failures` 1); a second death makes it fail (KilledWorker)."""
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": ":0"},
+            silence_logs=logging.ERROR,
+        )
+    c = Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+@pytest.fixture
+def dask_cli(client: Client, monkeypatch: pytest.MonkeyPatch) -> Client:
+    """The CLI's `--engine dask` runs on the module's cluster (instead of starting a LocalCluster per run)."""
+    real = cli.open_engine
+
+    @contextlib.contextmanager
+    def on_module_cluster(name, scheduler=None, workers=None):
+        if name == "dask":
+            yield DaskEngine(client=client, keep_in_store=True)
+        else:
+            with real(name, scheduler, workers) as e:
+                yield e
+
+    monkeypatch.setattr(cli, "open_engine", on_module_cluster)
+    return client
+
+
+def _cli(args: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
+    out = runner.invoke(app, args, input=stdin, catch_exceptions=False)
+    return out.exit_code, out.stdout, out.stderr
+
+
+def _both(command: list[str], paths: list[str], *extra: str) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
+    """The CLI's (exit code, stdout, stderr) for `context <command> PATHS --json` on each engine."""
+    args = ["context", command[0], *paths, *command[1:], "--json", "--no-cache", *extra]
+    return _cli([*args, "--engine", "local"]), _cli([*args, "--engine", "dask"])
+
+
+# -- the same output ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_every_sample_same_json_stderr_and_exit_code(dask_cli, command):
+    """Each bundled sample alone, and the samples folder as one scan: `--engine dask` prints the JSON, the
+    stderr lines and the exit code of `--engine local`, byte for byte."""
+    for paths in [[p] for p in SAMPLE_PATHS] + [[str(SAMPLES)]]:
+        local, dask = _both(command, paths)
+        assert dask == local, paths
+        assert local[0] == 0 and local[1].startswith("[")
+
+
+def test_cases_and_bad_files_same_output_and_exit_code(dask_cli):
+    """The case files and the bad files (missing, binary, empty, truncated ...): the same failures on stderr
+    (each named once) and exit 1 on both engines."""
+    local, dask = _both(["trace", "--calls"], [str(CASES), str(BAD), "nope.jsonl"])
+    assert dask == local
+    assert local[0] == 1
+    assert "Error: nope.jsonl: no such file" in local[2]
+
+
+def test_standard_input_read_in_this_process(dask_cli):
+    """`-` is read by the client, not sent to a worker: the same output as the local engine."""
+    data = (SAMPLES / "b-ccl-image-and-errors.jsonl").read_bytes()
+    args = ["context", "trace", "-", "--json", "--calls", "--no-cache"]
+    assert _cli([*args, "--engine", "dask"], stdin=data) == _cli([*args, "--engine", "local"], stdin=data)
+
+
+def _generated(root: Path) -> list[str]:
+    """A small corpus of the benchmark generator: 6 transcripts with subagents and compactions (one with a
+    truncated last line) and a stream-json file of several runs (as tests/test_store.py)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from generate import generate_directory, generate_stream
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    directory = generate_directory(root / "dir", 1_500_000, 6, seed=11)
+    stream = generate_stream(root / "stream" / "runs.jsonl", 1_500_000, seed=12)
+    return [*directory.paths, *stream.paths]
+
+
+def _outputs(paths: list[str], **kw) -> tuple[str, str, list[str], list[str]]:
+    """`context trace --json --calls` and `context usage --json` of a run, its diagnostics and failures."""
+    trace = analyze(paths, **kw)
+    usage = analyze(paths, build=build_usage, **kw)
+    return (
+        render_json(trace, with_calls=True),
+        render_json(usage),
+        render_diagnostics(trace),
+        [f.path for f in trace.failures],
+    )
+
+
+def test_generated_corpus_same_output(client, tmp_path):
+    """The generator's corpus: trace (with calls) and usage JSON and the diagnostics are the same on the
+    cluster as in this process and in the local engine's worker processes; every session is reported."""
+    paths = _generated(tmp_path)
+    dask = _outputs(paths, engine=DaskEngine(client=client))
+    assert dask == _outputs(paths, workers=1)
+    assert dask == _outputs(paths, workers=2)
+    assert dask[0].count('"trace": ') >= 6 and not dask[3]
+
+
+def test_inherited_calls_dropped_as_locally(client, write):
+    """B06 across sessions: session sB copies sA's three calls (a resumed session). The cluster sends slim
+    traces back; sB is read again here and its report rebuilt: sA 3 calls, sB 1 call and 3 inherited, as
+    `test_cases.test_resumed_session_calls_counted_once` computes them."""
+    read = [("tu1", "Read", {"file_path": "a.py"})]
+
+    def line(mid, sid, ts, cr, tools=()):
+        return dict(assistant(mid, 1, 10, cr, tools=tools), sessionId=sid, timestamp=ts)
+
+    a = [
+        line("msg_1", "sA", "2026-01-01T10:00:00.000Z", 1000, read),
+        result("tu1", "x" * 10),
+        line("msg_2", "sA", "2026-01-01T10:01:00.000Z", 2000),
+        line("msg_3", "sA", "2026-01-01T10:02:00.000Z", 3000),
+    ]
+    b = [dict(r, sessionId="sB") for r in a] + [
+        line("msg_4", "sB", "2026-01-02T09:00:00.000Z", 4000, [("tu4", "Read", {"file_path": "a.py"})])
+    ]
+    folder = write("proj/sA.jsonl", *a).rsplit("/", 1)[0]
+    write("proj/sB.jsonl", *b)
+    run = analyze([folder], engine=DaskEngine(client=client))
+    by = {r.session_id: r for r in run.reports}
+    assert (by["sA"].calls, by["sB"].calls, by["sB"].inherited_calls, by["sB"].prompt_tokens) == (3, 1, 3, [4011])
+    assert render_json(run, with_calls=True) == render_json(analyze([folder], workers=1), with_calls=True)
+
+
+def test_progress_counts_each_source_once(client):
+    """The progress callback sees (done, total) once per source, done rising 1..total, as answers arrive."""
+    sources = [s for s in find_traces([str(SAMPLES)]) if not s.orphan]
+    seen: list[tuple[int, int]] = []
+    out = DaskEngine(client=client).run(sources, build_report, None, lambda d, t: seen.append((d, t)), None)
+    n = len(sources)
+    assert seen == [(i, n) for i in range(1, n + 1)]
+    assert len(out) == n
+
+
+# -- the result store ---------------------------------------------------------------------------------
+
+
+def test_store_kept_by_workers_and_served(client):
+    """With the store, the cluster's workers keep what they read (a LocalCluster shares this machine's
+    store); the warm run reads nothing and prints the same JSON as a run without the store."""
+    e = DaskEngine(client=client, keep_in_store=True)
+    paths = [str(SAMPLES)]
+    cold = _outputs(paths, engine=e, cache=True)
+    kept = store.ResultStore.for_path().info().entries
+    warm = _outputs(paths, engine=e, cache=True)
+    assert cold == warm == _outputs(paths, workers=1)
+    assert kept == len([s for s in find_traces(paths) if not s.orphan])
+
+
+def test_store_not_kept_by_remote_workers(client):
+    """Workers of a scheduler given by address may not see this machine's store folder: their sources go
+    as plain TraceSources (nothing kept there), and the output is the same."""
+    e = DaskEngine(client=client, keep_in_store=False)
+    stored = store.StoredSource(str(SAMPLES / "b-ccl-image-and-errors.jsonl"), store="/x/s.sqlite3", stamp=b"1")
+    portable = e._portable(stored)
+    assert type(portable) is TraceSource and portable.path == stored.path
+    assert _outputs([str(SAMPLES)], engine=e, cache=True) == _outputs([str(SAMPLES)], workers=1)
+    assert store.ResultStore.for_path().info().entries == 0
+
+
+# -- failures -----------------------------------------------------------------------------------------
+
+
+def _dies_once(marker: str, name_end: str, trace, window):
+    """`build_report`, but the first worker to build the trace named `name_end` is killed (SIGKILL) as it
+    does: `marker` is created first (O_EXCL: only one process ever wins it)."""
+    if trace.name.endswith(name_end):
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            os.kill(os.getpid(), signal.SIGKILL)
+    return build_report(trace, window)
+
+
+def _dies_in_workers(parent: int, name_end: str, built_here: str, trace, window):
+    """`build_report`, but any process other than `parent` that builds the trace named `name_end` is killed;
+    `parent` notes in the file `built_here` each trace it builds."""
+    if os.getpid() == parent:
+        with open(built_here, "a") as fh:
+            fh.write(trace.name + "\n")
+    elif trace.name.endswith(name_end):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return build_report(trace, window)
+
+
+def _workers(client: Client) -> set[str]:
+    client.wait_for_workers(2, timeout=60)
+    return set(client.scheduler_info()["workers"])
+
+
+def test_worker_killed_mid_run_nothing_lost_nothing_doubled(client, tmp_path):
+    """A worker dies (SIGKILL) while it builds one sample's report: Dask reruns that task (and any other the
+    dead worker held) on a live worker; every trace is reported once, the JSON is the local engine's."""
+    before = _workers(client)
+    marker = str(tmp_path / "killed")
+    build = functools.partial(_dies_once, marker, "b-ccl-image-and-errors.jsonl")
+    run = analyze([str(SAMPLES)], engine=DaskEngine(client=client), build=build)
+    reference = analyze([str(SAMPLES)], workers=1)
+    assert os.path.exists(marker)  # the worker was killed ...
+    assert _workers(client) != before  # ... and restarted by its nanny under a new address
+    assert [r.trace for r in run.reports] == [r.trace for r in reference.reports]  # none lost, none twice
+    assert render_json(run, with_calls=True) == render_json(reference, with_calls=True)
+    assert not run.failures
+
+
+def test_task_that_kills_every_worker_done_here(client, tmp_path):
+    """A task that kills each worker it runs on fails on the cluster (KilledWorker after its allowed
+    failures); it is then done in this process, as the local engine does with a task its worker could
+    not answer: the output is still the local engine's, and only that trace was built here."""
+    built_here = tmp_path / "built-here"
+    built_here.touch()
+    killer = SAMPLES / "b-ccl-thinking-sonnet45.jsonl"
+    build = functools.partial(_dies_in_workers, os.getpid(), killer.name, str(built_here))
+    paths = [str(killer), str(SAMPLES / "b-ccl-image-and-errors.jsonl")]
+    run = analyze(paths, engine=DaskEngine(client=client), build=build)
+    assert built_here.read_text() == f"{killer}\n"
+    assert render_json(run, with_calls=True) == render_json(analyze(paths, workers=1), with_calls=True)
+    _workers(client)  # (both back for the next test)
+
+
+# -- object stores: file:// and memory:// ---------------------------------------------------------------
+
+
+def test_file_urls_same_output_as_paths(dask_cli):
+    """`file://` URLs (read through fsspec) give the output of the same folder and files named as paths,
+    on either engine, the URL in place of the path; discovery attaches the same subagent files."""
+    root = str(SAMPLES.resolve())
+    url = "file://" + root
+    by_path = _cli(["context", "trace", root, "--json", "--calls", "--no-cache"])
+    for e in ("local", "dask"):
+        code, out, err = _cli(["context", "trace", url, "--json", "--calls", "--no-cache", "--engine", e])
+        assert (code, out.replace(url, root), err.replace(url, root)) == by_path
+    files = [f"{url}/b-spotter-compaction/{p.name}" for p in (SAMPLES / "b-spotter-compaction").glob("*.jsonl")]
+    assert _both(["usage"], files)[0] == _both(["usage"], files)[1]
+
+
+def _memory_files() -> dict[str, bytes]:
+    """The samples folder as in-memory files under /corpus (fsspec's memory:// file system)."""
+    out = {}
+    for dirpath, _dirs, names in os.walk(SAMPLES):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            out["/corpus" + path[len(str(SAMPLES)) :]] = Path(path).read_bytes()
+    return out
+
+
+#: The modification time of every in-memory file: one object store shows one time per object to every
+#: process, where each process's memory:// copy would otherwise carry the time it was written there.
+MEMORY_MTIME = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def _fill_memory(files: dict[str, bytes]) -> int:
+    """Write `files` into this process's memory:// file system (run in each worker by `client.run`), each
+    modified at `MEMORY_MTIME`."""
+    fs = fsspec.filesystem("memory")
+    for path, data in files.items():
+        fs.pipe_file(path, data)
+        fs.store[path].modified = MEMORY_MTIME
+    return len(files)
+
+
+def _clear_memory() -> None:
+    fs = fsspec.filesystem("memory")
+    if fs.exists("/corpus"):
+        fs.rm("/corpus", recursive=True)
+
+
+@pytest.fixture
+def memory_corpus(client: Client) -> Iterator[None]:
+    """The samples in memory:// here and in each worker: an object store every process sees."""
+    files = _memory_files()
+    _fill_memory(files)
+    client.run(_fill_memory, files)
+    try:
+        yield
+    finally:
+        _clear_memory()
+        client.run(_clear_memory)
+
+
+def test_memory_store_discovery_same_as_on_disk(memory_corpus):
+    """Sessions, their nested and flat subagent files (kind, agent id, order) and orphans found under a
+    memory:// prefix are those found in the folder on disk, URL for path."""
+
+    def shape(sources, prefix):
+        def files(s):
+            return [(f.path.removeprefix(prefix), f.thread_kind, f.agent_id) for f in s.subagents]
+
+        return [(s.path.removeprefix(prefix), files(s), s.explicit, s.orphan, s.error) for s in sources]
+
+    on_disk = shape(find_traces([str(SAMPLES)]), str(SAMPLES))
+    assert shape(find_traces(["memory://corpus"]), "memory://corpus") == on_disk
+    assert sum(len(s[1]) for s in on_disk) >= 3  # nested and flat subagent files among them
+    # a session named alone finds its subagent files too
+    one = "b-spotter-compaction/" + next(p.name for p in (SAMPLES / "b-spotter-compaction").glob("*.jsonl"))
+    assert shape(find_traces([f"memory://corpus/{one}"]), "memory://corpus") == shape(
+        find_traces([str(SAMPLES / one)]), str(SAMPLES)
+    )
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_memory_store_same_output_on_both_engines(dask_cli, memory_corpus, command):
+    """A memory:// prefix as an object store: `--engine dask` (workers read their memory:// copy) prints what
+    `--engine local` prints; and the figures are those of the folder on disk, URL for path (the start
+    of a stream-json run is its file's modification time: dated on disk, so left out of the comparison)."""
+    local, dask = _both(command, ["memory://corpus"])
+    assert dask == local
+    assert local[0] == 0
+    on_disk = _cli(["context", command[0], str(SAMPLES), *command[1:], "--json", "--no-cache"])
+    if command[0] != "trace":
+        return
+    import orjson
+
+    def undated(text: str, prefix: str) -> list[dict]:
+        rows = orjson.loads(text.replace(prefix, "X"))
+        return [{k: v for k, v in r.items() if k not in ("start", "start_source")} for r in rows]
+
+    assert undated(local[1], "memory://corpus") == undated(on_disk[1], str(SAMPLES))
+
+
+def test_url_glob_expanded(memory_corpus):
+    """A quoted glob behind a URL names the files it matches, sorted, spelled from the URL."""
+    found = [s.path for s in find_traces(["memory://corpus/*.jsonl"])]
+    assert found == sorted(f"memory://corpus/{p.name}" for p in SAMPLES.glob("*.jsonl"))
+
+
+def test_local_glob_expanded():
+    """A quoted glob on disk names the files it matches, sorted; one matching nothing is a missing file."""
+    found = [s.path for s in find_traces([f"{SAMPLES}/*.jsonl"])]
+    assert found == sorted(str(p) for p in SAMPLES.glob("*.jsonl")) and len(found) == 5
+    assert [s.path for s in find_traces([f"{SAMPLES}/zz*.jsonl"])] == [f"{SAMPLES}/zz*.jsonl"]
+
+
+def test_unreadable_url_is_that_trace_error(dask_cli):
+    """A URL whose scheme's plugin is missing (s3:// without s3fs) and a missing memory:// file fail alone,
+    each named with its reason and what to install; the good trace beside them is reported; exit 1."""
+    good = str(SAMPLES / "b-ccl-image-and-errors.jsonl")
+    local, dask = _both(["trace"], [good, "s3://bucket/traces/", "memory://nowhere/x.jsonl"])
+    assert dask == local
+    code, out, err = local
+    assert code == 1 and out.count('"trace": ') == 1
+    assert "Error: memory://nowhere/x.jsonl: no such file" in err
+    if importlib.util.find_spec("s3fs") is None:
+        assert "Error: s3://bucket/traces/: cannot read this path (Install s3fs to access S3: " in err
+        assert "pip install 'contexttrace[s3]')" in err
+
+
+# -- the engine's options -------------------------------------------------------------------------------
+
+
+def test_missing_dask_names_what_to_install(monkeypatch):
+    """Without distributed installed, `--engine dask` exits 2 with one line naming it and the extra."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
+    code, out, err = _cli(["context", "trace", str(SAMPLES), "--json", "--engine", "dask"])
+    assert (code, out) == (2, "")
+    assert err == "Error: --engine dask: needs distributed (not installed): pip install 'contexttrace[dask]'\n"
+    assert engine.missing_modules() == ["distributed"]
+
+
+def test_scheduler_needs_engine_dask():
+    """`--scheduler` with the local engine is a usage error (exit 2), never silently ignored."""
+    code, out, err = _cli(["context", "usage", str(SAMPLES), "--scheduler", "tcp://127.0.0.1:8786"])
+    assert (code, out) == (2, "")
+    assert "Error: --scheduler tcp://127.0.0.1:8786: a scheduler is used with --engine dask only" in err
+
+
+def test_unreachable_scheduler_is_a_usage_error(monkeypatch):
+    """A scheduler address nobody answers at: exit 2 and a line naming the address, after the timeout."""
+    monkeypatch.setattr("contexttrace.dask_engine.CONNECT_TIMEOUT_S", 1)
+    code, out, err = _cli(["context", "trace", str(SAMPLES), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
+    assert (code, out) == (2, "")
+    assert err.startswith("Error: --scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler (")
+
+
+def test_local_engine_is_the_runner_own():
+    """`--engine local` hands the runner no engine: its own process pool reads, as before this option."""
+    with open_engine("local") as e:
+        assert e is None
+    with pytest.raises(EngineError, match="--engine dask only"), open_engine("local", "tcp://x:1"):
+        pass
+
+
+def test_cli_starts_its_own_local_cluster():
+    """Without --scheduler, `--engine dask` starts a LocalCluster here and shuts it down; the output is the
+    local engine's."""
+    args = ["context", "usage", str(SAMPLES / "b-spotter-compaction"), "--json", "--no-cache"]
+    assert _cli([*args, "--engine", "dask"]) == _cli(args)
