@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -227,7 +227,7 @@ def _moment(trace: Trace, at: At, seqs: list[int], stamps: list[int | None], war
     elif at.kind == "time" and at.value is not None:
         if last_ms is not None:
             cut = _first_seq_after(trace, at.value)
-            call = bisect_right(seqs, cut) if cut is not None else len(seqs)
+            call = bisect_left(seqs, cut) if cut is not None else len(seqs)
             return cut, at.value, {"moment": "time", "call": call or None, "ts_ms": at.value}
         warnings.append("--at TIME: the trace has no timestamps (stream-json writes none); read at its last line")
     return None, last_ms, {"moment": "last", "call": len(seqs) or None, "ts_ms": last_ms}
