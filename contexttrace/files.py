@@ -86,7 +86,7 @@ def relevance(age_ms: float, references: int) -> float:
     Returns a score in (0, 1].
 
     >>> round(relevance(0, 0), 4), round(relevance(20 * 60_000, 0), 4), round(relevance(40 * 60_000, 1), 4)
-    (1.0, 0.5001, 0.4580)
+    (1.0, 0.5001, 0.458)
     """
     return min(1.0, math.exp(-DECAY * (age_ms / HALF_LIFE_MS)) + math.log1p(references) * REFERENCE_BOOST)
 

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from .files import DROPPED, REREAD_WARN, FilesReport
+from .placement import normalize_path
 from .render import _clean, _safe, _table, fmt_int
 from .report import RunResult
 
@@ -20,13 +21,13 @@ HEADERS = ["level", "relevance", "file", "touches", "reads", "writes", "re-reads
 
 
 def short_path(path: str, cwd: str | None) -> str:
-    """`path` relative to `cwd` when it lies under it, else as it is.
+    """`path` (normalised: `placement.normalize_path`) relative to `cwd` when it lies under it, else as it is.
 
-    >>> short_path("/p/src/a.py", "/p"), short_path("/q/b.py", "/p"), short_path("/p/a.py", None)
-    ('src/a.py', '/q/b.py', '/p/a.py')
+    >>> short_path("/p/src/a.py", "/p"), short_path("/q/b.py", "/p"), short_path("C:/w/a.py", "c:\\\\w")
+    ('src/a.py', '/q/b.py', 'a.py')
     """
     if cwd:
-        root = cwd.replace("\\", "/").rstrip("/") + "/"
+        root = normalize_path(cwd).rstrip("/") + "/"
         if path.startswith(root):
             return path[len(root) :]
     return path
