@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .engine import EngineError
+from .remote import is_url
 from .runner import _read_built
 from .sources import TraceSource
 from .store import StoredSource
@@ -110,6 +111,7 @@ class DaskEngine:
                 self._client = Client(self.scheduler, timeout=CONNECT_TIMEOUT_S)
             except (OSError, TimeoutError) as exc:
                 raise EngineError(f"--scheduler {self.scheduler}", f"cannot reach the Dask scheduler ({exc})") from None
+            _check_workers(self._client, self.scheduler)
         return self._client
 
     def close(self) -> None:
@@ -157,6 +159,8 @@ class DaskEngine:
             The scheduler cannot be reached.
         """
         total = len(sources)
+        if self.scheduler is not None:
+            _absolute_only(sources, self.scheduler)
         slots: list[Result | None] = [None] * total
         here = [i for i, s in enumerate(sources) if s.path == "-" or s.error is not None]
         sent = sorted(set(range(total)) - set(here))
@@ -214,6 +218,59 @@ class DaskEngine:
         if isinstance(source, StoredSource) and not self.keep_in_store:
             return TraceSource(**{f.name: getattr(source, f.name) for f in dataclasses.fields(TraceSource)})
         return source
+
+
+def _absolute_only(sources: list[TraceSource], scheduler: str) -> None:
+    """Refuse relative paths for the workers of a scheduler given by address: they run in folders of their
+    own (often on other machines), where ``traces/a.jsonl`` names another file or none. (A LocalCluster's
+    workers share this process's folder.) A path is not made absolute here: a trace is named as its path
+    is spelled, and the output must be the local engine's for the same arguments.
+
+    Raises
+    ------
+    EngineError
+        Naming the first relative path and what to give instead.
+    """
+    relative = [s.path for s in sources if s.path != "-" and not is_url(s.path) and not os.path.isabs(s.path)]
+    if relative:
+        raise EngineError(
+            f"--scheduler {scheduler}",
+            f"a relative path ({relative[0]}) means nothing to the scheduler's workers: give absolute paths "
+            "on a file system every worker mounts, or URLs (s3://bucket/traces/)",
+        )
+
+
+def version() -> str:
+    """This process's contexttrace version and reader version (`schema.READER_VERSION`), as ``0.1.0/4``: what
+    every worker must run for the output to be this machine's (`_check_workers`)."""
+    from . import __version__
+    from .schema import READER_VERSION
+
+    return f"{__version__}/{READER_VERSION}"
+
+
+def _check_workers(client: Client, scheduler: str) -> None:
+    """Check that every worker of a scheduler given by address runs this contexttrace (`version`).
+
+    Raises
+    ------
+    EngineError
+        A worker cannot import contexttrace, or runs another version (each named with its version).
+    """
+    try:
+        versions: dict[str, str] = client.run(version)
+    except Exception as exc:  # a worker without contexttrace: ModuleNotFoundError raised on it
+        client.close()
+        raise EngineError(
+            f"--scheduler {scheduler}",
+            f"a worker cannot run contexttrace ({type(exc).__name__}: {exc}); install it on every worker: "
+            "pip install 'contexttrace[dask]'",
+        ) from None
+    other = {w: v for w, v in versions.items() if v != version()}
+    if other:
+        client.close()
+        named = ", ".join(f"{w} has {v}" for w, v in sorted(other.items()))
+        raise EngineError(f"--scheduler {scheduler}", f"workers run another contexttrace than {version()}: {named}")
 
 
 def _cloudpicklable(obj: Any) -> bool:

@@ -406,6 +406,77 @@ def test_unreadable_url_is_that_trace_error(dask_cli):
         assert "pip install 'contexttrace[s3]')" in err
 
 
+# -- a plain `dask scheduler` and `dask worker` (docs/dask.md) ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A `dask scheduler` and one `dask worker` (one thread) started as docs/dask.md says, in a folder of
+    their own (so a relative path of this process names nothing there); yields the scheduler's address."""
+    import json
+    import subprocess
+    import time
+
+    folder = tmp_path_factory.mktemp("dask-cluster")
+    info = folder / "scheduler.json"
+    bin_dir = Path(sys.executable).parent
+    common = {"cwd": folder, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs = [
+        subprocess.Popen(
+            [bin_dir / "dask", "scheduler", "--scheduler-file", info, "--port", "0", "--dashboard-address", ":0"],
+            **common,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        procs.append(
+            subprocess.Popen(
+                [bin_dir / "dask", "worker", "--scheduler-file", info, "--nworkers", "1", "--nthreads", "1"], **common
+            )
+        )
+        address = json.loads(info.read_text())["address"]
+        with Client(address, timeout=30) as c:
+            c.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(timeout=30)
+
+
+def test_plain_scheduler_and_worker_same_output(scheduler):
+    """`--engine dask --scheduler ADDRESS` on a plain `dask scheduler` / `dask worker`: the local engine's
+    output for the same absolute paths (trace with calls; usage)."""
+    root = str(SAMPLES.resolve())
+    for command in (["trace", root, "--calls"], ["usage", root]):
+        args = ["context", *command, "--json", "--no-cache"]
+        assert _cli([*args, "--engine", "dask", "--scheduler", scheduler]) == _cli(args)
+
+
+def test_scheduler_refuses_relative_paths(scheduler, monkeypatch):
+    """A relative path means another file (or none) in a worker's folder: a usage error naming it, before
+    any task is sent."""
+    monkeypatch.chdir(ROOT)
+    code, out, err = _cli(["context", "trace", "samples", "--json", "--engine", "dask", "--scheduler", scheduler])
+    assert (code, out) == (2, "")
+    assert f"Error: --scheduler {scheduler}: a relative path (samples/a-ralph-27runs-with-separators.jsonl)" in err
+
+
+def test_scheduler_workers_of_another_version_refused(scheduler, monkeypatch):
+    """Workers that run another contexttrace could print other figures: refused, each worker named."""
+    import contexttrace
+    from contexttrace.dask_engine import version
+
+    theirs = version()  # what the worker runs: this checkout
+    monkeypatch.setattr(contexttrace, "__version__", "9.9.9")
+    code, out, err = _cli(["context", "trace", str(SAMPLES.resolve()), "--engine", "dask", "--scheduler", scheduler])
+    assert (code, out) == (2, "")
+    assert f"Error: --scheduler {scheduler}: workers run another contexttrace than 9.9.9/" in err
+    assert f" has {theirs}\n" in err
+
+
 # -- the engine's options -------------------------------------------------------------------------------
 
 
