@@ -214,21 +214,21 @@ def _first_seq_after(trace: Trace, ms: int) -> int | None:
     return min(seqs) if seqs else None
 
 
-def _moment(trace: Trace, at: At, seqs: list[int], stamps: list[int | None], warnings: list[str]) -> tuple[
-    int | None, int | None, dict[str, Any]
-]:  # fmt: skip
+def _moment(
+    trace: Trace, at: At, seqs: list[int], stamps: list[int | None], warnings: list[str]
+) -> tuple[int | None, int | None, dict[str, Any]]:
     """(cut: rows with seq ≥ it are after the moment, None: none; now_ms; the JSON `at` object)."""
     last_ms = trace.timestamps_ms[-1] if trace.timestamps_ms else None
-    if at.kind == "call" and at.value is not None:
-        if at.value <= len(seqs):
-            return seqs[at.value - 1], stamps[at.value - 1], {"moment": "call", "call": at.value,
-                                                              "ts_ms": stamps[at.value - 1]}  # fmt: skip
-        warnings.append(f"--at {at.value}: the main thread has {len(seqs)} calls; read at the trace's last line")
-    elif at.kind == "time" and at.value is not None:
+    n = at.value
+    if at.kind == "call" and n is not None:
+        if n <= len(seqs):
+            return seqs[n - 1], stamps[n - 1], {"moment": "call", "call": n, "ts_ms": stamps[n - 1]}
+        warnings.append(f"--at {n}: the main thread has {len(seqs)} calls; read at the trace's last line")
+    elif at.kind == "time" and n is not None:
         if last_ms is not None:
-            cut = _first_seq_after(trace, at.value)
+            cut = _first_seq_after(trace, n)
             call = bisect_left(seqs, cut) if cut is not None else len(seqs)
-            return cut, at.value, {"moment": "time", "call": call or None, "ts_ms": at.value}
+            return cut, n, {"moment": "time", "call": call or None, "ts_ms": n}
         warnings.append("--at TIME: the trace has no timestamps (stream-json writes none); read at its last line")
     return None, last_ms, {"moment": "last", "call": len(seqs) or None, "ts_ms": last_ms}
 
