@@ -30,6 +30,7 @@ from contexttrace.reader import read_trace
 from contexttrace.reading.content import path_words
 from contexttrace.render_files import render_files_json, render_files_table
 from contexttrace.runner import analyze
+from contexttrace.sources import find_traces
 
 from .conftest import ROOT, SAMPLES, assistant, result
 
@@ -490,6 +491,41 @@ def test_every_sample_runs(path):
         scores = [r["relevance"] for r in report.rows if r["relevance"] is not None]
         assert scores == sorted(scores, reverse=True)
     assert orjson.loads(render_files_json(run))
+
+
+#: Per sample: (traces, files, Σ touches, Σ re-reads, Σ references, drop events, subagent touches).
+SAMPLE_FIGURES = {
+    "a-ralph-27runs-with-separators.jsonl": (27, 83, 92, 1, 136, 0, 0),
+    "a-ralph-subagent-opus45-haiku45.jsonl": (2, 16, 40, 1, 152, 0, 13),
+    "b-ccl-agent-teams-opus47": (1, 0, 0, 0, 0, 0, 23),
+    "b-ccl-flat-agent-files-v2037": (1, 3, 32, 0, 93, 0, 6),
+    "b-ccl-image-and-errors.jsonl": (1, 9, 45, 0, 171, 0, 0),
+    "b-ccl-print-mode-sessions": (2, 1, 1, 0, 1, 0, 13),
+    "b-ccl-thinking-sonnet45.jsonl": (1, 16, 35, 0, 175, 0, 0),
+    "b-ccv-inline-sidechains-v1098.jsonl": (1, 1, 1, 0, 3, 0, 71),
+    "b-spotter-compaction": (1, 16, 71, 1, 147, 12, 16),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLE_FIGURES))
+def test_each_samples_figures(name):
+    """Each sample's totals; the touches (main thread and subagents) also counted here from the frames: tool
+    uses whose one file `placement.file_of_tool_use` names and whose result the trace holds."""
+    reports = analyze([str(SAMPLES / name)], build=build_files).reports
+    got = (len(reports), *(sum(len(r.rows) if k == "rows" else sum(f[k] for f in r.rows) for r in reports)
+                           for k in ("rows", "touches", "rereads", "references")),
+           sum(len(r.drop_events) for r in reports), sum(r.subagent_touches for r in reports))  # fmt: skip
+    assert got == SAMPLE_FIGURES[name]
+    main = sub = 0
+    for source in find_traces([str(SAMPLES / name)]):
+        for t in read_trace(source.path, source.subagents):
+            answered = set(t.tool_results["tool_use_id"].to_list())
+            for tid, n, f, r, k in t.tool_uses.select("tool_use_id", "name", "file_path", "read_path",
+                                                      "thread_kind").rows():  # fmt: skip
+                if file_of_tool_use(n, f, r, t.cwd) is not None:
+                    main += k == "main" and tid in answered
+                    sub += k != "main"
+    assert (main, sub) == (got[2], got[6])
 
 
 #: samples/b-spotter-compaction: every file whose read content was in the window at the compaction before
