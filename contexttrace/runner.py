@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import built as built_store
 from . import store
 from .errors import ContextTraceError, EmptyTraceError
 from .reader import (
@@ -97,13 +98,23 @@ def _run_stored(
     run = _run if engine is None else engine.run
     if not cache:
         return run(sources, build, window, progress, workers)
-    found = store.lookup(sources, warnings)
     try:
-        read = iter(run([f for f in found if isinstance(f, TraceSource)], build, window, progress, workers))
-        return [
-            next(read) if isinstance(f, TraceSource) else [(t, build_guarded(build, t, window)) for t in f]
-            for f in found
-        ]
+        kept = built_store.lookup(sources, build, window, warnings)  # reports kept with their entries (built.py)
+        found = iter(store.lookup([s for s, k in zip(sources, kept, strict=True) if k is None], warnings))
+        held: list[list[Trace] | TraceSource | None] = [next(found) if k is None else None for k in kept]
+        read = iter(run([f for f in held if isinstance(f, TraceSource)], build, window, progress, workers))
+        out: list[list[tuple[Trace, Any]] | TraceFailure] = []
+        for source, got, k in zip(sources, held, kept, strict=True):
+            if k is not None:
+                out.append(k)
+            elif isinstance(got, TraceSource):
+                out.append(next(read))
+            elif got is not None:  # traces the store held, their reports not: built here, and kept
+                pairs = [(t, build_guarded(build, t, window)) for t in got]
+                if isinstance(got, store.Found):
+                    built_store.keep(source, got.stamp, build, window, pairs)
+                out.append(pairs)
+        return out
     finally:
         store.finish(warnings)
 
@@ -137,7 +148,23 @@ def _read_built(
             return read
         if build is None:
             return [(trace, None) for trace in read]
-        return [(trace.slimmed() if slim else trace, build_guarded(build, trace, window)) for trace in read]
+        pairs = [(trace, build_guarded(build, trace, window)) for trace in read]
+        if isinstance(source, store.StoredSource):
+            built_store.keep(source, source.stamp, build, window, pairs)  # (only builds in `built.BUILDS`)
+        return [(trace.slimmed(), report) for trace, report in pairs] if slim else pairs
+
+
+def _whole_again(source: TraceSource, cache: bool, warnings: list[str]) -> list[Trace] | TraceFailure:
+    """The whole traces of a source of which a slim trace was sent: from the result store when it holds
+    them (a warm run reads no file again), else read again."""
+    if cache:
+        try:
+            held = store.lookup([source], warnings)[0]
+        finally:
+            store.finish(warnings)
+        if not isinstance(held, TraceSource):
+            return held
+    return _read(source)
 
 
 def _picklable(obj: Any) -> bool:
@@ -413,8 +440,8 @@ def _analyze(
     try:
         lost = inherited_calls(traces)
         for i in lost:
-            if traces[i].slim:  # a worker sent only its call keys: read it again here to drop what it inherited
-                again = _read(source_of[i])
+            if traces[i].slim:  # a worker or the store sent only call keys: the whole trace, to drop what it inherited
+                again = _whole_again(source_of[i], cache, result.warnings)
                 same = [t for t in again if t.name == traces[i].name] if isinstance(again, list) else []
                 traces[i] = same[0] if same else traces[i]  # (gone since: it keeps its calls and its report)
         kept = drop_inherited_calls(traces, lost)

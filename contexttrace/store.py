@@ -79,7 +79,7 @@ KEEP_DAYS = 30
 #: `meta` rows that mark a file as this store, and the layout of its tables; another layout is rebuilt.
 _FORMAT = "contexttrace result store"
 _PAGE_BYTES = 16384
-_LAYOUT = "2"
+_LAYOUT = "3"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # path: the main file, absolute (os.fsencode); spelling: as the source named it; stamp: `stamp_of`;
@@ -88,7 +88,14 @@ _SCHEMA = (
     "CREATE TABLE entries (path BLOB NOT NULL, spelling BLOB NOT NULL, version TEXT NOT NULL, "
     "stamp BLOB NOT NULL, used INTEGER NOT NULL, checksum INTEGER NOT NULL, data BLOB NOT NULL, "
     "PRIMARY KEY (path, spelling))",
+    # The reports built from an entry (`built.py`): one per source, build and window (-1: none), under the
+    # entry's stamp and `built.code_version` (the reader's version and a hash of the package's code and data).
+    "CREATE TABLE reports (path BLOB NOT NULL, spelling BLOB NOT NULL, build TEXT NOT NULL, "
+    "window INTEGER NOT NULL, version TEXT NOT NULL, stamp BLOB NOT NULL, checksum INTEGER NOT NULL, "
+    "data BLOB NOT NULL, PRIMARY KEY (path, spelling, build, window))",
 )
+#: The tables of this layout.
+_TABLE_SET = {"meta", "entries", "reports"}
 
 
 def _today() -> int:
@@ -140,6 +147,15 @@ class StoredSource(TraceSource):
 
     store: str = ""
     stamp: bytes = b""
+
+
+class Found(list[Trace]):
+    """The traces the store held for a source (`ResultStore.lookup`), with the stamp they were kept under
+    (what a report built from them is kept under: `built.keep`)."""
+
+    def __init__(self, traces: list[Trace], stamp: bytes) -> None:
+        super().__init__(traces)
+        self.stamp = stamp
 
 
 def _stat(path: str) -> tuple[int, int, int] | None:
@@ -329,7 +345,7 @@ class ResultStore:
                 [("format", _FORMAT), ("layout", _LAYOUT), ("reader", version), ("pruned", str(_today()))],
             )
             return
-        if tables != {"meta", "entries"}:
+        if tables != _TABLE_SET:
             raise _Discard("not a contexttrace result store")
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("format") != _FORMAT:
@@ -338,10 +354,16 @@ class ResultStore:
             raise _Discard(f"layout {meta.get('layout')!r}, not {_LAYOUT!r}")
         if meta.get("reader") != version:
             conn.execute("DELETE FROM entries WHERE version != ?", (version,))
+            conn.execute("DELETE FROM reports")  # (built from entries of the other version)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('reader', ?)", (version,))
         today = _today()
         if meta.get("pruned") != str(today):
             conn.execute("DELETE FROM entries WHERE used < ?", (today - KEEP_DAYS,))
+            # reports whose entry is gone (pruned, or replaced under another stamp) go with it
+            conn.execute(
+                "DELETE FROM reports WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.path = reports.path "
+                "AND e.spelling = reports.spelling AND e.stamp = reports.stamp)"
+            )
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('pruned', ?)", (str(today),))
 
     def _discard(self) -> bool:
@@ -381,7 +403,7 @@ class ResultStore:
                     continue
                 traces = self._get(conn, source, stamp[0])
                 if traces is not None:
-                    out.append(traces)
+                    out.append(Found(traces, stamp[0]))
                 elif stamp[1] > now - RACY_NS:
                     out.append(source)  # changed a moment ago: it may change again within the same mtime
                 else:
@@ -500,7 +522,7 @@ class ResultStore:
     def _read_counts(conn: sqlite3.Connection) -> tuple[str, int, int]:
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
-        if tables != {"meta", "entries"} or meta.get("format") != _FORMAT:
+        if tables != _TABLE_SET or meta.get("format") != _FORMAT:
             return "not a contexttrace result store; the next run discards and rebuilds it", 0, 0
         if meta.get("layout") != _LAYOUT:
             return f"layout {meta.get('layout')!r}, not {_LAYOUT!r}; the next run discards and rebuilds it", 0, 0

@@ -344,11 +344,15 @@ def test_no_cache_neither_uses_nor_fills_the_store(tmp_path, settled, reads):
 # -- damaged, foreign and stale files -----------------------------------------------------------------
 
 
-def _kept(main: Path) -> sqlite3.Connection:
-    """Keep `main`'s traces, then open the store's file directly."""
+def _kept(main: Path, reports: bool = False) -> sqlite3.Connection:
+    """Keep `main`'s traces, then open the store's file directly; without `reports`, the reports kept
+    beside the entry are deleted (else a warm run is served from them and never reads the entry)."""
     analyze([str(main)], cache=True, workers=1)
     assert _entries() == 1
-    return sqlite3.connect(store.store_path(), isolation_level=None)
+    conn = sqlite3.connect(store.store_path(), isolation_level=None)
+    if not reports:
+        conn.execute("DELETE FROM reports")
+    return conn
 
 
 def _text_file(main: Path) -> None:
