@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .filters import trace_facts
-from .placement import Boundary, boundaries, file_of_tool_use, normalize_path
+from .placement import Boundary, boundaries, file_of_tool_use, normalize_path, removed_by
 from .reading.content import path_words
 from .schema import THREAD_MAIN
 from .tools import CHARS_PER_TOKEN, error_class, result_tokens
@@ -442,47 +442,43 @@ def _call_after(seqs: list[int], seq: int) -> int | None:
 
 
 def _walk(row: dict[str, Any], bounds: list[Boundary], seqs: list[int]) -> list[dict[str, Any]]:
-    """Walk one file's steps and the window's boundaries in seq order: count its re-reads, set `in_window`,
-    and return its drop events (each open until the file is read again)."""
+    """Walk one file's steps and the window's boundaries in seq order: count its re-reads, set `in_window`
+    (its last read not removed since: `placement.removed_by`), and return its drop events (a boundary that
+    removed its last read; each open until the file is read again)."""
     steps = sorted(row.pop("_steps"), key=lambda s: (s[0], s[1]))
     merged = [(b.seq, "boundary", b) for b in bounds] + [(s[0], s[1], s) for s in steps]
     merged.sort(key=lambda m: (m[0], m[1] != "boundary"))  # a boundary at a seq acts before the step there
     whole_seen = False
-    held: set[Any] = set()  # the reads whose content is in the window (their tool_use_ids)
+    last: tuple[Any, int] | None = None  # (tool_use_id, seq) of the last read while its content is in the window
     ever_read = False
     drops: list[dict[str, Any]] = []
     for seq, what, item in merged:
         if what == "boundary":
             b: Boundary = item
-            gone = held if b.cleared is None else {t for t in held if t is not None and t in b.cleared}
-            if b.cleared is None or gone:
+            removed = last is not None and removed_by(last[0], last[1], [b]) is b
+            if b.cleared is None or removed:
                 whole_seen = False
-            if gone:
-                held = held - gone
-                if not held:
-                    drops.append(_drop(row["path"], b))
+            if removed:
+                last = None
+                drops.append(_drop(row["path"], b))
             continue
         _, _, tid, ranged = item
         if what == "read":
-            ever_read = True
-            held.add(tid)
+            ever_read, last = True, (tid, seq)
             if not ranged:
                 row["rereads"] += whole_seen
                 whole_seen = True
             for d in drops:
-                if d["read_again_call"] is None:
-                    d["read_again_call"] = _call_after(seqs, seq)
-                    d["read_again"] = True
+                if not d["read_again"]:
+                    d["read_again"], d["read_again_call"] = True, _call_after(seqs, seq)
                     if d["read_again_call"] is not None and d["call"] is not None:
                         d["calls_until_read"] = d["read_again_call"] - d["call"]
         else:  # a write, an edit or a change under the model
             whole_seen = False
-            if what == "edit":
-                for d in drops:
-                    if not d["read_again"] and d["edit_call"] is None:
-                        d["edited_without_reading"] = True
-                        d["edit_call"] = bisect_right(seqs, seq) or None
-    row["in_window"] = bool(held) if ever_read else None
+            for d in drops if what == "edit" else ():
+                if not d["read_again"] and d["edit_call"] is None:
+                    d["edited_without_reading"], d["edit_call"] = True, bisect_right(seqs, seq) or None
+    row["in_window"] = (last is not None) if ever_read else None
     row["drops"] = len(drops)
     return drops
 

@@ -345,6 +345,23 @@ def test_a_microcompaction_that_clears_one_files_result(write):
     assert drop["ts_ms"] == T0 + MINUTE
 
 
+def test_the_last_read_decides(write):
+    """a.py read whole (t1), then a part of it (t2); a microcompaction clears t2 only: the content last read
+    left the window, so a.py is DROPPED at call 3, though t1's older content is still there."""
+    report = _files(
+        write,
+        _call("m1", 0, [_read("t1", "/p/a.py")]),
+        _res("t1", 0),
+        _call("m2", 1, [_read("t2", "/p/a.py", offset=5, limit=5)]),
+        _res("t2", 1),
+        _micro(2, ["t2"]),
+        _call("m3", 3),
+    )
+    a = _row(report, "/p/a.py")
+    assert (a["in_window"], a["level"], a["drops"]) == (False, DROPPED, 1)
+    assert [(d["call"], d["kind"]) for d in report.drop_events] == [(3, "microcompaction")]
+
+
 def test_a_drop_then_an_edit_then_a_re_read(write):
     """a.py read at call 1; a compaction before call 3; call 4 edits it without reading it again; call 5
     reads it, so call 6's prompt holds it again: read again at call 6, 3 calls after the drop; in the
