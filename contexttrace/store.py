@@ -2,9 +2,10 @@
 
 A re-run over a projects folder whose files did not change reads none of them again. For each source
 (a main file and its subagent files) the store keeps the `Trace` list that `read_trace` returned — the
-reader's column tables and the facts beside them, not a report nor rendered output, so every report is
-built afresh and no figure can go stale when report code changes — in one SQLite file in the user's
-cache folder (`cache_dir`: `platformdirs.user_cache_dir("contexttrace")`, or `$CONTEXTTRACE_CACHE_DIR`).
+reader's column tables and the facts beside them, never rendered output — in one SQLite file in the
+user's cache folder (`cache_dir`: `platformdirs.user_cache_dir("contexttrace")`, or
+`$CONTEXTTRACE_CACHE_DIR`). Beside each entry, `built.py` keeps the reports `context trace` built from it
+(table `reports`), keyed by the entry's stamp, the build, the window and a hash of the package's code.
 
 An entry is served only when all of these are as they were when it was kept (`stamp_of`):
 
