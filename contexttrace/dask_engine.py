@@ -25,6 +25,7 @@ started only when a run needs them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -163,7 +164,8 @@ class DaskEngine:
             _absolute_only(sources, self.scheduler)
         slots: list[Result | None] = [None] * total
         here = [i for i, s in enumerate(sources) if s.path == "-" or s.error is not None]
-        sent = sorted(set(range(total)) - set(here))
+        # largest first (as the local engine shares them out), so that no large file starts last
+        sent = sorted(set(range(total)) - set(here), key=lambda i: -_bytes(sources[i]))
         done = 0
 
         def finish(i: int, value: Result) -> None:
@@ -271,6 +273,16 @@ def _check_workers(client: Client, scheduler: str) -> None:
         client.close()
         named = ", ".join(f"{w} has {v}" for w, v in sorted(other.items()))
         raise EngineError(f"--scheduler {scheduler}", f"workers run another contexttrace than {version()}: {named}")
+
+
+def _bytes(source: TraceSource) -> int:
+    """Bytes of a source's files on disk (0 for a URL, or a file that cannot be stat'ed): its place in the
+    order tasks are sent in. Raises nothing."""
+    total = 0
+    for path in (source.path, *(s.path for s in source.subagents)):
+        with contextlib.suppress(OSError, ValueError):  # ValueError: a NUL byte in the name
+            total += os.path.getsize(path)
+    return total
 
 
 def _cloudpicklable(obj: Any) -> bool:
