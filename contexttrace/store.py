@@ -221,6 +221,16 @@ def _busy(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+def _meta(conn: sqlite3.Connection, tables: set[str]) -> dict[str, Any]:
+    """The `meta` table's keys and values; empty when there is none, or one not of this store's shape."""
+    if "meta" not in tables:
+        return {}
+    try:
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except (sqlite3.OperationalError, ValueError, TypeError):  # a `meta` of other columns: not this store
+        return {}
+
+
 class _Discard(Exception):
     """The file is not this store (or no longer sound): delete it and start afresh."""
 
@@ -346,13 +356,13 @@ class ResultStore:
                 [("format", _FORMAT), ("layout", _LAYOUT), ("reader", version), ("pruned", str(_today()))],
             )
             return
-        if tables != _TABLE_SET:
-            raise _Discard("not a contexttrace result store")
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        meta = _meta(conn, tables)
         if meta.get("format") != _FORMAT:
             raise _Discard("not a contexttrace result store")
-        if meta.get("layout") != _LAYOUT:
-            raise _Discard(f"layout {meta.get('layout')!r}, not {_LAYOUT!r}")
+        if meta.get("layout") != _LAYOUT:  # (checked before the tables: an older layout has fewer)
+            raise _Discard(f"layout {meta.get('layout')!r} of another contexttrace version, not {_LAYOUT!r}")
+        if tables != _TABLE_SET:
+            raise _Discard("not a contexttrace result store")
         if meta.get("reader") != version:
             conn.execute("DELETE FROM entries WHERE version != ?", (version,))
             conn.execute("DELETE FROM reports")  # (built from entries of the other version)
@@ -522,11 +532,14 @@ class ResultStore:
     @staticmethod
     def _read_counts(conn: sqlite3.Connection) -> tuple[str, int, int]:
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
-        if tables != _TABLE_SET or meta.get("format") != _FORMAT:
+        meta = _meta(conn, tables)
+        if meta.get("format") != _FORMAT:
             return "not a contexttrace result store; the next run discards and rebuilds it", 0, 0
         if meta.get("layout") != _LAYOUT:
-            return f"layout {meta.get('layout')!r}, not {_LAYOUT!r}; the next run discards and rebuilds it", 0, 0
+            layout = f"layout {meta.get('layout')!r} of another contexttrace version, not {_LAYOUT!r}"
+            return f"{layout}; the next run discards and rebuilds it", 0, 0
+        if tables != _TABLE_SET:
+            return "not a contexttrace result store; the next run discards and rebuilds it", 0, 0
         rows = conn.execute("SELECT version = ?, count(*) FROM entries GROUP BY 1", (reader_version(),))
         counts = dict(rows.fetchall())
         return "", counts.get(1, 0), counts.get(0, 0)

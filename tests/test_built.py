@@ -175,3 +175,20 @@ def test_served_reports_keep_their_entry_in_use(tmp_path, settled, reads, monkey
     reads.clear()
     _json([str(main)], cache=True)
     assert reads == [] and len(_reports()) == 1
+
+
+def test_store_of_the_layout_before_reports_is_rebuilt_and_named(tmp_path, settled):
+    """A store written before reports were kept (layout 2: `meta` and `entries` only) is discarded and rebuilt
+    with a warning that names an older contexttrace, not "not a contexttrace result store"."""
+    main = _session(tmp_path)
+    store.store_path().parent.mkdir(parents=True)
+    with sqlite3.connect(store.store_path()) as conn:
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute("CREATE TABLE entries (path BLOB)")
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("format", store._FORMAT), ("layout", "2")])
+    assert "layout '2' of another contexttrace version" in store.ResultStore(store.store_path()).info().state
+    run = analyze([str(main)], cache=True, workers=1)
+    assert [w for w in run.warnings if "result store" in w] == [
+        f"result store {store.store_path()}: layout '2' of another contexttrace version, not '3'; discarded and rebuilt"
+    ]
+    assert len(_reports()) == 1
