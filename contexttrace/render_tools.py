@@ -65,6 +65,46 @@ def _cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
+#: The columns of the `context report` panel (`tools_panel_of`).
+PANEL_COLUMNS = [
+    {"key": "thread", "label": "thread"},
+    {"key": "tool", "label": "tool"},
+    {"key": "calls", "label": "calls", "numeric": True},
+    {"key": "errors", "label": "errors", "numeric": True},
+    {"key": "classes", "label": "error classes"},
+    {"key": "p95", "label": "p95", "numeric": True},
+    {"key": "tokens", "label": "tokens → context", "numeric": True},
+    {"key": "tax", "label": "re-read tax", "numeric": True},
+]
+
+
+def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
+    """The `context report` panel of one trace's tools (one row per tool and thread, sorted by calls; MCP
+    tools under their server), or None when the trace has no tool call."""
+    rows = [
+        {
+            "thread": row["thread"],
+            "tool": row["tool"],
+            "calls": fmt_int(row["calls"]),
+            "errors": fmt_int(row["errors"]),
+            "classes": _classes(row),
+            "p95": fmt_duration(row["p95_duration_ms"]),
+            "tokens": _approx(row["tokens_to_context"]),
+            "tax": _tax(row),
+        }
+        for row in sort_rows(r.rows, "calls")
+        if row["parent"] is None
+    ]
+    if not rows:
+        return None
+    top = "; ".join(
+        f"{c['tool']} ≈{fmt_int(c['tokens_to_context'])} tokens at call {c['call']}" for c in r.top_consumers[:3]
+    )
+    note = f"Top context consumers (main thread): {top}" if top else None
+    return {"id": "tools", "title": "Tools (context tools)", "kind": "table", "columns": PANEL_COLUMNS,
+            "rows": rows, "note": note}  # fmt: skip
+
+
 def render_tools_table(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
     """One block per trace: its name, the tools table sorted by `sort` (`tools.SORT_KEYS`), and the top
     context consumers (tokens, the main-thread call that first carried them, ⊘ for a persisted or capped
@@ -112,4 +152,4 @@ def render_tools_json(run: RunResult, sort: str = "calls", by_tool: bool = False
     return orjson.dumps(_clean(out), option=orjson.OPT_INDENT_2).decode()
 
 
-__all__ = ["THREAD_GROUP_MAIN", "fmt_duration", "render_tools_json", "render_tools_table"]
+__all__ = ["THREAD_GROUP_MAIN", "fmt_duration", "render_tools_json", "render_tools_table", "tools_panel_of"]

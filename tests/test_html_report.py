@@ -408,7 +408,7 @@ def test_cli_import_stays_light():
     assert out.stdout.strip() == "[]"
 
 
-# -- hooks for the commands still to come -------------------------------------------------------------
+# -- the panels of other commands (html_report.PANEL_HOOKS) ---------------------------------------------
 
 
 def test_html_report_panel_hook_files_table(tmp_path, monkeypatch):
@@ -438,6 +438,19 @@ def test_html_report_panel_hook_files_table(tmp_path, monkeypatch):
     assert 'data-panel="files"' in page
     assert '<span class="rel rel-DROP">DROP</span>' in page and 'class="dropped"' in page
     assert "&lt;b&gt;a.py&lt;/b&gt;" in page
+
+
+def test_html_report_has_the_panels_of_sources_tools_and_files():
+    """The compaction sample's section carries the three commands' panels through their real hooks: sources
+    (a chart), tools (Bash first with 67 calls) and files (spec 003's badges, DROPPED rows in amber)."""
+    run = analyze([str(SAMPLES / "b-spotter-compaction")], build=build_section, workers=1)
+    [section] = run.reports
+    assert [p["id"] for p in section.panels] == ["sources", "tools", "files"]
+    page = render_page(build_page(run, generated_at=MOMENT))
+    for panel in ("sources", "tools", "files"):
+        assert f'data-panel="{panel}"' in page
+    assert '<span class="rel rel-DROPPED">DROPPED</span>' in page and 'class="dropped"' in page
+    assert ">Bash<" in page and ">67<" in page
 
 
 def test_growth_spec_name_by_subagents(sample_run):

@@ -14,7 +14,7 @@ from contexttrace.pricing import load_prices, price_of
 from contexttrace.reader import read_trace
 from contexttrace.render_tools import render_tools_json, render_tools_table
 from contexttrace.runner import analyze
-from contexttrace.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank, result_tokens
+from contexttrace.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank, result_tokens, tools_panel
 
 from .conftest import ROOT, SAMPLES, assistant, result
 
@@ -339,3 +339,22 @@ def test_a_result_cut_at_a_cap_is_marked(write):
     text = render_tools_table(analyze([path], build=build_tools))
     assert "Glob ≈1,000 tokens ⊘ capped" in text and "Grep ≈750 tokens ⊘ capped" in text
     assert "Bash ≈" in text and "⊘ persisted" in text and "Read ≈250 tokens, call 2" in text
+
+
+def test_the_report_panel_of_the_compaction_sample(write):
+    """`context report`'s tools panel (`html_report.PANEL_HOOKS`): one row per tool and thread, MCP tools under
+    their server only, sorted by calls (Bash 67 first: the figures of `test_compaction_sample_read_row`'s
+    table), the top consumers in the note; no panel for a trace without a tool call."""
+    path = sorted((SAMPLES / "b-spotter-compaction").glob("*.jsonl"))[0]
+    trace = read_trace(str(path), [])[0]
+    panel = tools_panel(trace)
+    assert panel is not None and panel["id"] == "tools" and panel["kind"] == "table"
+    first = panel["rows"][0]
+    assert (first["thread"], first["tool"], first["calls"], first["errors"]) == ("main", "Bash", "67", "5")
+    assert first["classes"] == "Command Failed 2, Other 3" and first["tokens"] == "≈12,780"
+    calls = [int(r["calls"]) for r in panel["rows"]]
+    assert calls == sorted(calls, reverse=True) and sum(calls) == sum(
+        r["calls"] for r in build_tools(trace).rows if r["parent"] is None
+    )
+    assert panel["note"].startswith("Top context consumers (main thread): Read ≈7,699 tokens at call 6")
+    assert tools_panel(read_trace(write("none.jsonl", assistant("m1", 1, 0, 100)))[0]) is None
