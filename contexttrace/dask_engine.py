@@ -103,7 +103,7 @@ class DaskEngine:
                 dashboard_address=None,
                 # the scheduler's HTTP routes (health, metrics) on a free port: 8787 may be another cluster's
                 scheduler_kwargs={"dashboard_address": ":0"},
-                silence_logs=logging.ERROR,  # a worker lost and restarted is not the output's business
+                silence_logs=logging.CRITICAL,  # a worker lost, restarted or closed mid-heartbeat: not for stderr
                 memory_limit=0,  # as the local engine: a large session may take what it needs
             )
             self._client = Client(self._cluster)
