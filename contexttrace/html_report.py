@@ -65,7 +65,7 @@ TOOLS_SHOWN = 6
 #: The function takes `(trace, report)` and returns a `Panel`-shaped dict or None (see docs/report.md);
 #: a module or function that does not exist yet is skipped, so a panel appears as soon as its command lands.
 PANEL_HOOKS: tuple[tuple[str, str], ...] = (
-    ("contexttrace.context_sources", "sources_panel"),  # `context sources`: the sources stacked over the calls
+    ("contexttrace.context_sources", "sources_panel"),  # `context sources`: the sources table at the last call
     ("contexttrace.tools", "tools_panel"),  # `context tools`: the tools table
     ("contexttrace.files", "files_panel"),  # `context files`: spec 003's per-file table, dropped files in amber
 )
