@@ -109,7 +109,7 @@ class DaskEngine:
             self._client = Client(self._cluster)
         else:
             try:
-                self._client = Client(self.scheduler, timeout=CONNECT_TIMEOUT_S)
+                self._client = _connect(self.scheduler)
             except (OSError, TimeoutError) as exc:
                 raise EngineError(f"--scheduler {self.scheduler}", f"cannot reach the Dask scheduler ({exc})") from None
             _check_workers(self._client, self.scheduler)
@@ -220,6 +220,25 @@ class DaskEngine:
         if isinstance(source, StoredSource) and not self.keep_in_store:
             return TraceSource(**{f.name: getattr(source, f.name) for f in dataclasses.fields(TraceSource)})
         return source
+
+
+def _connect(address: str) -> Client:
+    """A client of the scheduler at `address`, connected within `CONNECT_TIMEOUT_S`. Raises OSError or
+    TimeoutError as `distributed.Client` does; a client that fails to connect stops its event-loop thread
+    (distributed's own leaves it running, for the life of the process)."""
+    from distributed import Client
+
+    class _Connecting(Client):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            try:
+                super().__init__(*args, **kwargs)
+            except BaseException:
+                runner = getattr(self, "_loop_runner", None)
+                if runner is not None:
+                    runner.stop()
+                raise
+
+    return _Connecting(address, timeout=CONNECT_TIMEOUT_S)
 
 
 def _absolute_only(sources: list[TraceSource], scheduler: str) -> None:

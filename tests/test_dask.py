@@ -43,6 +43,21 @@ SAMPLE_PATHS = sorted(str(p) for p in SAMPLES.iterdir() if p.suffix == ".jsonl" 
 COMMANDS = (["trace", "--calls"], ["usage", "--breakdown"], ["tools"])
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_thread_left() -> Iterator[None]:
+    """After the module, no thread of distributed's is left in this process: its offload executor's thread
+    (made on first use, kept for the process's life) would make later tests see a second thread, and the
+    runner then pauses the collector per trace only (`runner._run_gc_paused`). The executor is replaced by
+    a fresh one, which starts its thread again only if used."""
+    yield
+    from concurrent.futures import ThreadPoolExecutor
+
+    import distributed.utils
+
+    distributed.utils._offload_executor.shutdown(wait=True)
+    distributed.utils._offload_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="Dask-Offload")
+
+
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
     """A LocalCluster of 2 worker processes (one thread each) and its client, for the whole module. A task
@@ -498,11 +513,16 @@ def test_scheduler_needs_engine_dask():
 
 
 def test_unreachable_scheduler_is_a_usage_error(monkeypatch):
-    """A scheduler address nobody answers at: exit 2 and a line naming the address, after the timeout."""
+    """A scheduler address nobody answers at: exit 2 and a line naming the address, after the timeout; the
+    failed client leaves no thread running in this process."""
+    import threading
+
     monkeypatch.setattr("contexttrace.dask_engine.CONNECT_TIMEOUT_S", 1)
+    threads = {t.name for t in threading.enumerate()}
     code, out, err = _cli(["context", "trace", str(SAMPLES), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
     assert (code, out) == (2, "")
     assert err.startswith("Error: --scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler (")
+    assert {t.name for t in threading.enumerate()} <= threads
 
 
 def test_local_engine_is_the_runner_own():
