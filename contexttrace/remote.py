@@ -24,6 +24,7 @@ cannot be read is that trace's `TraceReadError`. The result store never keeps a 
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import io
 import os
@@ -41,8 +42,6 @@ _GLOB_CHARS = frozenset("*?[")
 #: What to install to read URLs at all, and per scheme the extra that brings its fsspec plugin.
 INSTALL_HINT = "pip install 'contexttrace[dask]'"
 _PLUGIN_EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
-#: Bytes each read of a remote file asks for (one range request per block on an object store).
-BLOCK_BYTES = 8 * 1024 * 1024
 
 
 def is_url(path: str) -> bool:
@@ -101,18 +100,17 @@ def open_url(url: str) -> IO[bytes]:
 
     try:
         fs, path = _filesystem(url)
-        if fs.isdir(path):
-            raise TraceReadError(url, "is a directory where a file was expected")
-        raw = fs.open(path, "rb", block_size=BLOCK_BYTES) if _is_buffered(fs) else fs.open(path, "rb")
-    except (OSError, ImportError, ValueError) as exc:
+    except (ImportError, ValueError) as exc:
         raise TraceReadError(url, _reason(exc)) from None
+    try:
+        raw = fs.open(path, "rb")  # (the file system's own block size: one request per block on a store)
+    except (OSError, ValueError) as exc:
+        # asked only now: one request more for a file that cannot be opened, none for every other file
+        folder = False
+        with contextlib.suppress(Exception):
+            folder = bool(fs.isdir(path))
+        raise TraceReadError(url, "is a directory where a file was expected" if folder else _reason(exc)) from None
     return io.BufferedReader(raw, buffer_size=256 * 1024)
-
-
-def _is_buffered(fs: Any) -> bool:
-    """Whether `fs.open` takes a `block_size` (object stores' `AbstractBufferedFile`); local and in-memory
-    files do not need one."""
-    return getattr(fs, "protocol", None) not in ("file", "local", "memory", ("file", "local"))
 
 
 def read_meta(url: str) -> dict[str, Any] | None:

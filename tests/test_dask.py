@@ -394,6 +394,26 @@ def test_memory_store_same_output_on_both_engines(dask_cli, memory_corpus, comma
     assert undated(local[1], "memory://corpus") == undated(on_disk[1], str(SAMPLES))
 
 
+def test_url_read_errors_name_their_reason():
+    """Opening a URL that is a folder, names nothing, or needs a plugin that is missing is that file's
+    TraceReadError with the reason the local reader gives (or what to install)."""
+    from contexttrace.errors import TraceReadError
+    from contexttrace.remote import open_url
+
+    fsspec.filesystem("memory").pipe_file("/reasons/a/s.jsonl", b"{}\n")
+    reasons = {}
+    for url in ("memory://reasons/a", "memory://reasons/none.jsonl", "unknownscheme://x/y.jsonl"):
+        with pytest.raises(TraceReadError) as caught:
+            open_url(url)
+        reasons[url] = caught.value.reason
+    assert reasons["memory://reasons/a"] == "is a directory where a file was expected"
+    assert reasons["memory://reasons/none.jsonl"] == "no such file"
+    assert reasons["unknownscheme://x/y.jsonl"] == "cannot read: Protocol not known: unknownscheme"
+    with open_url("memory://reasons/a/s.jsonl") as fh:
+        assert fh.peek(2)[:2] == b"{}" and fh.read() == b"{}\n"
+    fsspec.filesystem("memory").rm("/reasons", recursive=True)
+
+
 def test_url_glob_expanded(memory_corpus):
     """A quoted glob behind a URL names the files it matches, sorted, spelled from the URL."""
     found = [s.path for s in find_traces(["memory://corpus/*.jsonl"])]
