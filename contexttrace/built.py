@@ -39,6 +39,7 @@ import msgspec
 
 from . import store as _store
 from .reader import Trace
+from .reading.model import KEY_COLUMNS
 from .report import TraceReport, build_report
 from .sources import TraceSource
 from .store import ResultStore, _key, reader_version, stamp_of
@@ -86,20 +87,36 @@ def _decoder(report_type: type) -> msgspec.msgpack.Decoder[Any]:
 _ENCODER = msgspec.msgpack.Encoder()
 
 
-def _sound(pairs: Any) -> bool:
-    """Whether decoded pairs are what `keep` wrote: at least one, each trace slim with only call key columns
-    of one length."""
+def _sound(pairs: Any, window: int | None) -> bool:
+    """Whether decoded pairs are what `keep` wrote for `window`: at least one, each report built with that
+    window, each trace slim with exactly `Trace.slimmed`'s columns (the call keys and `end_ts_ms`, in order)
+    as lists of one length."""
     if not isinstance(pairs, list) or not pairs:
         return False
-    for trace, _ in pairs:
-        if not trace.slim or list(trace.tables) != ["calls"]:
+    for trace, report in pairs:
+        if not trace.slim or list(trace.tables) != ["calls"] or getattr(report, "window", window) != window:
             return False
         columns = trace.tables["calls"]
-        if type(columns) is not dict or len({len(v) for v in columns.values() if type(v) is list}) != 1:
+        if type(columns) is not dict or list(columns) != _SLIM_COLUMNS:
             return False
-        if any(type(v) is not list for v in columns.values()):
+        if any(type(v) is not list for v in columns.values()) or len({len(v) for v in columns.values()}) != 1:
             return False
     return True
+
+
+_SLIM_COLUMNS = [*KEY_COLUMNS, "end_ts_ms"]
+
+
+def _checksum(key: tuple[Any, ...], data: bytes) -> int:
+    """CRC-32 of a row's key (path, spelling, build, window, version, stamp) and its document: a row found
+    under another key (a damaged index) fails it."""
+    return zlib.crc32(data, zlib.crc32(msgspec.msgpack.encode(key)))
+
+
+def _usable(window: int | None) -> bool:
+    """Windows the store keeps reports for: none, or a window of at least a token (`analyze` takes any int;
+    a value below 1 is no window a trace can have, and -1 is how "none" is kept)."""
+    return window is None or window >= 1
 
 
 def lookup(
@@ -111,7 +128,7 @@ def lookup(
     is deleted and missed. The store's warnings are moved to `warnings`. Raises nothing.
     """
     spec = BUILDS.get(build)
-    if spec is None or not sources:
+    if spec is None or not sources or not _usable(window):
         return [None] * len(sources)
     store = ResultStore.for_path()
     try:
@@ -149,7 +166,7 @@ def _lookup(
                 store._corrupt(exc)
                 out.append(None)
                 continue
-            pairs = _decode(row, report_type) if row is not None else None
+            pairs = _decode(row, (*key, version, stamp[0]), report_type, window) if row is not None else None
             if row is not None and pairs is None:  # damaged, or not written by this code: never trusted
                 try:
                     conn.execute(
@@ -186,15 +203,17 @@ def _mark_used(store: ResultStore, hits: list[tuple[bytes, bytes]]) -> None:
         store._corrupt(exc)
 
 
-def _decode(row: tuple[Any, Any], report_type: type) -> list[tuple[Trace, Any]] | None:
+def _decode(
+    row: tuple[Any, Any], key: tuple[Any, ...], report_type: type, window: int | None
+) -> list[tuple[Trace, Any]] | None:
     checksum, data = row
-    if not isinstance(data, bytes) or zlib.crc32(data) != checksum:
+    if not isinstance(data, bytes) or _checksum(key, data) != checksum:
         return None
     try:
         pairs = _decoder(report_type).decode(data)
     except (msgspec.DecodeError, ValueError, TypeError):
         return None
-    return pairs if _sound(pairs) else None
+    return pairs if _sound(pairs, window) else None
 
 
 def keep(
@@ -204,7 +223,7 @@ def keep(
     trace slimmed; not when `build` is not in `BUILDS`, a report failed, or the files changed since `stamp`.
     Returns whether they were kept; raises nothing (in whichever process built them)."""
     spec = BUILDS.get(build)
-    if spec is None or not pairs or any(not isinstance(r, spec[1]) for _, r in pairs):
+    if spec is None or not pairs or not _usable(window) or any(not isinstance(r, spec[1]) for _, r in pairs):
         return False
     try:
         return _keep(source, stamp, spec[0], window, pairs)
@@ -224,18 +243,9 @@ def _keep(source: TraceSource, stamp: bytes, name: str, window: int | None, pair
         if conn is None:
             return False
         try:
+            key = (path, spelling, name, _NO_WINDOW if window is None else window, code_version(), stamp)
             conn.execute(
-                "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    path,
-                    spelling,
-                    name,
-                    _NO_WINDOW if window is None else window,
-                    code_version(),
-                    stamp,
-                    zlib.crc32(data),
-                    data,
-                ),
+                "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*key, _checksum(key, data), data)
             )
         except sqlite3.DatabaseError as exc:
             store._corrupt(exc)

@@ -154,17 +154,22 @@ def _read_built(
         return [(trace.slimmed(), report) for trace, report in pairs] if slim else pairs
 
 
-def _whole_again(source: TraceSource, cache: bool, warnings: list[str]) -> list[Trace] | TraceFailure:
-    """The whole traces of a source of which a slim trace was sent: from the result store when it holds
-    them (a warm run reads no file again), else read again."""
-    if cache:
+def _whole_again(sources: list[TraceSource], cache: bool, warnings: list[str]) -> dict[int, list[Trace] | TraceFailure]:
+    """The whole traces of the sources of which slim traces were sent, by `id(source)`: from the result store
+    when it holds them (a warm run reads no file again: one lookup for all, so a store another process holds
+    locked costs one wait, not one per source), else read again."""
+    unique = list({id(s): s for s in sources}.values())
+    out: dict[int, list[Trace] | TraceFailure] = {}
+    if cache and unique:
         try:
-            held = store.lookup([source], warnings)[0]
+            held = store.lookup(unique, warnings)
         finally:
             store.finish(warnings)
-        if not isinstance(held, TraceSource):
-            return held
-    return _read(source)
+        out = {id(s): h for s, h in zip(unique, held, strict=True) if not isinstance(h, TraceSource)}
+    for source in unique:
+        if id(source) not in out:
+            out[id(source)] = _read(source)
+    return out
 
 
 def _picklable(obj: Any) -> bool:
@@ -439,11 +444,13 @@ def _analyze(
                 built[id(trace)] = report
     try:
         lost = inherited_calls(traces)
-        for i in lost:
-            if traces[i].slim:  # a worker or the store sent only call keys: the whole trace, to drop what it inherited
-                again = _whole_again(source_of[i], cache, result.warnings)
-                same = [t for t in again if t.name == traces[i].name] if isinstance(again, list) else []
-                traces[i] = same[0] if same else traces[i]  # (gone since: it keeps its calls and its report)
+        # a worker or the store sent only call keys: the whole traces, to drop what they inherited
+        slim = [i for i in lost if traces[i].slim]
+        wholes = _whole_again([source_of[i] for i in slim], cache, result.warnings)
+        for i in slim:
+            again = wholes[id(source_of[i])]
+            same = [t for t in again if t.name == traces[i].name] if isinstance(again, list) else []
+            traces[i] = same[0] if same else traces[i]  # (gone since: it keeps its calls and its report)
         kept = drop_inherited_calls(traces, lost)
     except Exception as exc:  # the firewall: calls shared across sessions stay counted where they are
         kept = traces

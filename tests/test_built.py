@@ -5,7 +5,6 @@ damage is never trusted; the output never changes."""
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from pathlib import Path
 
 import msgspec
@@ -17,7 +16,7 @@ from contexttrace.render import render_json
 from contexttrace.runner import analyze
 from contexttrace.usage import build_usage
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, assistant, jsonl
 from .test_store import _append, _session
 
 
@@ -131,23 +130,43 @@ def _flip(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE reports SET data = ?", (data[:50] + bytes([data[50] ^ 1]) + data[51:],))
 
 
-def _not_slim(conn: sqlite3.Connection) -> None:
-    [(data,)] = conn.execute("SELECT data FROM reports").fetchall()
+def _rewritten(conn: sqlite3.Connection, change) -> None:
+    """Rewrite the one kept report's document with `change` applied, under a valid checksum of its key."""
+    [(*key, data)] = conn.execute("SELECT path, spelling, build, window, version, stamp, data FROM reports").fetchall()
     pairs = msgspec.msgpack.decode(data)
-    pairs[0][0]["slim"] = False
+    change(pairs)
     data = msgspec.msgpack.encode(pairs)
-    conn.execute("UPDATE reports SET data = ?, checksum = ?", (data, zlib.crc32(data)))
+    conn.execute("UPDATE reports SET data = ?, checksum = ?", (data, built._checksum(tuple(key), data)))
+
+
+def _not_slim(conn: sqlite3.Connection) -> None:
+    _rewritten(conn, lambda pairs: pairs[0][0].update(slim=False))
 
 
 def _wrong_report(conn: sqlite3.Connection) -> None:
-    [(data,)] = conn.execute("SELECT data FROM reports").fetchall()
-    pairs = msgspec.msgpack.decode(data)
-    pairs[0][1]["calls"] = "many"
-    data = msgspec.msgpack.encode(pairs)
-    conn.execute("UPDATE reports SET data = ?, checksum = ?", (data, zlib.crc32(data)))
+    _rewritten(conn, lambda pairs: pairs[0][1].update(calls="many"))
 
 
-@pytest.mark.parametrize("damage", [_flip, _not_slim, _wrong_report], ids=["checksum", "not-slim", "wrong-types"])
+def _renamed_columns(conn: sqlite3.Connection) -> None:
+    """The call-key columns renamed (upper case): `inherited_calls` would find none of its keys."""
+
+    def rename(pairs):
+        calls = pairs[0][0]["tables"]["calls"]
+        pairs[0][0]["tables"]["calls"] = {k.upper(): v for k, v in calls.items()}
+
+    _rewritten(conn, rename)
+
+
+def _other_window(conn: sqlite3.Connection) -> None:
+    """The row's `window` rewritten (as a damaged index would point another window's lookup at it)."""
+    conn.execute("UPDATE reports SET window = 134464")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [_flip, _not_slim, _wrong_report, _renamed_columns],
+    ids=["checksum", "not-slim", "wrong-types", "renamed-columns"],
+)
 def test_damaged_report_is_never_served(damage, tmp_path: Path, settled, reads, builds):
     """A report that fails its checksum, its slim-trace check or its typed decoding is deleted and built
     again from the entry; the JSON is what a run without the store prints."""
@@ -192,3 +211,57 @@ def test_store_of_the_layout_before_reports_is_rebuilt_and_named(tmp_path, settl
         f"result store {store.store_path()}: layout '2' of another contexttrace version, not '3'; discarded and rebuilt"
     ]
     assert len(_reports()) == 1
+
+
+def test_report_found_under_another_key_is_never_served(tmp_path, settled, builds):
+    """A report whose row answers a lookup for another key (here its window rewritten, as a flipped bit in
+    the index does) fails the checksum, which covers the key: the report for that window is built."""
+    main = _session(tmp_path)
+    _json([str(main)], cache=True, window=200_000)
+    with sqlite3.connect(store.store_path(), isolation_level=None) as conn:
+        _other_window(conn)
+    builds.clear()
+    got = _json([str(main)], cache=True, window=134_464)
+    assert builds == [str(main)]
+    assert got == _json([str(main)], cache=False, window=134_464)
+    assert orjson.loads(got)[0]["window"] == 134_464
+
+
+def test_a_window_below_one_is_never_kept(tmp_path, settled, builds):
+    """`analyze(window=-1)` (the library takes any int; -1 is how "no window" is kept) is neither served the
+    no-window report nor kept: its output is a --no-cache run's."""
+    main = _session(tmp_path)
+    _json([str(main)], cache=True)
+    builds.clear()
+    assert _json([str(main)], cache=True, window=-1) == _json([str(main)], cache=False, window=-1)
+    assert len(builds) == 2 and [w for _, w, _ in _reports()] == [-1]
+
+
+def _sessions_sharing_calls(root: Path, n: int) -> list[str]:
+    """`n` sessions whose first call is the same call (CASES B06: resumed copies), the first the earliest."""
+    paths = []
+    for k in range(n):
+        path = root / "proj" / f"s{k}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        own = assistant(f"own{k}", 1, 2, 300 + k, timestamp=f"2026-03-01T1{k}:00:05Z")
+        path.write_bytes(jsonl(assistant("shared", 5, 10, 100, timestamp="2026-03-01T09:00:00Z"), own))
+        paths.append(str(path))
+    return paths
+
+
+def test_warm_inherited_sessions_take_their_whole_traces_in_one_lookup(tmp_path, settled, reads, monkeypatch):
+    """Sessions that inherited a call (B06) are served slim from their reports; the whole traces they need
+    are taken from the store's entries in one lookup for all of them (a store locked by another process then
+    costs one wait), and no file is read."""
+    paths = _sessions_sharing_calls(tmp_path, 4)
+    plain = _json(paths, cache=False)
+    assert [r["calls"] for r in orjson.loads(plain)] == [2, 1, 1, 1]
+    _json(paths, cache=True)
+    lookups: list[int] = []
+    real = store.lookup
+    monkeypatch.setattr(
+        store, "lookup", lambda sources, warnings: lookups.append(len(sources)) or real(sources, warnings)
+    )
+    reads.clear()
+    assert _json(paths, cache=True) == plain
+    assert reads == [] and lookups == [0, 3]  # (the first: no source missed its report)
