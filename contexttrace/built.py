@@ -30,6 +30,7 @@ import functools
 import hashlib
 import os
 import sqlite3
+import sys
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -68,7 +69,12 @@ def code_version() -> str:
 
 @functools.cache
 def _code_hash() -> str:
+    """A hash of the package's files, and of the Python and the decoding libraries that build a report (a store
+    shared by two environments with the same package never serves one's reports to the other)."""
+    import orjson
+
     digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{sys.version}|{msgspec.__version__}|{orjson.__version__}\0".encode())
     files = sorted([*_PACKAGE.rglob("*.py"), *(_PACKAGE / "data").glob("*")])
     for path in files:
         if "__pycache__" in path.parts or not path.is_file():
