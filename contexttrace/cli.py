@@ -143,7 +143,8 @@ PathsArg = Annotated[
     typer.Argument(metavar="PATH", hidden=True, show_default=False),
 ]
 _PATHS_HELP = (
-    "PATH: stream-json captures, session transcripts, directories of them, or - for standard input. "
+    "PATH: stream-json captures, session transcripts, directories of them, quoted globs, fsspec URLs "
+    "(s3://bucket/traces/, gs://..., file://...; docs/dask.md), or - for standard input. "
     "None: the sessions under $CLAUDE_CONFIG_DIR/projects when it is set, else under "
     "~/.config/claude/projects and ~/.claude/projects."
 )
