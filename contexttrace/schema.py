@@ -32,7 +32,7 @@ FORMAT_TRANSCRIPT = "transcript"
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 4
+READER_VERSION = 5
 
 #: One row per model call (one API response), deduplicated: see `reader` for the identity rule.
 CALL_SCHEMA: dict[str, str] = {
@@ -136,6 +136,7 @@ EVENT_SCHEMA: dict[str, str] = {
     "images": "Int64",  # user-line kinds (prompt, meta, command, ...): image blocks in message.content (pasted)
     "attachment_type": "String",  # attachment: attachment.type (hook_success, skill_listing, todo_reminder, ...)
     "attachment_path": "String",  # attachment: attachment.filename when a string (edited_text_file: an IDE edit)
+    "command_name": "String",  # command: the slash command in its <command-name> tag as written ("/clear"), else null
 }
 
 

@@ -38,10 +38,45 @@ from .conftest import SAMPLES, assistant, result
         ("ls f.py", None),
         ("cat 'unclosed", None),
         (None, None),
+        # issue 12 review: a glob or brace names any number of files; sed's long -n; 2>/dev/null removed
+        ("cat src/*.py", None),
+        ("head src/*.ts", None),
+        ("tail -n 5 log?.txt", None),
+        ("cat src/[ab].py", None),
+        ("cat src/{a,b}.py", None),
+        ("cat 'app/[id]/page.tsx'", "app/[id]/page.tsx"),  # quoted: one literal path
+        ("cat app/\\[id\\].tsx", "app/[id].tsx"),  # escaped: the same
+        ("sed --quiet 1p a", "a"),
+        ("sed --silent -e '2,4p' a", "a"),
+        ("sed --expression=1p a", None),  # no -n: prints every line
+        ("cat a 2>/dev/null", "a"),
+        ("head -n 3 a 2> /dev/null", "a"),
+        ("cat a 2>/dev/null | head", None),  # still a pipeline
+        ("cat a 2>err.txt", None),  # errors kept in a file: a redirection like any other
+        ("cat a >/dev/null", None),
     ],
 )
 def test_shell_read_path(command, path):
+    """One file's read, or None (docs/sources.md "files", issue 12)."""
     assert shell_read_path(command) == path
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("<command-name>/clear</command-name>\n<command-message>clear</command-message>", "/clear"),
+        ("<command-message>model</command-message>\n<command-name>/model</command-name>", "/model"),
+        ("<local-command-stdout>Cleared</local-command-stdout>", None),
+        ("<command-name></command-name>", None),
+    ],
+)
+def test_command_name_of_a_user_line(write, text, name):
+    """The reader keeps a slash-command line's name (`events.command_name`, READER_VERSION 5), null on
+    other lines (issue 12: a /clear is a boundary)."""
+    [trace] = read_trace(write("s.jsonl", {"type": "user", "sessionId": "s", "message": {"role": "user",
+                                           "content": text}}, {"type": "user", "sessionId": "s",
+                                           "message": {"role": "user", "content": "plain"}}))  # fmt: skip
+    assert trace.events.select("kind", "command_name").rows() == [("command", name), ("prompt", None)]
 
 
 def _b64(data: bytes) -> Decoded:

@@ -22,6 +22,7 @@ from .calls import BUILT_COLUMNS, C_KIND, C_THREAD, Calls, input_side, kept_line
 from .content import (
     ERROR_HEAD_CHARS,
     attachment_chars,
+    command_name,
     first_text,
     is_denial,
     is_task_notification,
@@ -273,7 +274,8 @@ class Builder:
         else:
             kind = "prompt"
         chars, images = (len(content), 0) if type(content) is str else measure(content)[:2]
-        self._event(line, thread, thread_kind, kind, ts=ts, text_chars=chars, images=images)
+        name = command_name(text) if kind == "command" else None  # (issue 12: a /clear is a boundary)
+        self._event(line, thread, thread_kind, kind, ts=ts, text_chars=chars, images=images, command_name=name)
 
     def _tool_results(self, rec: Line, content: list[Any], line: int, thread: str, thread_kind: str, ts: Any) -> bool:
         """Add the rows of a user line's tool_result blocks; whether it had any."""
@@ -410,10 +412,11 @@ class Builder:
         images: int | None = None,
         attachment_type: str | None = None,
         attachment_path: str | None = None,
+        command_name: str | None = None,
     ) -> None:
         self.events.rows.append(
             (self.seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars,
-             ts, tokens_saved, cleared_results, images, attachment_type, attachment_path)
+             ts, tokens_saved, cleared_results, images, attachment_type, attachment_path, command_name)
         )  # fmt: skip
 
     # -- a tail read elsewhere -----------------------------------------------------------------------

@@ -298,22 +298,56 @@ _READERS = frozenset({"cat", "head", "tail", "sed"})
 _COMPOUND = re.compile(r"[|;&<>`\n]|\$\(")
 #: Options of head / tail that take a value as the next argument.
 _VALUE_OPTIONS = frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval", "--pid"})
+#: sed's long forms of `-n` (print only what the script prints).
+_SED_QUIET = frozenset({"--quiet", "--silent"})
+#: `2>/dev/null` as its own word: it discards the command's errors and leaves what it prints unchanged, so it
+#: is removed before the line is read (the one redirection allowed; issue 12 review, decided in docs/sources.md).
+_STDERR_TO_NULL = re.compile(r"(?:^|(?<=\s))2>\s*/dev/null(?=\s|$)")
+#: Characters the shell expands in an unquoted word: a glob (`*`, `?`, `[`) or a brace list names any
+#: number of files, so the line is no read of one file.
+_EXPANDED = frozenset("*?[{")
+
+
+def _unquoted_expansion(command: str) -> bool:
+    """Whether the line holds a glob or brace character outside quotes (and not escaped by a backslash)."""
+    quote = ""
+    escaped = False
+    for ch in command:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _EXPANDED:
+            return True
+    return False
 
 
 def shell_read_path(command: Any) -> str | None:
     """The one file a Bash command line prints, when it is a single `cat`, `sed -n`, `head` or `tail` of
     exactly one path (spec 001: such a call is a file read); else None.
 
-    The line must be one simple command (no pipe, list, redirection or substitution) that `shlex` splits;
-    options are skipped (`head -n 20`, `tail -100`, `cat -n`); `sed` needs `-n` and its script; a `-` (stdin)
-    or a second path makes it no single read. The path is returned as written (relative paths are the
-    caller's to resolve against the session's `cwd`).
+    The line must be one simple command (no pipe, list, redirection or substitution; a `2>/dev/null` word
+    is removed first, since it leaves what the command prints unchanged) that `shlex` splits, with no
+    unquoted glob or brace (`cat src/*.py` reads any number of files); options are skipped (`head -n 20`,
+    `tail -100`, `cat -n`); `sed` needs `-n` (or `--quiet` / `--silent`) and its script; a `-` (stdin) or a
+    second path makes it no single read. The path is returned as written (relative paths are the caller's
+    to resolve against the session's `cwd`).
 
     >>> shell_read_path("sed -n '1,80p' src/app.py"), shell_read_path("cat a.py b.py"), shell_read_path("head -n 5 x")
     ('src/app.py', None, 'x')
+    >>> shell_read_path("cat src/*.py"), shell_read_path("cat 'a[1].py' 2>/dev/null"), shell_read_path("sed --quiet 1p a")
+    (None, 'a[1].py', 'a')
     """
-    if type(command) is not str or command.lstrip()[:4].rstrip() not in _READERS or _COMPOUND.search(command):
+    if type(command) is not str or command.lstrip()[:4].rstrip() not in _READERS:
         return None  # (the first word first: `shlex` is slow, and most commands are not reads)
+    if "2>" in command:
+        command = _STDERR_TO_NULL.sub("", command)
+    if _COMPOUND.search(command) or _unquoted_expansion(command):
+        return None
     try:
         argv = shlex.split(command)
     except ValueError:
@@ -335,7 +369,7 @@ def shell_read_path(command: Any) -> str | None:
                 i += 1
             elif name == "sed" and (arg.startswith("--in-place") or (not arg.startswith("--") and "i" in arg)):
                 return None  # edits the file in place: not a read
-            elif name == "sed" and not arg.startswith("--") and "n" in arg:
+            elif name == "sed" and (arg in _SED_QUIET or (not arg.startswith("--") and "n" in arg)):
                 quiet = True
             elif name in ("head", "tail") and arg in _VALUE_OPTIONS:
                 i += 1
@@ -351,6 +385,28 @@ def shell_read_path(command: Any) -> str | None:
     if len(operands) != 1 or operands[0] == "-":
         return None
     return operands[0]
+
+
+# -- the slash command a user line runs -------------------------------------------------------------------
+
+#: The command's name as Claude Code writes a slash-command line (`<command-name>/clear</command-name>`; the
+#: `<command-message>` tag may come first).
+_COMMAND_NAME = re.compile(r"<command-name>\s*([^<\s]{1,100})\s*</command-name>")
+
+
+def command_name(text: str) -> str | None:
+    """The slash command a user line runs, as written (``"/clear"``), from its `<command-name>` tag; None
+    when the text has none (a command's output, `<local-command-stdout>`, names no command).
+
+    >>> command_name("<command-message>clear</command-message>\\n<command-name>/clear</command-name>")
+    '/clear'
+    >>> command_name("<local-command-stdout></local-command-stdout>") is None
+    True
+    """
+    if "<command-name>" not in text:
+        return None
+    m = _COMMAND_NAME.search(text)
+    return m.group(1) if m else None
 
 
 # -- the path-like words of prose (issue 13: `context files` references) ------------------------------------
