@@ -30,7 +30,7 @@ import dataclasses
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .engine import EngineError
@@ -184,7 +184,7 @@ class DaskEngine:
 
     def _map(
         self, sources: list[TraceSource], indexes: list[int], build: Any, window: int | None
-    ) -> Any:  # Iterator[tuple[int, Result | None]]
+    ) -> Iterator[tuple[int, Result | None]]:
         """Yield (index, answer) for each source of `indexes` as the cluster answers it; None for a task
         that failed on the cluster (it raised, or killed every worker it was sent to)."""
         from distributed import as_completed
