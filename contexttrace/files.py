@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .file_paths import PathIndex, path_key, resolve_path, strings
 from .filters import trace_facts
-from .placement import Boundary, boundaries, file_of_tool_use, normalize_path, removed_by
+from .placement import FILE_TOOLS, Boundary, boundaries, removed_by
 from .reading.content import path_words
 from .schema import THREAD_MAIN
 from .tools import CHARS_PER_TOKEN, error_class, result_tokens
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from .reader import LineNote, Trace
 
 #: The version of each `context files --json` object (a change of its keys or their types bumps it).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Spec 003's relevance: the half-life of the decay (20 minutes, in ms), its constant (ln 2 ≈ 0.693 as the
 #: spec writes it), and the weight of the log-scaled reference boost.
@@ -74,9 +75,6 @@ WRITE_TOOLS: dict[str, str] = {
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
 #: Bash readers that print part of a file (a ranged read); `cat` prints it whole.
 _RANGED_SHELL = re.compile(r"^\s*(?:sed|head|tail)\b")
-#: A line reference after a path in prose ("src/app.py:12", ":12:5", ":12-20").
-_LINE_SUFFIX = re.compile(r"(?::\d+)+(?:-\d+)?$")
-_DRIVE = re.compile(r"^[A-Za-z]:/")
 
 
 def relevance(age_ms: float, references: int) -> float:
@@ -118,7 +116,8 @@ def parse_at(text: str) -> At:
     Raises
     ------
     ValueError
-        Anything else, or a call number below 1.
+        Anything else, a call number below 1, or a time whose UTC date is outside the years 1 to 9999
+        (`9999-12-31T23:59:59-14:00`: it could not be shown).
 
     >>> parse_at("last"), parse_at("62"), parse_at("2026-02-12T16:02:25Z").value
     (At(kind='last', value=None), At(kind='call', value=62), 1770912145000)
@@ -136,7 +135,12 @@ def parse_at(text: str) -> At:
         raise ValueError(f"{text!r}: last, a call number or an ISO 8601 time") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return At("time", round(moment.timestamp() * 1000))
+    ms = round(moment.timestamp() * 1000)
+    try:
+        datetime.fromtimestamp(ms / 1000, UTC)
+    except (ValueError, OverflowError, OSError):
+        raise ValueError(f"{text!r}: outside the years 1 to 9999 in UTC, which a moment can be shown in") from None
+    return At("time", ms)
 
 
 @dataclass(frozen=True)
@@ -226,6 +230,7 @@ def _moment(
         warnings.append(f"--at {n}: the main thread has {len(seqs)} calls; read at the trace's last line")
     elif at.kind == "time" and n is not None:
         if last_ms is not None:
+            _time_warnings(n, trace.timestamps_ms[0], last_ms, warnings)
             cut = _first_seq_after(trace, n)
             call = bisect_left(seqs, cut) if cut is not None else len(seqs)
             return cut, n, {"moment": "time", "call": call or None, "ts_ms": n}
@@ -233,50 +238,22 @@ def _moment(
     return None, last_ms, {"moment": "last", "call": len(seqs) or None, "ts_ms": last_ms}
 
 
-# -- paths in words -----------------------------------------------------------------------------------
+def _time_warnings(ms: int, first_ms: int, last_ms: int, warnings: list[str]) -> None:
+    """Warn of an --at TIME before 1970, before the trace's first line (no file yet) or after its last."""
+    if ms < 0:
+        warnings.append("--at TIME: before 1970 (a negative Unix time)")
+    if ms < first_ms:
+        warnings.append(
+            f"--at TIME: {_minutes(first_ms - ms)} before the trace's first line: nothing had happened yet, no files"
+        )
+    elif ms > last_ms:
+        warnings.append(f"--at TIME: {_minutes(ms - last_ms)} after the trace's last line: files aged to that time")
 
 
-class _Paths:
-    """Which touched file a word names: the word resolved against the cwd is the file's path, or else the
-    word is the end of exactly one file's path at a ``/`` (``session_live.ex``, ``live/session_live.ex``)."""
-
-    def __init__(self, files: list[str], cwd: str | None) -> None:
-        self.files = set(files)
-        self.cwd = cwd
-        self.ends: dict[str, set[str]] = {}
-        for f in files:
-            parts = f.split("/")
-            for k in range(1, len(parts) + 1):
-                self.ends.setdefault("/".join(parts[-k:]), set()).add(f)
-
-    def named(self, word: str) -> str | None:
-        w = _LINE_SUFFIX.sub("", word).replace("\\", "/")
-        if not w or not self.files:
-            return None
-        if w.startswith(("/", "~")) or _DRIVE.match(w) or ".." in w.split("/"):
-            full = normalize_path(w, self.cwd)
-            return full if full in self.files else None
-        if self.cwd:
-            full = normalize_path(w, self.cwd)
-            if full in self.files:
-                return full
-        hits = self.ends.get(normalize_path(w))
-        return next(iter(hits)) if hits is not None and len(hits) == 1 else None
-
-
-def _strings(value: Any) -> list[str]:
-    """Every string in a decoded JSON value (keys left out), depth first."""
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, dict):
-            stack.extend(reversed(list(v.values())))
-        elif isinstance(v, list):
-            stack.extend(reversed(v))
-    return out
+def _minutes(ms: int) -> str:
+    """A span in whole minutes, or in days past two days (a warning's words, not a figure)."""
+    minutes = ms // 60_000
+    return f"{minutes:,} min" if minutes < 2880 else f"{minutes // 1440:,} days"
 
 
 def _written_chars(name: str, inp: dict[str, Any]) -> int:
@@ -317,35 +294,54 @@ def _new_row(path: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _Use:
-    """A main-thread tool use of the moment: what `_touches` and `_references` read."""
+    """A main-thread tool use of the moment: what `_touches` and `_references` read. `path`: its file
+    resolved (`file_paths.resolve_path`), `key`: that file's key (`file_paths.path_key`), `field`: the input
+    key its path came from (None for Bash), `cwd`: the directory its relative paths resolve against."""
 
     seq: int
     tid: str | None
     name: str
     inp: Any
     path: str | None
-    read_path: str | None
+    key: str | None
+    field: str | None
+    cwd: str | None
     ts: int | None
 
 
-def _uses(trace: Trace, cut: int | None, cwd: str | None) -> tuple[list[_Use], int]:
-    """The main thread's tool uses before `cut` (inputs decoded, each one's file), and how many tool uses
-    of other threads touched a file."""
-    names = ("seq", "tool_use_id", "name", "thread_kind", "input_json", "file_path", "read_path", "ts_ms")
-    out, others = [], 0
-    for seq, tid, name, kind, text, fpath, rpath, ts in _columns(trace, "tool_uses", names):
+def _file_of(name: str, fpath: str | None, rpath: str | None, inp: Any) -> tuple[str | None, str | None]:
+    """(the path a tool use touches as written, the input key it came from): `file_path` of a file tool
+    (NotebookEdit: else `notebook_path`), a Bash reader's `read_path`; (None, None) for other tools."""
+    if name == "Bash":
+        return rpath, None
+    if name not in FILE_TOOLS:
+        return None, None
+    if fpath is None and name == "NotebookEdit" and isinstance(inp, dict):
+        book = inp.get("notebook_path")
+        return (book, "notebook_path") if isinstance(book, str) and book else (None, None)
+    return fpath, "file_path"
+
+
+def _uses(trace: Trace, cut: int | None) -> tuple[list[_Use], list[str | None]]:
+    """The main thread's tool uses before `cut` (inputs decoded, each one's file resolved against its own
+    line's cwd, else the session's), and the tool_use_ids of other threads' tool uses that name a file."""
+    names = ("seq", "tool_use_id", "name", "thread_kind", "input_json", "file_path", "read_path", "ts_ms", "cwd")
+    out, others = [], []
+    for seq, tid, name, kind, text, fpath, rpath, ts, cwd in _columns(trace, "tool_uses", names):
         if cut is not None and seq >= cut:
             continue
         if kind != THREAD_MAIN:
-            others += file_of_tool_use(name, fpath, rpath, cwd) is not None
+            if (name == "Bash" and rpath) or (name in FILE_TOOLS and fpath):
+                others.append(tid)
             continue
         try:
             inp = orjson.loads(text)
         except orjson.JSONDecodeError:
             inp = None
-        if name == "NotebookEdit" and fpath is None and isinstance(inp, dict):
-            fpath = inp.get("notebook_path") if isinstance(inp.get("notebook_path"), str) else None
-        out.append(_Use(seq, tid, name, inp, file_of_tool_use(name, fpath, rpath, cwd), rpath, ts))
+        cwd = cwd or trace.cwd
+        written, field_ = _file_of(name, fpath, rpath, inp)
+        path = resolve_path(written, cwd) if written else None
+        out.append(_Use(seq, tid, name, inp, path, path_key(path) if path else None, field_, cwd, ts))
     return out, others
 
 
@@ -367,10 +363,10 @@ def _touches(uses: list[_Use], results: dict[str, tuple[Any, ...]], rows: dict[s
     ranged) for `_walk`: "read", "write", "edit" (a write that needs the old content), "changed"."""
     for use in uses:
         res = results.get(use.tid) if use.tid is not None else None
-        if use.path is None or res is None:
+        if use.key is None or use.path is None or res is None:
             continue
         seq, err, tokens, unchanged, cls = res
-        row = rows.setdefault(use.path, _new_row(use.path))
+        row = rows.setdefault(use.key, _new_row(use.path))  # (shown as first written)
         row["touches"] += 1
         steps = row["_steps"]
         if err:
@@ -402,7 +398,7 @@ def _changed_outside(trace: Trace, cut: int | None, cwd: str | None, rows: dict[
     names = ("seq", "thread_kind", "attachment_type", "attachment_path")
     for seq, kind, atype, apath in _columns(trace, "events", names):
         if atype == "edited_text_file" and kind == THREAD_MAIN and apath and (cut is None or seq < cut):
-            row = rows.get(normalize_path(apath, cwd))
+            row = rows.get(path_key(resolve_path(apath, cwd)))
             if row is not None:
                 row["_steps"].append((seq, "changed", None, False))
 
@@ -411,28 +407,31 @@ def _references(
     uses: list[_Use], calls: tuple[list[int], list[int | None], list[str | None]], cut: int | None,
     rows: dict[str, dict[str, Any]], cwd: str | None,
 ) -> None:  # fmt: skip
-    """Count each file's references (words of tool inputs and of the assistant's text) and its last seen."""
-    paths = _Paths(list(rows), cwd)
+    """Count each file's references and its last seen: a tool use's own path (its file, whatever characters
+    its path holds), the words of its other input strings, and the words of the assistant's text."""
+    paths = PathIndex(list(rows))
     seqs, stamps, words = calls
 
-    def seen(word: str, seq: int, ts: int | None) -> None:
-        found = paths.named(word)
-        if found is None:
-            return
-        row = rows[found]
+    def seen(key: str, seq: int, ts: int | None) -> None:
+        row = rows[key]
         row["references"] += 1
         row["last_seen_call"] = max(row["last_seen_call"] or 0, bisect_right(seqs, seq))
         if ts is not None and (row["last_seen_ms"] is None or ts > row["last_seen_ms"]):
             row["last_seen_ms"] = ts
 
     for use in uses:
-        for text in _strings(use.inp):
+        if use.key in rows:
+            seen(use.key, use.seq, use.ts)
+        for text in strings(use.inp, skip=use.field):
             for word in path_words(text):
-                seen(word, use.seq, use.ts)
+                for found in paths.named(word, use.cwd):
+                    if not (found == use.key and use.field is None):  # (a Bash reader's path: counted above)
+                        seen(found, use.seq, use.ts)
     for seq, ts, said in zip(seqs, stamps, words, strict=True):
         if said is not None and (cut is None or seq < cut):
             for word in said.split(" "):
-                seen(word, seq, ts)
+                for found in paths.named(word, cwd):
+                    seen(found, seq, ts)
 
 
 def _call_after(seqs: list[int], seq: int) -> int | None:
@@ -501,15 +500,19 @@ def _score(row: dict[str, Any], now_ms: int | None) -> None:
     """Set the row's age, relevance and level at `now_ms` (None without a time: relevance unknown)."""
     if now_ms is not None and row["last_seen_ms"] is not None:
         row["age_ms"] = max(0, now_ms - row["last_seen_ms"])
-        row["relevance"] = round(relevance(row["age_ms"], row["references"]), 6)
-        row["level"] = relevance_level(row["relevance"])
+        score = relevance(row["age_ms"], row["references"])
+        row["relevance"] = round(score, 6)  # (for display: the level is the unrounded score's)
+        row["level"] = relevance_level(score)
     if row["in_window"] is False:
         row["level"] = DROPPED
 
 
 def sort_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows by relevance, highest first (unknown last), then by touches (most first), then path."""
-    return sorted(rows, key=lambda r: (r["relevance"] is None, -(r["relevance"] or 0), -r["touches"], r["path"]))
+    """Rows as spec 003's panel lists them: by relevance, highest first (unknown last), then by path; the
+    DROPPED rows (files the model lost) after all the others, ordered the same way among themselves."""
+    return sorted(
+        rows, key=lambda r: (r["level"] == DROPPED, r["relevance"] is None, -(r["relevance"] or 0), r["path"])
+    )
 
 
 def build_files(trace: Trace, window: int | None = None, at: At | None = None) -> FilesReport:
@@ -540,17 +543,21 @@ def build_files(trace: Trace, window: int | None = None, at: At | None = None) -
     calls = _main_calls(trace)
     cut, now_ms, moment = _moment(trace, at or At(), calls[0], calls[1], warnings)
     cwd = trace.cwd
-    uses, others = _uses(trace, cut, cwd)
+    uses, others = _uses(trace, cut)
+    results = _results(trace, cut)
     rows: dict[str, dict[str, Any]] = {}
-    _touches(uses, _results(trace, cut), rows)
+    _touches(uses, results, rows)
     _changed_outside(trace, cut, cwd, rows)
     _references(uses, calls, cut, rows, cwd)
-    bounds = [b for b in boundaries(trace, THREAD_MAIN) if cut is None or b.seq < cut]
-    drops: list[tuple[int, dict[str, Any]]] = []
+    # A boundary at call N's own seq (a /clear or a drop is placed at the first call after it) took effect
+    # before call N's prompt: --at N includes it.
+    upto = cut + 1 if cut is not None and moment["moment"] == "call" else cut
+    bounds = [b for b in boundaries(trace, THREAD_MAIN) if upto is None or b.seq < upto]
+    drops: list[dict[str, Any]] = []
     for row in rows.values():
-        drops += [(d["call"] or 0, d) for d in _walk(row, bounds, calls[0])]
+        drops += _walk(row, bounds, calls[0])
         _score(row, now_ms)
-    drops.sort(key=lambda d: (d[0], d[1]["path"]))
+    drops.sort(key=lambda d: (d["call"] is None, d["call"] or 0, d["path"]))  # "after the last call" last
     known = any(r["relevance"] is not None for r in rows.values())
     if rows and not known:
         warnings.append("relevance unknown: the trace has no timestamps to age its files by (stream-json writes none)")
@@ -562,9 +569,9 @@ def build_files(trace: Trace, window: int | None = None, at: At | None = None) -
         at=moment,
         relevance_known=known,
         rows=sort_rows(list(rows.values())),
-        drop_events=[d for _, d in drops],
+        drop_events=drops,
         boundaries=[{"kind": b.kind, "call": b.call, "ts_ms": b.ts_ms} for b in bounds],
-        subagent_touches=others,
+        subagent_touches=sum(tid is not None and tid in results for tid in others),
         skipped_lines=trace.skipped_lines,
         oversized_lines=trace.oversized_lines,
         truncated_last_line=trace.truncated_last_line,

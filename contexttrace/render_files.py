@@ -16,8 +16,8 @@ from .placement import normalize_path
 from .render import _clean, _safe, _table, fmt_int
 from .report import RunResult
 
-HEADERS = ["level", "relevance", "file", "touches", "reads", "writes", "re-reads", "tokens read", "tokens written",
-           "refs", "last seen", "in window"]  # fmt: skip
+HEADERS = ["level", "relevance", "file", "touches", "reads", "writes", "failed", "re-reads", "tokens read",
+           "tokens written", "refs", "last seen", "in window"]  # fmt: skip
 
 
 def short_path(path: str, cwd: str | None) -> str:
@@ -49,10 +49,19 @@ def fmt_age(ms: int | None) -> str:
 
 
 def fmt_moment(ms: int | None) -> str:
-    """A Unix epoch ms as UTC ``YYYY-MM-DD HH:MM:SS``; None → ``"-"``."""
+    """A Unix epoch ms as UTC ``YYYY-MM-DD HH:MM:SS`` (the year in four digits); None → ``"-"``; a moment
+    outside the years 1 to 9999 (which `files.parse_at` refuses) as its ms.
+
+    >>> fmt_moment(0), fmt_moment(-62135596800000), fmt_moment(None)
+    ('1970-01-01 00:00:00 UTC', '0001-01-01 00:00:00 UTC', '-')
+    """
     if ms is None:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        d = datetime.fromtimestamp(ms / 1000, UTC)
+    except (ValueError, OverflowError, OSError):
+        return f"{ms} ms (Unix time)"
+    return f"{d.year:04d}-{d:%m-%d %H:%M:%S} UTC"
 
 
 def _approx(tokens: int) -> str:
@@ -74,6 +83,7 @@ def _cells(row: dict[str, Any], cwd: str | None) -> list[str]:
         fmt_int(row["touches"]),
         reads,
         fmt_int(row["writes"]),
+        fmt_int(row["failed"]),
         rereads,
         _approx(row["tokens_read"]),
         _approx(row["tokens_written"]),
@@ -88,7 +98,8 @@ def drop_line(d: dict[str, Any], cwd: str | None) -> str:
     where = f"call {d['call']}" if d["call"] is not None else "after the last call"
     when = f", {fmt_moment(d['ts_ms'])}" if d["ts_ms"] is not None else ""
     if d["read_again"]:
-        later = f" ({d['calls_until_read']} calls later)" if d["calls_until_read"] is not None else ""
+        n = d["calls_until_read"]
+        later = f" ({n} call{'' if n == 1 else 's'} later)" if n is not None else ""
         then = f"read again at call {d['read_again_call']}{later}" if d["read_again_call"] else "read again"
     else:
         then = "not read again"
@@ -108,6 +119,9 @@ def _notes(r: FilesReport) -> list[str]:
         out = [f"at {fmt_moment(at['ts_ms'])} (call {at['call'] or '-'} the last before it)"]
     out.append("relevance = min(1, exp(-0.693·age/20 min) + 0.3·ln(1 + refs)) (spec 003); "
                f"{DROPPED}: its last read content left the window")  # fmt: skip
+    if any(row["failed"] for row in r.rows):
+        out.append("failed: touches whose result was an error (a missing file, a refused edit): touches = reads + "
+                   "writes + failed")  # fmt: skip
     if r.drop_events:
         out.append("Drop events (main thread):")
         out.extend(_safe("  " + drop_line(d, cwd)) for d in r.drop_events)

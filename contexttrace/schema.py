@@ -87,6 +87,9 @@ TOOL_USE_SCHEMA: dict[str, str] = {
     "agent_prompt_chars": "Int64",  # characters of input.prompt when a string (Task/Agent calls), else null
     "read_path": "String",  # Bash: the one path input.command prints with cat / sed -n / head / tail, else null
     "input_chars": "Int64",  # characters of input_json (the input as canonical JSON)
+    # issue 13: the `cwd` of the line carrying the tool use when it differs from the trace's (`Trace.cwd`,
+    # the first line's), else null: the directory its relative paths resolve against
+    "cwd": "String",
 }
 
 #: One row per tool_result block, deduplicated by tool_use_id, in reading order.
@@ -113,7 +116,8 @@ TOOL_RESULT_SCHEMA: dict[str, str] = {
     # WebP, JPEG: `image.source.data`); 0 without images
     "result_images_sized": "Int64",  # how many of `result_images` that is
     "error_head": "String",  # is_error results: the first 300 characters of the text (error classes), else null
-    # issue 13: the tool cut its result at a cap (toolUseResult.truncated or .truncatedByTokenCap is true)
+    # issue 13: the tool cut its result at a cap (toolUseResult.truncated or .truncatedByTokenCap is true,
+    # a Grep at its appliedLimit, a Read without `limit` that returned part of the file: `builder.cap_of`)
     "capped": "Boolean",
     "unchanged": "Boolean",  # toolUseResult.type is "file_unchanged" (a Read answered "unchanged since read")
 }

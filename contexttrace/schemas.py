@@ -32,7 +32,7 @@ SCHEMA_VERSIONS: dict[str, int] = {
     "compare": 1,
     "tools": 2,
     "sources": 1,
-    "files": 1,
+    "files": 2,
 }
 
 #: Output names `contexttrace schema` accepts, in the order its help lists them.

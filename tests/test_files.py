@@ -43,16 +43,16 @@ def _iso(minute: float) -> str:
     return datetime.fromtimestamp((T0 + minute * MINUTE) / 1000, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
-def _call(mid, minute, tools=(), text=None, prompt=1000):
+def _call(mid, minute, tools=(), text=None, prompt=1000, cwd=CWD):
     """A main-thread call at `minute`, with its tool uses and, first, a text block."""
-    rec = assistant(mid, 0, 0, prompt, tools=tools, timestamp=_iso(minute), cwd=CWD)
+    rec = assistant(mid, 0, 0, prompt, tools=tools, timestamp=_iso(minute), cwd=cwd)
     if text is not None:
         rec["message"]["content"].insert(0, {"type": "text", "text": text})
     return rec
 
 
 def _res(tid, minute, content="x" * 400, **extra):
-    return result(tid, content, timestamp=_iso(minute), cwd=CWD, **extra)
+    return result(tid, content, timestamp=_iso(minute), **{"cwd": CWD, **extra})
 
 
 def _system(subtype, minute, **extra):
@@ -238,9 +238,12 @@ def test_windows_paths_are_normalised(write):
 
 
 def test_path_words_keep_what_could_name_a_file():
-    """The reader's lean form of the text (`calls.path_words`): words with a / or a . (trailing . and :
-    dropped), nothing else."""
-    assert path_words("Edit `src/a.py:3` (and b.txt). Then ok: done.") == ["src/a.py:3", "b.txt"]
+    """The reader's lean form of the text (`calls.path_words`): words with a / or a . (trailing . , and :
+    dropped), nothing else; `[ ] ( ) $ # , ' =` stay inside a word (route files hold them), a bracket
+    around a word is trimmed when the word is matched (`file_paths.candidates`)."""
+    assert path_words("Edit `src/a.py:3` (and b.txt). Then ok: done.") == ["src/a.py:3", "b.txt)"]
+    assert path_words("See app/[id]/page.tsx, routes/$id.tsx and a.py,b.py.") == [
+        "app/[id]/page.tsx", "routes/$id.tsx", "a.py,b.py"]  # fmt: skip
     assert path_words("no paths here") == []
 
 
@@ -505,8 +508,13 @@ def test_every_sample_runs(path):
             assert row["rereads"] < max(row["reads"], 1)
             assert row["references"] >= 1  # every touch's input names its path
             assert (row["level"] == DROPPED) == (row["in_window"] is False)
-        scores = [r["relevance"] for r in report.rows if r["relevance"] is not None]
-        assert scores == sorted(scores, reverse=True)
+        for lost in (False, True):  # the DROPPED rows after the others, each group by relevance
+            scores = [
+                r["relevance"] for r in report.rows if r["relevance"] is not None and (r["level"] == DROPPED) == lost
+            ]
+            assert scores == sorted(scores, reverse=True)
+        levels = [r["level"] == DROPPED for r in report.rows]
+        assert levels == sorted(levels)
     assert orjson.loads(render_files_json(run))
 
 
@@ -516,7 +524,9 @@ SAMPLE_FIGURES = {
     "a-ralph-subagent-opus45-haiku45.jsonl": (2, 16, 40, 1, 152, 0, 13),
     "b-ccl-agent-teams-opus47": (1, 0, 0, 0, 0, 0, 23),
     "b-ccl-flat-agent-files-v2037": (1, 3, 32, 0, 93, 0, 6),
-    "b-ccl-image-and-errors.jsonl": (1, 9, 45, 0, 171, 0, 0),
+    # 175: 4 words of tool inputs (`tokenizer.js` in a commit message and an Edit of index.html) on lines whose
+    # cwd is /…/online-llm-tokenizer resolve against it (before the per-line cwd: 171)
+    "b-ccl-image-and-errors.jsonl": (1, 9, 45, 0, 175, 0, 0),
     "b-ccl-print-mode-sessions": (2, 1, 1, 0, 1, 0, 13),
     "b-ccl-thinking-sonnet45.jsonl": (1, 16, 35, 0, 175, 0, 0),
     "b-ccv-inline-sidechains-v1098.jsonl": (1, 1, 1, 0, 3, 0, 71),
@@ -541,7 +551,7 @@ def test_each_samples_figures(name):
                                                       "thread_kind").rows():  # fmt: skip
                 if file_of_tool_use(n, f, r, t.cwd) is not None:
                     main += k == "main" and tid in answered
-                    sub += k != "main"
+                    sub += k != "main" and tid in answered  # (a touch needs its result, as on the main thread)
     assert (main, sub) == (got[2], got[6])
 
 
@@ -621,7 +631,7 @@ def test_cli_table_json_and_bad_at(write):
     assert "| DROPPED" in out.stdout and "call 3 (compaction" in out.stdout and "a.py: not read again" in out.stdout
     out = CliRunner().invoke(app, ["context", "files", path, "--json", "--no-cache", "--at", "2"])
     (obj,) = orjson.loads(out.stdout)
-    assert obj["schema_version"] == 1 and obj["at"]["call"] == 2 and len(obj["files"]) == 1
+    assert obj["schema_version"] == 2 and obj["at"]["call"] == 2 and len(obj["files"]) == 1
     bad = CliRunner().invoke(app, ["context", "files", path, "--at", "soon"])
     assert bad.exit_code == 2
 
@@ -645,3 +655,244 @@ def test_every_json_key_is_snake_case_and_documented():
     assert len(keys) > 35
     assert sorted(k for k in keys if not re.match(r"^[a-z][a-z0-9_]*$", k)) == []
     assert sorted(k for k in keys if f"`{k}`" not in docs) == []
+
+
+# -- the review of issue 13: each finding on a hand-built trace ------------------------------------------------
+
+
+def _clear(minute):
+    text = "<command-name>/clear</command-name>\n<command-args></command-args>"
+    return {"type": "user", "sessionId": "s", "timestamp": _iso(minute), "cwd": CWD,
+            "message": {"role": "user", "content": text}}  # fmt: skip
+
+
+def test_route_paths_and_spaces_are_referenced(write):
+    """Finding 1: paths holding `[ ] ( ) $` or a space. Each file's Read names it (1 reference, from the tool
+    use's path itself), and call 2's text names each once more ("app/[id]/page.tsx,", "(app/(auth)/login/page.tsx)",
+    "routes/$id.tsx:4", and "My Docs/notes.md", whose word "Docs/notes.md" is the end of that one path at its
+    space): 2 references, last seen call 2 (minute 10); at the last line (minute 50) the age is 40 minutes:
+    exp(−0.693·2) + 0.3·ln 3 = 0.2500736 + 0.3295837 = 0.579657, MED."""
+    paths = ["/p/app/[id]/page.tsx", "/p/app/(auth)/login/page.tsx", "/p/routes/$id.tsx", "/p/My Docs/notes.md"]
+    report = _files(
+        write,
+        _call("m1", 0, [_read(f"t{i}", p) for i, p in enumerate(paths)]),
+        *(_res(f"t{i}", 0) for i in range(4)),
+        _call(
+            "m2",
+            10,
+            text="I looked at app/[id]/page.tsx, (app/(auth)/login/page.tsx) and My Docs/notes.md; "
+            "routes/$id.tsx:4 too.",
+        ),
+        _call("m3", 50),
+    )
+    for p in paths:
+        row = _row(report, p)
+        assert (row["references"], row["last_seen_call"], row["age_ms"]) == (2, 2, 40 * MINUTE), p
+        assert row["relevance"] == 0.579657 and row["level"] == "MED", p
+
+
+def test_a_bash_reader_of_a_path_with_a_space_is_referenced(write):
+    """Finding 1: `cat "My Docs/a.md"` touches /p/My Docs/a.md and names it once (its read path), though no
+    word of the command is that path."""
+    report = _files(
+        write,
+        _call("m1", 0, [("t1", "Bash", {"command": 'cat "My Docs/a.md"'})]),
+        _res("t1", 0),
+        _call("m2", 1),
+    )
+    (row,) = report.rows
+    assert (row["path"], row["touches"], row["references"], row["last_seen_call"]) == ("/p/My Docs/a.md", 1, 1, 1)
+
+
+def _cleared_session(write):
+    """Call 1 reads a.py, call 2 b.py (prompt 60,000); a `/clear`; call 3 (prompt 5,500: a fall of 91 %)
+    edits a.py; call 4 (20,000) reads b.py again; call 5 (1,000: a fall of 95 %, no marker) is a drop."""
+    return write(
+        "clear.jsonl",
+        _call("m1", 0, [_read("t1", "/p/a.py")], prompt=10_000),
+        _res("t1", 0),
+        _call("m2", 1, [_read("t2", "/p/b.py")], prompt=60_000),
+        _res("t2", 1),
+        _clear(2),
+        _call("m3", 3, [("t3", "Edit", {"file_path": "/p/a.py", "old_string": "o", "new_string": "n"})], prompt=5_500),
+        _res("t3", 3, "ok"),
+        _call("m4", 4, [_read("t4", "/p/b.py")], prompt=20_000),
+        _res("t4", 4),
+        _call("m5", 5, prompt=1_000),
+        _call("m6", 6, prompt=1_500),
+    )
+
+
+def test_at_n_holds_a_clear_or_a_drop_that_took_effect_at_call_n(write):
+    """Finding 2: call 3's prompt came after the /clear, so --at 3 has both files out of the window (DROPPED,
+    two drop events at call 3); call 3's own Edit is not counted. --at 5: the drop before call 5 removed
+    b.py's read of call 4 (b.py read again at call 5 after the clear, 2 calls later; a.py edited at call 3
+    without reading it); --at 2 is before the clear: both in the window."""
+    t = read_trace(_cleared_session(write))[0]
+    at3 = build_files(t, at=At("call", 3))
+    assert [(d["path"], d["call"], d["kind"]) for d in at3.drop_events] == [("/p/a.py", 3, "clear"),
+                                                                           ("/p/b.py", 3, "clear")]  # fmt: skip
+    assert {r["path"]: (r["in_window"], r["level"], r["touches"]) for r in at3.rows} == {
+        "/p/a.py": (False, DROPPED, 1), "/p/b.py": (False, DROPPED, 1)}  # fmt: skip
+    at5 = build_files(t, at=At("call", 5))
+    events = [
+        (d["path"], d["call"], d["read_again_call"], d["calls_until_read"], d["edit_call"]) for d in at5.drop_events
+    ]
+    assert events == [("/p/a.py", 3, None, None, 3), ("/p/b.py", 3, 5, 2, None), ("/p/b.py", 5, None, None, None)]
+    assert [b["kind"] for b in at5.boundaries] == ["clear", "drop"]
+    at2 = build_files(t, at=At("call", 2))
+    assert at2.drop_events == [] and [r["in_window"] for r in at2.rows] == [True]
+
+
+def test_relative_paths_resolve_against_each_lines_cwd(write):
+    """Finding 3: `cat a.py` on a line whose cwd is /p reads /p/a.py; after `cd sub`, lines with cwd /p/sub
+    read /p/sub/a.py and /p/sub/b.py: three files, no re-read."""
+    report = _files(
+        write,
+        _call("m1", 0, [("t1", "Bash", {"command": "cat a.py"})]),
+        _res("t1", 0),
+        _call("m2", 1, [("t2", "Bash", {"command": "cd sub"})], cwd="/p/sub"),
+        _res("t2", 1, "", cwd="/p/sub"),
+        _call("m3", 2, [("t3", "Bash", {"command": "cat a.py"}), _read("t4", "b.py")], cwd="/p/sub"),
+        _res("t3", 2, cwd="/p/sub"),
+        _res("t4", 2, cwd="/p/sub"),
+        _call("m4", 3, cwd="/p/sub"),
+    )
+    assert sorted((r["path"], r["touches"], r["rereads"]) for r in report.rows) == [
+        ("/p/a.py", 1, 0), ("/p/sub/a.py", 1, 0), ("/p/sub/b.py", 1, 0)]  # fmt: skip
+    t = read_trace(
+        write("cwd.jsonl", _call("m1", 0, [_read("t1", "a.py")]), _call("m2", 1, [_read("t2", "a.py")], cwd="/q"))
+    )[0]
+    assert t.tool_uses.get_column("cwd").to_list() == [None, "/q"]  # the session's cwd is not repeated
+
+
+def test_windows_paths_compare_without_case(write):
+    """Finding 4: in a Windows session, `C:\\Users\\u\\proj\\src\\a.py` and `c:/users/u/proj/src/a.py` are one
+    file, shown as first written (C:/Users/u/proj/src/a.py): 2 touches, 1 re-read; the text's `SRC\\A.PY`
+    (resolved against the cwd) is a third reference."""
+    cwd = "C:\\Users\\u\\proj"
+    path = write(
+        "win.jsonl",
+        _call("m1", 0, [_read("t1", "C:\\Users\\u\\proj\\src\\a.py")], cwd=cwd),
+        result("t1", "x" * 40, timestamp=_iso(0)),
+        _call("m2", 1, [_read("t2", "c:/users/u/proj/src/a.py")], cwd=cwd),
+        result("t2", "x" * 40, timestamp=_iso(1)),
+        _call("m3", 2, text="see SRC\\A.PY", cwd=cwd),
+    )
+    (row,) = build_files(read_trace(path)[0]).rows
+    assert (row["path"], row["touches"], row["rereads"], row["references"]) == ("C:/Users/u/proj/src/a.py", 2, 1, 3)
+
+
+def test_a_tilde_path_is_kept_as_written(write):
+    """Finding 5: `cat ~/notes.md` names ~/notes.md (no home directory is known), never /p/~/notes.md; it is
+    another row than /home/u/notes.md; the text's `~/notes.md` references it."""
+    report = _files(
+        write,
+        _call("m1", 0, [("t1", "Bash", {"command": "cat ~/notes.md"}), _read("t2", "/home/u/notes.md")]),
+        _res("t1", 0),
+        _res("t2", 0),
+        _call("m2", 1, text="I read ~/notes.md"),
+    )
+    assert sorted((r["path"], r["references"]) for r in report.rows) == [("/home/u/notes.md", 1), ("~/notes.md", 2)]
+
+
+def test_the_level_is_the_unrounded_scores(write):
+    """Finding 6: one reference, aged 1,227,988 ms: exp(−0.693·1227988/1200000) + 0.3·ln 2 = 0.6999999956,
+    shown as 0.7 (6 decimals) but below HIGH's 0.7: MED."""
+    path = write("r.jsonl", _call("m1", 0, [_read("t1", "/p/a.py")]), _res("t1", 0), _call("m2", 40))
+    moment = datetime.fromtimestamp((T0 + 1_227_988) / 1000, UTC).isoformat(timespec="milliseconds")
+    (row,) = build_files(read_trace(path)[0], at=parse_at(moment)).rows
+    assert (row["age_ms"], row["relevance"], row["level"]) == (1_227_988, 0.7, "MED")
+
+
+@pytest.mark.parametrize("moment", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
+def test_a_time_that_cannot_be_shown_is_a_usage_error(write, moment):
+    """Finding 7: a time whose UTC date is past 9999 or before year 1 is refused by `parse_at` and is a
+    usage error (exit 2, named), never a traceback."""
+    with pytest.raises(ValueError, match="years 1 to 9999"):
+        parse_at(moment)
+    out = CliRunner().invoke(app, ["context", "files", _timeline(write), "--no-cache", "--at", moment])
+    assert out.exit_code == 2 and "years 1 to 9999" in out.stderr
+    assert out.exception is None or isinstance(out.exception, SystemExit)  # a usage error, no traceback
+
+
+def test_times_outside_the_trace_are_warned(write):
+    """Findings 8 and 9: before 1970 (ts_ms −60,000, valid against the files schema), before the trace's first
+    line (no files, said so), after its last (aged, said so); year 1 shown with four digits."""
+    from jsonschema import Draft202012Validator
+
+    from contexttrace.schemas import schema_of
+
+    path = _timeline(write)
+    out = CliRunner().invoke(app, ["context", "files", path, "--json", "--no-cache", "--at", "1969-12-31T23:59:00Z"])
+    (obj,) = orjson.loads(out.stdout)
+    assert obj["at"]["ts_ms"] == -60_000 and obj["files"] == [] and obj["schema_version"] == 2
+    assert list(Draft202012Validator(schema_of("files")).iter_errors(obj)) == []
+    assert any("before 1970" in w for w in obj["warnings"])
+    assert any("before the trace's first line" in w and "no files" in w for w in obj["warnings"])
+    t = read_trace(path)[0]
+    late = build_files(t, at=parse_at(_iso(50 + 120)))
+    assert any("120 min after the trace's last line" in w for w in late.warnings)
+    text = CliRunner().invoke(app, ["context", "files", path, "--no-cache", "--at", "0001-01-01"]).stdout
+    assert "at 0001-01-01 00:00:00 UTC" in text
+
+
+def _lost_and_kept(write):
+    """a.py read at call 1, dropped by a compaction before call 2; call 2 reads b.py and writes c.py (never
+    read); call 3 (minute 50) names a.py; a second compaction at minute 51, after the last call, drops b.py."""
+    return write(
+        "lost.jsonl",
+        _call("m1", 0, [_read("t1", "/p/a.py")]),
+        _res("t1", 0),
+        _compaction(1),
+        _call("m2", 2, [_read("t2", "/p/b.py"), ("t3", "Write", {"file_path": "/p/c.py", "content": "c"})]),
+        _res("t2", 2),
+        _res("t3", 2, "ok"),
+        _call("m3", 50, text="a.py again"),
+        _compaction(51),
+    )
+
+
+def test_dropped_rows_sort_last_and_drop_events_by_call(write):
+    """Findings 10 and 11: at the last line (minute 51) a.py scores 1.0 (2 references, 1 minute old) but is
+    DROPPED: it sorts after c.py (in the window or never read) and before b.py (DROPPED, 49 minutes old:
+    exp(−0.693·2.45) + 0.3·ln 2 = 0.183077 + 0.207944 = 0.391021). Drop events: a.py at call 2, then b.py
+    after the last call (call null), last."""
+    report = build_files(read_trace(_lost_and_kept(write))[0])
+    assert [(r["path"], r["level"]) for r in report.rows] == [("/p/c.py", "LOW"), ("/p/a.py", DROPPED),
+                                                             ("/p/b.py", DROPPED)]  # fmt: skip
+    assert _row(report, "/p/a.py")["relevance"] == 1.0
+    assert _row(report, "/p/b.py")["relevance"] == pytest.approx(0.391021, abs=1e-6)
+    assert [(d["path"], d["call"]) for d in report.drop_events] == [("/p/a.py", 2), ("/p/b.py", None)]
+    text = render_files_table(analyze([_lost_and_kept(write)], build=build_files))
+    assert text.index("call 2 (compaction") < text.index("after the last call (compaction")
+
+
+def test_one_call_later_failed_reads_and_subagent_touches(write):
+    """Finding 13: a drop read again one call later says "1 call later"; a failed Read shows in the table's
+    failed column (touches 2 = reads 1 + failed 1) with a note; a subagent's Read with no result is no
+    touch (subagent_touches 1, not 2), as on the main thread."""
+    path = write(
+        "c.jsonl",
+        _call("m1", 0, [_read("t1", "/p/a.py"), _read("t2", "/p/a.py")]),
+        _res("t1", 0),
+        _res("t2", 0, "<tool_use_error>File does not exist.</tool_use_error>", is_error=True),
+        _compaction(1),
+        _call("m2", 2, [_read("t3", "/p/b.py")]),
+        _res("t3", 2),
+        assistant(
+            "s1", 0, 0, 10, tools=[_read("t4", "/p/x.py"), _read("t5", "/p/y.py")], sidechain=True, timestamp=_iso(2)
+        ),
+        _res("t4", 2, isSidechain=True),
+        _call("m3", 3, [_read("t6", "/p/a.py")]),
+        _res("t6", 3),
+        _call("m4", 4),
+    )
+    run = analyze([path], build=build_files)
+    (report,) = run.reports
+    a = _row(report, "/p/a.py")
+    assert (a["touches"], a["reads"], a["failed"]) == (3, 2, 1) and report.subagent_touches == 1
+    text = render_files_table(run)
+    assert "a.py: read again at call 4 (2 calls later)" in text
+    assert "| failed |" in text.replace("  ", " ").replace("  ", " ") or "failed" in text.splitlines()[1]
+    assert "failed: touches whose result was an error" in text

@@ -165,14 +165,21 @@ def _result_line(**extra: Any) -> dict[str, Any]:
 
 def test_the_result_copy_is_skipped_unbuilt():
     """A transcript writes each tool result twice (`message.content` and `toolUseResult`): the typed decoder
-    keeps of the copy only a subagent's id and duration, its type and cap flags (issue 13), never its text."""
-    from contexttrace.reading.records import ResultCopy, decode
+    keeps of the copy only a subagent's id and duration, its type and cap flags (issue 13: Grep's applied limit
+    and counts, a Read's line counts), never its text (a Read's `file.content` neither)."""
+    from contexttrace.reading.records import FileLines, ResultCopy, decode
 
     rec = decode(orjson.dumps(_result_line(toolUseResult={"stdout": "y" * 1000, "agentId": "a1"})) + b"\n")
     assert type(rec.toolUseResult) is ResultCopy
-    fields = ("agentId", "totalDurationMs", "type", "truncated", "truncatedByTokenCap")
+    fields = ("agentId", "totalDurationMs", "type", "truncated", "truncatedByTokenCap", "appliedLimit", "mode",
+              "numLines", "numFiles", "file")  # fmt: skip
     assert rec.toolUseResult.__struct_fields__ == fields
     assert rec.toolUseResult.agentId == "a1"
+    read = {"type": "text", "file": {"filePath": "/a", "content": "z" * 1000, "numLines": 3, "startLine": 1}}
+    rec = decode(orjson.dumps(_result_line(toolUseResult=read)) + b"\n")
+    assert (
+        FileLines.__struct_fields__ == ("numLines", "startLine", "totalLines") and rec.toolUseResult.file.numLines == 3
+    )
 
 
 @pytest.mark.parametrize(

@@ -358,3 +358,33 @@ def test_the_report_panel_of_the_compaction_sample(write):
     )
     assert panel["note"].startswith("Top context consumers (main thread): Read ≈7,699 tokens at call 6")
     assert tools_panel(read_trace(write("none.jsonl", assistant("m1", 1, 0, 100)))[0]) is None
+
+
+def test_a_grep_at_its_limit_and_a_read_at_its_default_are_capped(write):
+    """Issue 13 review, finding 12: a Grep that stopped at its `appliedLimit` (content mode: `numLines` 40 =
+    `appliedLimit` 40; files mode: `numFiles` 100 = 100) is ⊘ capped, one below its limit (12 of 40) is not;
+    a Read without `limit` that returned lines 1–2,000 of a 9,000-line file stopped at its default limit
+    (capped), the same part asked for with `limit: 2000` is not, nor a whole file (50 of 50 lines)."""
+    part = {"type": "text", "file": {"filePath": "/p/big.py", "numLines": 2000, "startLine": 1, "totalLines": 9000}}
+    whole = {"type": "text", "file": {"filePath": "/p/a.py", "numLines": 50, "startLine": 1, "totalLines": 50}}
+    tools = [("g1", "Grep", {"pattern": "x", "head_limit": 40}), ("g2", "Grep", {"pattern": "y", "head_limit": 40}),
+             ("g3", "Grep", {"pattern": "z"}), ("r1", "Read", {"file_path": "/p/big.py"}),
+             ("r2", "Read", {"file_path": "/p/big.py", "limit": 2000}), ("r3", "Read", {"file_path": "/p/a.py"})]  # fmt: skip
+    path = write(
+        "limits.jsonl",
+        assistant("m1", 1, 0, 100, tools=tools),
+        result("g1", "g" * 400, toolUseResult={"mode": "content", "numLines": 40, "appliedLimit": 40}),
+        result("g2", "g" * 100, toolUseResult={"mode": "content", "numLines": 12, "appliedLimit": 40}),
+        result("g3", "g" * 300, toolUseResult={"mode": "files_with_matches", "numFiles": 100, "appliedLimit": 100}),
+        result("r1", "r" * 800, toolUseResult=part),
+        result("r2", "r" * 700, toolUseResult=part),
+        result("r3", "r" * 600, toolUseResult=whole),
+        assistant("m2", 1, 0, 100),
+    )
+    t = read_trace(path)[0]
+    capped = dict(zip(t.tool_results["tool_use_id"].to_list(), t.tool_results["capped"].to_list(), strict=True))
+    assert capped == {"g1": True, "g2": False, "g3": True, "r1": True, "r2": False, "r3": False}
+    report = build_tools(t)
+    assert [(c["tool_use_id"], c["capped"]) for c in report.top_consumers] == [
+        ("r1", True), ("r2", False), ("r3", False), ("g1", True), ("g3", True)]  # fmt: skip
+    assert "Read ≈200 tokens ⊘ capped" in render_tools_table(analyze([path], build=build_tools))

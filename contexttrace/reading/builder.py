@@ -12,6 +12,7 @@ It never prints nor reads files; `build` turns the rows into a `model.Trace` onc
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
@@ -21,7 +22,9 @@ from ..schema import CALL_SCHEMA, EVENT_SCHEMA, THREAD_MAIN, TOOL_RESULT_SCHEMA,
 from .calls import BUILT_COLUMNS, C_KIND, C_THREAD, Calls, input_side, kept_line
 from .content import (
     ERROR_HEAD_CHARS,
+    PART_READ,
     attachment_chars,
+    cap_of,
     command_name,
     first_text,
     is_denial,
@@ -29,6 +32,7 @@ from .content import (
     measure,
     path_words,
     persisted_bytes,
+    read_caps,
     shell_read_path,
 )
 from .formats import (
@@ -208,10 +212,11 @@ class Builder:
             values, bad = kept_line(rec, msg, usage, model, out)
             diag.bad_usage += bad
             calls.keep(at, values, bad)
+        cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory: issue 13)
         for block in tool_uses:
-            self._tool_use(block, line, at, mid, ts)
+            self._tool_use(block, line, at, mid, ts, cwd)
 
-    def _tool_use(self, block: Block, line: int, at: int, mid: str | None, ts: str | None) -> None:
+    def _tool_use(self, block: Block, line: int, at: int, mid: str | None, ts: str | None, cwd: str | None) -> None:
         tid = block.id
         uses = self.uses
         if not (type(tid) is str and tid):
@@ -244,6 +249,7 @@ class Builder:
                 description if type(description) is str else None,
                 len(prompt) if type(prompt) is str else None,
                 read_path,
+                cwd,
             )
         )
 
@@ -283,13 +289,14 @@ class Builder:
         denial_kind = rec.toolDenialKind
         structured = result_copy(rec)
         agent_id = agent_ms = None
-        capped = unchanged = False  # (issue 13)
+        capped: bool | str = False  # (issue 13)
+        unchanged = False
         if type(structured) is ResultCopy:
             agent_id = structured.agentId
             if type(agent_id) is not str:
                 agent_id = None
             agent_ms = self.diag.number(structured.totalDurationMs)
-            capped = structured.truncated is True or structured.truncatedByTokenCap is True
+            capped = cap_of(structured)
             unchanged = structured.type == "file_unchanged"
         results = self.results
         for block in content:
@@ -494,6 +501,10 @@ class Builder:
         ms = epoch_ms(dict.fromkeys(itertools.chain(stamps, e["ts_ms"])), self.stamps.ms)
         for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
             column[:] = [ms[ts] for ts in column]
+        if PART_READ in r["capped"]:
+            r["capped"] = read_caps(r["capped"], r["tool_use_id"], u)
+        cwd = self.facts.cwd
+        u["cwd"] = [None if c == cwd else c for c in u["cwd"]]  # a tool use's cwd only where it differs
         cleared = self.results.cleared
         r["cleared_seq"] = [cleared.get(tid) for tid in r["tool_use_id"]] if cleared else [None] * len(r["tool_use_id"])
         denied = self.facts.denied_ids

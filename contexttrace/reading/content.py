@@ -1,5 +1,5 @@
 """What a content block measures: characters of text, images and their size, refusals, persisted outputs,
-the one file a shell command reads.
+the one file a shell command reads, the path-like words of prose, whether a tool cut its result at a cap.
 
 Pure functions over decoded content (the Structs of `records`, or plain JSON values for `result_size`, the
 public helper); no state, no I/O. Lengths are Python code points (exact); sizes are bytes.
@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from msgspec import Raw
 
-from .records import Block, InnerBlock, raw_text, raw_text_length
+from .records import Block, InnerBlock, ResultCopy, raw_text, raw_text_length
 
 #: Counts at or above this are not counts (JSON numbers past 2**53 lose precision anyway).
 MAX_TOKENS = 2**53
@@ -411,21 +411,74 @@ def command_name(text: str) -> str | None:
 
 # -- the path-like words of prose (issue 13: `context files` references) ------------------------------------
 
-#: A word a path could be: a run of letters, digits and the characters paths hold (`_ - . / \ ~ : @ + %`).
-#: Spaces, quotes, backticks, brackets, commas and the like end a word.
-PATH_WORD = re.compile(r"[\w.~/\\:@+%-]+")
+#: A word a path could be: a run of letters, digits and the characters paths hold (`_ - . / \ ~ : @ + %`, and
+#: `[ ] ( ) $ # , ' =`, which route files hold: `app/[id]/page.tsx`, `app/(auth)/x.tsx`, `routes/$id.tsx`).
+#: Spaces, double quotes, backticks, `<>`, `{}`, `*`, `|` and `;` end a word. A word kept whole is tried
+#: whole and then split where a narrower word would have ended (`file_paths.candidates`), so `a.py,b.py`
+#: and `--file=a.py` still name their files.
+PATH_WORD = re.compile(r"[\w.~/\\:@+%\-\[\]()$#,'=]+")
 
 
 def path_words(text: str) -> list[str]:
-    """The words of `text` that could name a file: `PATH_WORD` runs, trailing ``.`` and ``:`` dropped (a
-    sentence's end, a label's colon), that still hold a ``/``, a ``\\`` or a ``.``; in order, repeats kept.
+    """The words of `text` that could name a file: `PATH_WORD` runs, trailing ``.``, ``,`` and ``:`` dropped
+    (a sentence's end, a list's comma, a label's colon), that still hold a ``/``, a ``\\`` or a ``.``; in
+    order, repeats kept.
 
     >>> path_words("I read `src/app.py:12`, then README.md. Done: ok.")
     ['src/app.py:12', 'README.md']
+    >>> path_words("See app/[id]/page.tsx, (src/a.py) and x=1.")
+    ['app/[id]/page.tsx', '(src/a.py)']
     """
     out = []
     for word in PATH_WORD.findall(text):
-        word = word.rstrip(".:")
+        word = word.rstrip(".,:")
         if "/" in word or "." in word or "\\" in word:
             out.append(word)
     return out
+
+
+# -- whether the tool cut its result at a cap (issue 13: `context tools`' ⊘ capped) ------------------------------
+
+#: `cap_of`'s answer for a result that returned part of a file: capped or not is decided in `build`, by its
+#: tool use's input (`read_caps`).
+PART_READ = "part"
+
+
+def cap_of(copy: ResultCopy) -> bool | str:
+    """Whether the tool cut its result at a cap, from its structured copy (issue 13, ⊘ capped): True when
+    `truncated` or `truncatedByTokenCap` is true (Glob; an MCP result cut at the token cap), or when a Grep
+    stopped at its `appliedLimit` (the head_limit: `numLines` in content mode, else `numFiles`, at least
+    the limit, more lines may have matched); `PART_READ` when a Read's `file` returned fewer lines than the
+    file has from its `startLine` (cut at the default line limit, unless its input set a `limit`); else False.
+    """
+    if copy.truncated is True or copy.truncatedByTokenCap is True:
+        return True
+    limit = copy.appliedLimit
+    if type(limit) is int and limit > 0:
+        count = copy.numLines if copy.mode == "content" else copy.numFiles
+        return type(count) is int and count >= limit
+    f = copy.file
+    if f is not None:
+        n, start, total = f.numLines, f.startLine, f.totalLines
+        if type(n) is int and type(start) is int and type(total) is int and n > 0 and start + n - 1 < total:
+            return PART_READ
+    return False
+
+
+def read_caps(capped: list[Any], ids: list[Any], uses: dict[str, list[Any]]) -> list[bool]:
+    """`tool_results.capped` with each `PART_READ` decided (issue 13): a result that returned part of a file
+    is cut at a cap when its tool use is a Read that set no `limit` (the Read stopped at its default line
+    limit); a Read with a `limit` asked for that part."""
+    limited = {
+        tid: not (name == "Read" and type(inp := _loads(text)) is dict and inp.get("limit") is None)
+        for tid, name, text in zip(uses["tool_use_id"], uses["name"], uses["input_json"], strict=True)
+        if tid is not None
+    }
+    return [c is True or (c is PART_READ and not limited.get(tid, True)) for c, tid in zip(capped, ids, strict=True)]
+
+
+def _loads(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None

@@ -150,6 +150,14 @@ class Message(Struct):
     content: str | list[BlockItem] | None = None
 
 
+class FileLines(Struct):
+    """`toolUseResult.file` of a Read: only its line counts are read (its `content` is skipped unbuilt)."""
+
+    numLines: Any = None  # lines the Read returned
+    startLine: Any = None  # the first of them (1-based)
+    totalLines: Any = None  # lines the file has
+
+
 class ResultCopy(Struct):
     """The structured copy of a tool result (`toolUseResult` / `tool_use_result`): only a subagent's id and
     duration, the copy's type and its cap flags are read; the copy itself (a Read's file, an Edit's
@@ -158,8 +166,14 @@ class ResultCopy(Struct):
     agentId: Any = None
     totalDurationMs: Any = None
     type: Any = None  # "file_unchanged": a Read answered that the file is unchanged since read (issue 13)
-    truncated: Any = None  # true: the tool cut its result at a cap (Glob, Grep)
+    truncated: Any = None  # true: the tool cut its result at a cap (Glob)
     truncatedByTokenCap: Any = None  # true: the result was cut at the token cap
+    # Grep's cap (issue 13, ⊘ capped): the head_limit it applied, and what it counted in its mode
+    appliedLimit: Any = None
+    mode: Any = None  # "content" (numLines counts), "files_with_matches" / "count" (numFiles counts)
+    numLines: Any = None
+    numFiles: Any = None
+    file: FileLines | None = None  # Read: the lines it returned of the file (a Read cut at its default limit)
 
 
 #: A tool result copy: an object, or any other JSON value (a string "Error: ...", an MCP result's list).
