@@ -191,7 +191,7 @@ def sources_of(arg: str) -> list[TraceSource]:
     """
     from .sources import TraceSource, _sources_of
 
-    if is_glob(arg) and not (not is_url(arg) and os.path.lexists(arg)):
+    if is_glob(arg) and (is_url(arg) or not os.path.lexists(arg)):  # (a file may be named with a `*`)
         try:
             matches = expand_glob(arg)
         except (OSError, ImportError, ValueError) as exc:
