@@ -53,8 +53,10 @@ def _timed(cmd: list[str]) -> tuple[float, float]:
     """Wall seconds of one whole-process run, and the CPU seconds of it and its children (the cluster's)."""
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    done = subprocess.run(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - start
+    errors = [line for line in done.stderr.decode(errors="replace").splitlines() if line.startswith("Error")]
+    assert done.returncode == 0, f"{' '.join(cmd)}: exit {done.returncode}: {errors[:3]}"
     now = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
 
