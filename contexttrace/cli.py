@@ -20,7 +20,7 @@ import typer
 
 from . import __version__, metrics
 from .compare import ConditionError, build_run, compare, parse_conditions, parse_metrics, pick_baseline
-from .context_sources import build_sources, is_at_choice
+from .context_sources import build_sources, is_at_choice, unknown_thread
 from .engine import EngineError, EngineName, open_engine
 from .errors import ExitCode
 from .files import At, build_files, parse_at
@@ -680,7 +680,13 @@ StepsOpt = Annotated[
 ThreadOpt = Annotated[
     str,
     typer.Option("--thread", metavar="AGENT_ID",
-                 help="Read a subagent's own window (its agent id) instead of the main thread's."),
+                 help="Read a subagent's own window instead of the main thread's: its agent id (as its agent file "
+                      "and context usage --breakdown name it) or the Task / Agent tool_use id that started it."),
+]  # fmt: skip
+SourcesWindowOpt = Annotated[
+    int | None,
+    _window_option("Context window in tokens (200000, 200k, 1M); read for the diagnostics only: the source "
+                   "readings do not depend on it."),
 ]  # fmt: skip
 
 
@@ -691,7 +697,7 @@ def sources_command(
     at: SourcesAtOpt = "last",
     steps: StepsOpt = False,
     thread: ThreadOpt = "main",
-    window: ToolsWindowOpt = None,
+    window: SourcesWindowOpt = None,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
     engine: EngineOpt = EngineName.LOCAL,
@@ -704,6 +710,9 @@ def sources_command(
         raise typer.BadParameter(f"{at!r}: last, peak or a call number from 1", param_hint="--at")
     build = partial(build_sources, at=at, thread=thread)
     run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=build)
+    unknown = unknown_thread(run.reports, thread)
+    if unknown:
+        raise typer.BadParameter(unknown, param_hint="--thread")
     text = render_sources_json(run) if json else render_sources_table(run, steps=steps)
     if text or json:
         typer.echo(text)

@@ -13,12 +13,17 @@ The rules this module owns:
   `placement.result_source` row; a prompt (`events` kinds in `PROMPT_KINDS`) is chars / 4 + 1,500 per
   pasted image; an attachment (harness) and the compaction summary (`summary`) are chars / 4. Each is
   placed on the first call of the thread after it (`seq`); an item after the last call is not resident.
-* Output. A call's own output is not in its prompt; it lands in the next one, split exactly into
+* Output. A call's own output is not in its prompt; it lands in the next one. When its `output_tokens` is
+  final (`metrics.output_is_lower_bound` false: a `stop_reason` was written) it is split exactly into
   thinking (≈ thinking chars / 4: the trace writes no thinking tokens), tool inputs (input chars / 4,
-  capped at the output less thinking) and prose (the rest of `output_tokens`).
-* Steps. At each measured call the rows carried over plus the previous output leave a gap to the exact
-  prompt size; the placed estimates fill it, scaled down (floor) when they exceed it (`reconciled`), and
-  what they miss goes to `other`. A gap below zero (the prompt grew less than the previous output, as when
+  capped at the output less thinking) and prose (the rest); a call whose thinking is hidden (its blocks
+  carry a signature and no text) gives prose its text chars / 4 and thinking the rest. When the count is a
+  streaming placeholder (a lower bound, FORMATS G2) nothing is capped at it: thinking, tool inputs and
+  prose are each chars / 4, placed as estimates of the step (hidden thinking then has no estimate).
+* Steps. At each measured call the rows carried over plus the previous final outputs leave a gap to the
+  exact prompt size; the placed estimates (items, and outputs whose count is a lower bound) fill it,
+  scaled down (floor) when they exceed it (`reconciled`), and what they miss goes to `other`. A gap below
+  zero (the prompt grew less than the previous output, as when
   the API drops earlier thinking) places no estimate and withdraws the excess from `other`, then
   `thinking`, then the other rows in proportion (`withdrawn`). So the rows sum to the size at every call.
 * Prefix. The first call's cache read + cache write (spec 001 "Fixed prefix"; its first prompt is inside
@@ -35,15 +40,18 @@ from typing import TYPE_CHECKING, Any
 
 from .estimator import estimate_trace
 from .filters import trace_facts
+from .metrics import output_is_lower_bound
 from .placement import Boundary, boundaries, result_source
 from .schema import THREAD_MAIN
+from .threads import thread_ids, thread_note
 from .tools import CHARS_PER_TOKEN, result_tokens
 
 if TYPE_CHECKING:
     from .reader import LineNote, Trace
 
-#: The version of each `context sources --json` object (a change of its keys or their types bumps it).
-SCHEMA_VERSION = 1
+#: The version of each `context sources --json` object (a change of its keys or their types bumps it; 2 added
+#: `output_lower_bound_calls` and `hidden_thinking_calls`).
+SCHEMA_VERSION = 2
 
 #: The rows, in table order: spec 001's "Context sources", with the compaction summary as its own row.
 ROWS = ("prefix", "files", "bash", "mcp", "agent", "web", "other_results", "prompts", "harness", "thinking",
@@ -73,6 +81,8 @@ PROMPT_IMAGE_TOKENS = 1_500
 WITHDRAW_FIRST = ("other", "thinking")
 #: `--at` values besides a call number.
 AT_CHOICES = ("last", "peak")
+#: Boundaries with a marker line (`placement.boundaries`): what lands after the line is in the new window.
+MARKED = frozenset({"compaction", "clear"})
 
 
 def is_at_choice(at: str) -> bool:
@@ -99,9 +109,13 @@ class _Call:
     prompt: int | None
     output: int
     cache: int
-    thinking: int
-    inputs: int
+    thinking: int  # thinking chars / 4 (0 when hidden)
+    inputs: int  # tool input chars / 4
+    text: int  # text chars / 4
     ts_ms: int | None
+    final: bool = True  # `output` is the final count (else a lower bound: `metrics.output_is_lower_bound`)
+    has_thinking: bool = False
+    hidden: bool = False  # thinking blocks with no text (a signature only, or redacted): the trace hides them
 
 
 @dataclass(frozen=True)
@@ -132,6 +146,8 @@ class SourcesReport:
     timestamps_known: bool
     estimator: dict[str, Any]
     steps: list[dict[str, Any]]
+    output_lower_bound_calls: int = 0
+    hidden_thinking_calls: int = 0
     skipped_lines: int = 0
     oversized_lines: int = 0
     truncated_last_line: bool = False
@@ -142,6 +158,8 @@ class SourcesReport:
     fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
     peak: int = 0
     window: int | None = None
+    thread_found: bool = True  # `thread` names a thread of the trace (not in the JSON: `unknown_thread`)
+    thread_list: list[str] = field(default_factory=list)  # the trace's thread keys, main first
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this trace (docs/sources.md)."""
@@ -164,6 +182,8 @@ class SourcesReport:
             "withdrawn": self.withdrawn,
             "harness_per_turn": self.harness_per_turn,
             "thinking_exact": self.thinking_exact,
+            "output_lower_bound_calls": self.output_lower_bound_calls,
+            "hidden_thinking_calls": self.hidden_thinking_calls,
             "timestamps_known": self.timestamps_known,
             "estimator": self.estimator,
             "steps": self.steps,
@@ -177,15 +197,16 @@ def _calls(trace: Trace, thread: str) -> list[_Call]:
     v = trace.view("calls")
     cols = [v.get_column(c).to_list() for c in ("seq", "thread", "prompt_tokens", "output_tokens",
             "cache_read_tokens", "cache_write_tokens", "has_thinking", "thinking_chars", "tool_input_chars",
-            "ts_ms")]  # fmt: skip
+            "text_chars", "ts_ms", "stop_reason")]  # fmt: skip
     out = []
-    for seq, th, prompt, out_t, cr, cw, has_think, think_chars, input_chars, ts in zip(*cols, strict=True):
+    for seq, th, prompt, out_t, cr, cw, has_think, think, inp, text, ts, stop in zip(*cols, strict=True):
         if th != thread:
             continue
-        output = out_t or 0
-        thinking = min((think_chars or 0) // CHARS_PER_TOKEN, output) if has_think else 0
-        inputs = min((input_chars or 0) // CHARS_PER_TOKEN, output - thinking)
-        out.append(_Call(seq, prompt or None, output, (cr or 0) + (cw or 0), thinking, inputs, ts))
+        has_think = has_think is True
+        thinking = (think or 0) // CHARS_PER_TOKEN if has_think else 0
+        out.append(_Call(seq, prompt or None, out_t or 0, (cr or 0) + (cw or 0), thinking,
+                         (inp or 0) // CHARS_PER_TOKEN, (text or 0) // CHARS_PER_TOKEN, ts,
+                         not output_is_lower_bound(stop), has_think, has_think and not think))  # fmt: skip
     out.sort(key=lambda c: c.seq)
     return out
 
@@ -239,6 +260,8 @@ class _Window:
         self.reconciled = 0
         self.withdrawn = 0
         self.turn_prompts = 0
+        self.thinking_estimated = False  # a call with thinking blocks (visible or hidden) since the reference
+        self.prose_estimated = False  # prose holds an estimate, or a final output less estimates (finding 3)
 
     def remove(self, cleared: frozenset[str]) -> None:
         """Take the results a microcompaction cleared off their rows."""
@@ -249,12 +272,27 @@ class _Window:
                 self.rows[row] -= min(placed, self.rows[row])
                 self.raw -= raw
 
-    def add_output(self, call: _Call) -> None:
-        """The previous call's output, now part of the prompt: thinking, tool inputs, prose."""
-        prose = call.output - call.thinking - call.inputs
-        for row, tokens in (("thinking", call.thinking), ("tool_inputs", call.inputs), ("prose", prose)):
+    def add_output(self, call: _Call) -> list[_Item]:
+        """The previous call's output, now part of the prompt: thinking, tool inputs, prose. A final count is
+        split into the rows; a lower bound is returned as three estimates for the step to place."""
+        self.thinking_estimated |= call.has_thinking
+        if not call.final:
+            self.prose_estimated = True
+            estimates = (("thinking", call.thinking), ("tool_inputs", call.inputs), ("prose", call.text))
+            return [_Item(call.seq, row, tokens) for row, tokens in estimates if tokens]
+        if call.hidden:  # the output holds thinking the trace does not show: prose is the text, thinking the rest
+            inputs = min(call.inputs, call.output)
+            prose = min(call.text, call.output - inputs)
+            thinking = call.output - inputs - prose
+        else:
+            thinking = min(call.thinking, call.output)
+            inputs = min(call.inputs, call.output - thinking)
+            prose = call.output - thinking - inputs
+        self.prose_estimated |= bool(thinking or inputs or call.hidden)
+        for row, tokens in (("thinking", thinking), ("tool_inputs", inputs), ("prose", prose)):
             self.rows[row] += tokens
         self.raw += call.output
+        return []
 
     def step(self, size: int, items: list[_Item]) -> None:
         """Place `items` so that the rows sum to `size` (module docstring, "Steps")."""
@@ -288,6 +326,7 @@ class _Window:
         if excess and pool:
             share = min(excess, pool)
             taken = 0
+            prose = self.rows["prose"]
             for r in rest:
                 take = self.rows[r] * share // pool
                 self.rows[r] -= take
@@ -299,6 +338,7 @@ class _Window:
                 self.rows[r] -= take
                 taken += take
             excess -= taken
+            self.prose_estimated |= self.rows["prose"] < prose
         self.rows["prefix"] -= min(excess, self.rows["prefix"])
 
 
@@ -312,6 +352,8 @@ class _Snap:
     withdrawn: int
     turns: int
     reference: dict[str, Any]
+    thinking_estimated: bool = False
+    prose_estimated: bool = False
 
 
 def _reference(b: Boundary | None, first: _Call | None) -> dict[str, Any]:
@@ -341,7 +383,7 @@ def _walk(calls: list[_Call], items: list[_Item], bounds: list[Boundary]) -> lis
         landed, pos = waiting + items[pos:end], end
         opened = full.get(n)
         if opened is not None:
-            cut = opened.seq if opened.kind == "compaction" else prev_seq
+            cut = opened.seq if opened.kind in MARKED else prev_seq
             landed = [i for i in landed if i.seq > cut]
             win, outputs, reference = None, [], _reference(opened, c)
         for cleared in micro.get(n, ()):
@@ -357,12 +399,11 @@ def _walk(calls: list[_Call], items: list[_Item], bounds: list[Boundary]) -> lis
             if prefix0 is None:
                 prefix0 = min(c.cache, c.prompt) if c.cache else max(0, c.prompt - sum(i.tokens for i in landed))
             win = _Window(min(prefix0, c.prompt))
-        for o in outputs:
-            win.add_output(o)
-        win.step(c.prompt, landed)
+        estimates = [i for o in outputs for i in win.add_output(o)]
+        win.step(c.prompt, estimates + landed)
         waiting, outputs = [], [c]
         snaps.append(_Snap(dict(win.rows), max(0, win.raw - c.prompt), win.reconciled, win.withdrawn,
-                           win.turn_prompts, dict(reference)))  # fmt: skip
+                           win.turn_prompts, dict(reference), win.thinking_estimated, win.prose_estimated))  # fmt: skip
     return snaps
 
 
@@ -377,34 +418,37 @@ def _chosen(at: str, calls: list[_Call]) -> tuple[int | None, str | None]:
         return max(measured, key=lambda k: (calls[k].prompt or 0, -k)), None
     n = int(at)
     if not 1 <= n <= len(calls):
-        return None, f"--at {n}: the thread has {len(calls)} call(s)"
+        return None, f"--at {n}: the thread has {calls_word(len(calls))}"
     if calls[n - 1].prompt is None:
         return None, f"--at {n}: call {n}'s usage could not be read (its prompt size is unknown)"
     return n - 1, None
 
 
-def _estimated(row: str, rows: dict[str, int]) -> bool:
-    """Whether a row's figure is an estimate (≈): every row but thinking and prose (spec 001); thinking when
-    it holds any token (the trace writes no thinking tokens: chars / 4), prose when thinking or tool inputs
-    were taken out of the output beside it."""
-    if row == "thinking":
-        return rows["thinking"] > 0
-    if row == "prose":
-        return rows["thinking"] > 0 or rows["tool_inputs"] > 0
-    return True
+def calls_word(n: int) -> str:
+    """``"1 call"``, ``"2 calls"``: a count of calls in words.
+
+    >>> calls_word(1), calls_word(139)
+    ('1 call', '139 calls')
+    """
+    return f"{n:,} call" + ("" if n == 1 else "s")
 
 
-def source_rows(rows: dict[str, int], size: int) -> list[dict[str, Any]]:
+def source_rows(
+    rows: dict[str, int], size: int, thinking_estimated: bool = False, prose_estimated: bool = False
+) -> list[dict[str, Any]]:
     """The rows of one call as the JSON lists them: `source` (a key of `ROWS`), `label`, `tokens`, `share`
-    (tokens / size, 0–1, None when the size is 0) and `estimated` (≈, `_estimated`).
+    (tokens / size, 0–1, None when the size is 0) and `estimated` (≈): every row but thinking and prose
+    (spec 001); thinking when `thinking_estimated` (a call since the reference wrote thinking blocks: the
+    trace writes no thinking tokens), prose when `prose_estimated` (`_Window.prose_estimated`).
 
     >>> r = source_rows(dict.fromkeys(ROWS, 0) | {"prefix": 750, "files": 250}, 1000)
-    >>> [(x["source"], x["tokens"], x["share"]) for x in r[:2]]
-    [('prefix', 750, 0.75), ('files', 250, 0.25)]
+    >>> [(x["source"], x["tokens"], x["share"], x["estimated"]) for x in r[:2]]
+    [('prefix', 750, 0.75, True), ('files', 250, 0.25, True)]
     """
+    exact = {"thinking": not thinking_estimated, "prose": not prose_estimated}
     return [
         {"source": row, "label": ROW_LABELS[row], "tokens": rows[row],
-         "share": rows[row] / size if size else None, "estimated": _estimated(row, rows)}
+         "share": rows[row] / size if size else None, "estimated": not exact.get(row, False)}
         for row in ROWS
     ]  # fmt: skip
 
@@ -419,18 +463,21 @@ def build_sources(
     trace
         A trace from `reader.read_trace`.
     window
-        Unused (the runner passes `--window` to every build).
+        Unused: no figure here depends on the window's size (the runner passes `--window` to every build).
     at
         The call whose window the rows describe: ``"last"`` (the thread's last measured call), ``"peak"``
         (its largest prompt, the first on ties) or a call number (``"62"``, 1-based as `--calls`).
     thread
-        ``"main"`` or a subagent's id (`calls.thread`): whose window is read.
+        Whose window is read: ``"main"`` or an id of `thread_ids` (a subagent's thread key, its agent id,
+        ``agent-<id>``, or the Task / Agent tool_use id that started it). An id the trace lacks gives no
+        rows, a warning naming the trace's threads and `thread_found` False.
 
     Returns
     -------
     SourcesReport
         Every figure as the module docstring defines it; a trace or thread with no call has no rows
-        (`call` None) and a warning, never an error.
+        (`call` None) and a warning, never an error. `at` as given, a number without its leading zeros;
+        `thread` the thread's key (`calls.thread`) when the id names one, else the id as given.
 
     Raises
     ------
@@ -440,13 +487,17 @@ def build_sources(
     del window
     if not is_at_choice(at):
         raise ValueError(f"--at {at!r}: last, peak or a call number from 1")
+    at = at if at in AT_CHOICES else str(int(at))  # `--at 007` is call 7
+    ids = thread_ids(trace)
+    found = thread in ids
+    thread = ids.get(thread, thread)
     calls = _calls(trace, thread)
     snaps = _walk(calls, _items(trace, thread), boundaries(trace, thread))
     k, note = _chosen(at, calls)
     warnings = list(trace.warnings) + ([note] if note else [])
     if not calls:
-        warnings.append(f"thread {thread!r} has no model call: no window to split" if thread != THREAD_MAIN
-                        else "no main-thread call: no window to split")  # fmt: skip
+        warnings.append(thread_note(thread, ids) if not found or thread == THREAD_MAIN
+                        else f"--thread {thread}: the thread has no model call: no window to split")  # fmt: skip
     snap = snaps[k] if k is not None else None
     size = calls[k].prompt if k is not None else None
     steps = [
@@ -458,14 +509,34 @@ def build_sources(
         trace=trace.name, path=trace.path, format=trace.format, session_id=trace.session_id, thread=thread,
         at=at, call=k + 1 if k is not None else None, calls=len(calls), context_tokens=size,
         reference=snap.reference if snap is not None else _reference(None, None),
-        sources=source_rows(snap.rows, size or 0) if snap is not None else [],
+        sources=source_rows(snap.rows, size or 0, snap.thinking_estimated, snap.prose_estimated) if snap else [],
         overflow_raw=snap.overflow_raw if snap else 0, reconciled=snap.reconciled if snap else 0,
         withdrawn=snap.withdrawn if snap else 0, harness_per_turn=harness,
-        thinking_exact=not any(c.thinking for c in calls), timestamps_known=any(c.ts_ms is not None for c in calls),
+        thinking_exact=not any(c.has_thinking for c in calls),
+        timestamps_known=any(c.ts_ms is not None for c in calls),
+        output_lower_bound_calls=sum(not c.final for c in calls), hidden_thinking_calls=sum(c.hidden for c in calls),
         estimator=estimate_trace(trace, thread), steps=steps, skipped_lines=trace.skipped_lines,
         oversized_lines=trace.oversized_lines, truncated_last_line=trace.truncated_last_line, warnings=warnings,
         line_notes=list(trace.line_notes), skipped_by_file=dict(trace.skipped_by_file), facts=trace_facts(trace),
+        thread_found=found, thread_list=[k for k, v in ids.items() if k == v],
     )  # fmt: skip
+
+
+def unknown_thread(reports: list[SourcesReport], thread: str) -> str | None:
+    """The usage error of a `--thread` id that names a thread of none of the traces read (the CLI exits 2
+    with it), listing the threads they have; None when some trace has it, or no trace was read.
+
+    >>> r = SourcesReport("t", "t", "transcript", None, "x", "last", None, 0, None, {}, [], 0, 0, 0, None,
+    ...                   True, True, {}, [], thread_found=False, thread_list=["main", "a1"])
+    >>> unknown_thread([r], "x")
+    "'x' names no thread of the traces read; their threads: main, a1 (or a Task / Agent tool_use id that started one)"
+    """
+    if not reports or any(r.thread_found for r in reports):
+        return None
+    known = list(dict.fromkeys(k for r in reports for k in r.thread_list))
+    shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
+    return (f"{thread!r} names no thread of the traces read; their threads: {shown} (or a Task / Agent "
+            "tool_use id that started one)")  # fmt: skip
 
 
 def sources_panel(trace: Trace, report: Any) -> dict[str, Any] | None:

@@ -179,6 +179,17 @@ def measured(prompt: int | None) -> TypeGuard[int]:
     return prompt is not None and prompt > 0
 
 
+def output_is_lower_bound(stop_reason: Any) -> bool:
+    """Whether a call's `output_tokens` may be a streaming placeholder, not its final count (FORMATS G2):
+    the call was written with no `stop_reason` (`calls.stop_reason` null). The one rule `context usage`
+    (`output_lower_bound_calls`) and `context sources` (its output rows) share.
+
+    >>> output_is_lower_bound(None), output_is_lower_bound("tool_use")
+    (True, False)
+    """
+    return stop_reason is None
+
+
 def unmeasured_warning(unmeasured: int, calls: int) -> str | None:
     """The warning of a trace with main-thread calls whose prompt size is unknown (`measured`), else None;
     the same words in `context trace` and `context usage`.

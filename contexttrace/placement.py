@@ -17,12 +17,14 @@ What a boundary is, decided (docs/sources.md states it with its sources):
 * ``compaction``: a `system/compact_boundary` line of the thread (exact).
 * ``microcompaction``: a `system/microcompact_boundary` line; it removes only the results its
   `compactedToolIds` name (`tool_results.cleared_seq`), everything else stays.
-* ``clear`` and ``drop``: between two measured calls of the thread with no compaction or microcompaction
-  between them, the prompt fell by at least `DROP_FRACTION` (30 %, spec 001). It is ``clear`` when a
-  slash-command line (`events.kind == "command"`) lies between the two calls (the reader keeps no command
-  name, so a `/clear` is told from another command only by the drop that follows it), else ``drop``.
+* ``clear``: a `/clear` slash-command line of the thread (`events.command_name`, the name in its
+  `<command-name>` tag) after the thread's first call, whatever the prompt did after it (exact). A `/clear`
+  before any call of the thread clears nothing this trace shows: no boundary.
+* ``drop``: between two measured calls of the thread with no marker (compaction, microcompaction,
+  `/clear`) between them, the prompt fell by at least 30 % (spec 001; `is_drop`, in integers). Any other
+  slash command between them (`/model`, `/cost`) does not change that: it is a ``drop``.
 * ``resume``: in `KINDS` for the contract, never emitted yet: the tables keep no per-line session id or
-  process start, so a resume that shrinks the window is reported as ``clear`` or ``drop`` and one that
+  process start, so a resume that shrinks the window by 30 % or more is reported as ``drop`` and one that
   keeps it is no boundary.
 """
 
@@ -48,8 +50,11 @@ AGENT_TOOLS = frozenset({"Task", "Agent"})
 WEB_TOOLS = frozenset({"WebFetch", "WebSearch"})
 #: Tools whose `file_path` (or notebook path) input names the one file they touch.
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
-#: A drop of at least this fraction of the previous call's prompt, with no marker, is a boundary (spec 001).
-DROP_FRACTION = 0.3
+#: A drop of at least this many tenths of the previous call's prompt, with no marker, is a boundary (spec
+#: 001: 30 %); tested in integers (`is_drop`).
+DROP_TENTHS = 3
+#: The slash command that empties the window (`events.command_name`, with or without its leading ``/``).
+CLEAR_COMMAND = "clear"
 
 #: The kinds of boundary, in the contract's order (see the module docstring for each).
 KINDS = ("compaction", "microcompaction", "clear", "drop", "resume")
@@ -157,10 +162,10 @@ def file_of_tool_use(tool: str | None, input_path: str | None, read_path: str | 
 class Boundary:
     """A point where a thread's window lost content.
 
-    `kind`: one of `KINDS`. `seq`: the record order (`seq`) where it takes effect (the marker line; for
-    ``clear`` and ``drop`` the first call after the drop). `call`: the 1-based number among the thread's
-    calls (for the main thread, the numbering of `--calls`) of the first call after it, None when none
-    followed. `ts_ms`: the marker's timestamp (for ``clear`` / ``drop`` that call's), None without one.
+    `kind`: one of `KINDS`. `seq`: the record order (`seq`) where it takes effect (the marker line, the
+    `/clear` line for ``clear``; for ``drop`` the first call after the drop). `call`: the 1-based number
+    among the thread's calls (for the main thread, the numbering of `--calls`) of the first call after it,
+    None when none followed. `ts_ms`: the marker's timestamp (for ``drop`` that call's), None without one.
     `delta`: Δcontext, prompt tokens of that first call minus those of the last measured call before it
     (exact, from usage), None when either is missing. `cleared`: for a microcompaction, the tool_use_ids
     it removed; None: everything before it left the window.
@@ -172,6 +177,20 @@ class Boundary:
     ts_ms: int | None
     delta: int | None
     cleared: frozenset[str] | None
+
+
+def is_drop(prompt: int, before: int) -> bool:
+    """Whether a prompt of `prompt` tokens after one of `before` is a drop of at least 30 % (`DROP_TENTHS`),
+    in integers: ``10 * prompt <= 7 * before`` (a float product misses some exact 30 % drops).
+
+    >>> is_drop(131068, 187240), is_drop(131069, 187240), is_drop(70, 100), is_drop(71, 100)
+    (True, False, True, False)
+    """
+    return 10 * prompt <= (10 - DROP_TENTHS) * before
+
+
+def _is_clear(name: str | None) -> bool:
+    return name is not None and name.removeprefix("/") == CLEAR_COMMAND
 
 
 def _thread_calls(trace: Trace, thread: str) -> list[tuple[int, int | None, int | None]]:
@@ -230,22 +249,23 @@ def boundaries(trace: Trace, thread: str = THREAD_MAIN) -> list[Boundary]:
     Returns
     -------
     list of Boundary
-        Compactions and microcompactions from the thread's `events` (`compact_boundary`,
-        `microcompact_boundary`; the cleared ids from `tool_results.cleared_seq`), and the ``clear`` /
-        ``drop`` boundaries from its calls' `prompt_tokens` (exact, from usage; a call whose usage could
-        not be read, prompt 0, is skipped), as the module docstring defines them. [] for a thread with no
-        calls and no markers. Never raises on missing values.
+        Compactions, microcompactions and `/clear` lines from the thread's `events` (`compact_boundary`,
+        `microcompact_boundary`, `command` with `command_name` ``/clear``; the cleared ids from
+        `tool_results.cleared_seq`), and the ``drop`` boundaries from its calls' `prompt_tokens` (exact,
+        from usage; a call whose usage could not be read, prompt 0, is skipped), as the module docstring
+        defines them. [] for a thread with no calls and no markers. Never raises on missing values.
     """
     calls = _thread_calls(trace, thread)
     seqs = [c[0] for c in calls]
+    first = seqs[0] if seqs else None
     events = trace.view("events")
     markers: list[tuple[int, str, int | None]] = []
-    commands: list[int] = []
-    for seq, th, kind, ts in zip(
+    for seq, th, kind, ts, name in zip(
         events.get_column("seq").to_list(),
         events.get_column("thread").to_list(),
         events.get_column("kind").to_list(),
         events.get_column("ts_ms").to_list(),
+        events.get_column("command_name").to_list(),
         strict=True,
     ):
         if th != thread:
@@ -254,10 +274,9 @@ def boundaries(trace: Trace, thread: str = THREAD_MAIN) -> list[Boundary]:
             markers.append((seq, "compaction", ts))
         elif kind == "microcompact_boundary":
             markers.append((seq, "microcompaction", ts))
-        elif kind == "command":
-            commands.append(seq)
+        elif kind == "command" and _is_clear(name) and first is not None and seq > first:
+            markers.append((seq, "clear", ts))
     markers.sort()
-    commands.sort()
     cleared = _cleared_ids(trace, thread) if any(k == "microcompaction" for _, k, _ in markers) else {}
     out = []
     for seq, kind, ts in markers:
@@ -269,11 +288,10 @@ def boundaries(trace: Trace, thread: str = THREAD_MAIN) -> list[Boundary]:
     for i, (seq, prompt, ts) in enumerate(calls):
         if not prompt:
             continue
-        if prev is not None and prompt <= (1 - DROP_FRACTION) * prev[1]:
+        if prev is not None and is_drop(prompt, prev[1]):
             lo, hi = prev[0], seq
             if bisect_right(marker_seqs, lo) == bisect_left(marker_seqs, hi):  # no marker between the two calls
-                kind = "clear" if bisect_right(commands, lo) < bisect_left(commands, hi) else "drop"
-                out.append(Boundary(kind, seq, i + 1, ts, prompt - prev[1], None))
+                out.append(Boundary("drop", seq, i + 1, ts, prompt - prev[1], None))
         prev = (seq, prompt)
     out.sort(key=lambda b: b.seq)
     return out

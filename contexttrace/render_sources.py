@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from .context_sources import ROW_LABELS, ROWS, SourcesReport
+from .context_sources import ROW_LABELS, ROWS, SourcesReport, calls_word
 from .render import _clean, _safe, _table, fmt_int, fmt_percent
 from .report import RunResult
 
@@ -69,23 +69,29 @@ def _ratio(value: float | None) -> str:
 
 
 def estimator_line(e: dict[str, Any]) -> str:
-    """The estimator's line: spec 003's rule against exact counts, then the calibrated figure.
+    """The estimator's line: spec 003's rule against exact counts, then the calibrated figure, said to be no
+    better than the rule when its median error is not below the rule's.
 
     >>> estimator_line({"rule_chars_per_token": 3.5, "calls_compared": 0, "rule_median_error": None,
     ...     "rule_worst_error": None, "chars_per_token": None})
     'estimator (spec 003, 3.5 chars/token): no call to compare'
+    >>> estimator_line({"rule_chars_per_token": 3.5, "calls_compared": 1, "rule_median_error": 0.275,
+    ...     "rule_worst_error": 0.275, "chars_per_token": None})
+    'estimator (spec 003, 3.5 chars/token): median error 27.5%, worst 27.5% over 1 call; no step to calibrate on'
     """
     head = f"estimator (spec 003, {e['rule_chars_per_token']} chars/token): "
     if not e["calls_compared"]:
         return head + "no call to compare"
     line = (f"{head}median error {_pct(e['rule_median_error'])}, worst {_pct(e['rule_worst_error'])} "
-            f"over {fmt_int(e['calls_compared'])} calls")  # fmt: skip
+            f"over {calls_word(e['calls_compared'])}")  # fmt: skip
     if e["chars_per_token"] is None:
         return line + "; no step to calibrate on"
+    rule, calibrated = e["rule_median_error"], e["calibrated_median_error"]
+    worse = rule is not None and calibrated is not None and calibrated >= rule
     return (f"{line}; calibrated {_ratio(e['chars_per_token'])} chars/token (results "
             f"{_ratio(e['results_chars_per_token'])}, prompts {_ratio(e['prompts_chars_per_token'])}, inputs "
             f"{_ratio(e['inputs_chars_per_token'])}): median {_pct(e['calibrated_median_error'])}, worst "
-            f"{_pct(e['calibrated_worst_error'])}")  # fmt: skip
+            f"{_pct(e['calibrated_worst_error'])}" + (", no better than the rule" if worse else ""))  # fmt: skip
 
 
 def _head(r: SourcesReport) -> str:
@@ -105,6 +111,13 @@ def _notes(r: SourcesReport) -> list[str]:
     out.append(estimator_line(r.estimator))
     if not r.thinking_exact:
         out.append("thinking ≈: the trace writes no thinking tokens; estimated as its blocks' characters / 4")
+    if r.hidden_thinking_calls:
+        out.append(f"thinking hidden in {calls_word(r.hidden_thinking_calls)} (blocks with a signature and no "
+                   "text): where the output count is final, thinking ≈ output − tool inputs − text / 4; where "
+                   "it is a lower bound, in other")  # fmt: skip
+    if r.output_lower_bound_calls:
+        out.append(f"output a lower bound in {calls_word(r.output_lower_bound_calls)} (no stop_reason, FORMATS "
+                   "G2): their thinking, tool inputs and prose ≈ characters / 4, reconciled with the step")  # fmt: skip
     if not r.timestamps_known:
         out.append("times: - (the trace has no timestamps; stream-json writes none)")
     return out
@@ -128,7 +141,8 @@ def render_sources_table(run: RunResult, steps: bool = False) -> str:
     for r in run.reports:
         lines = [_safe(r.trace)]
         if r.call is None:
-            lines.append("no call to split")
+            why = [w for w in r.warnings if w.startswith(("--at", "--thread", "no main-thread call"))]
+            lines.append("no call to split" + (f": {_safe(why[-1])}" if why else ""))
         else:
             lines.append(_safe(_head(r)))
             cells = [[x["label"], fmt_tokens(x["tokens"], x["estimated"]), fmt_percent(x["share"])]

@@ -31,7 +31,7 @@ SCHEMA_VERSIONS: dict[str, int] = {
     "history": 1,
     "compare": 1,
     "tools": 2,
-    "sources": 1,
+    "sources": 2,
     "files": 2,
 }
 

@@ -110,7 +110,7 @@ def test_boundaries_of_each_kind(write):
     assert got == [
         Boundary("microcompaction", 5, 3, None, 900 - 1200, frozenset({"t1"})),
         Boundary("compaction", 8, 5, None, 400 - 950, None),
-        Boundary("clear", 12, 7, None, 300 - 600, None),
+        Boundary("clear", 11, 7, None, 300 - 600, None),  # at the /clear line itself
         Boundary("drop", 14, 9, None, 200 - 310, None),
     ]
     # t1 left at the microcompaction, t2 at the compaction; a result after the drop stays
@@ -119,6 +119,59 @@ def test_boundaries_of_each_kind(write):
     assert removed_by(None, 4, got).kind == "compaction"
     assert removed_by("t9", 13, got).kind == "drop"
     assert removed_by("t9", 14, got) is None
+
+
+@pytest.mark.parametrize(
+    ("after", "found"),
+    [
+        pytest.param(131_068, True, id="exactly-30%"),  # 10 · 131,068 = 1,310,680 = 7 · 187,240
+        pytest.param(131_069, False, id="one-token-short"),
+        pytest.param(70, True, id="70-of-100"),
+        pytest.param(71, False, id="71-of-100"),
+    ],
+)
+def test_a_drop_of_exactly_30_percent_is_a_boundary(write, after, found):
+    """Spec 001's 30 % in integers (issue 12 review, finding 5): 187,240 → 131,068 is a drop of exactly
+    30 % (56,172 = 0.3 × 187,240), which `prompt <= 0.7 * prev` in floats missed; one token more is not."""
+    before = 187_240 if after > 1000 else 100
+    t = _trace(write, assistant("m1", 0, 0, before), assistant("m2", 0, 0, after))
+    expected = [Boundary("drop", 2, 2, None, after - before, None)] if found else []
+    assert boundaries(t) == expected
+
+
+def test_a_clear_is_a_boundary_whatever_the_drop(write):
+    """A `/clear` line is a boundary by its name (issue 12 review, finding 4): calls 25,030 → [/clear]
+    20,005 (−20 %, below 30 %) → [/clear again, then the prompt grows] 20,500. The boundary sits at the
+    /clear line (seq 3 and 5), its call is the next one, Δcontext that call's prompt less the previous
+    one's (20,005 − 25,030 = −5,025; 20,500 − 20,005 = 495)."""
+    t = _trace(
+        write,
+        assistant("m1", 0, 5020, 20010),  # seq 1, call 1
+        _command("<command-message>clear</command-message>\n<command-name>/clear</command-name>"),  # 2
+        _command(),  # 3: the command's own line, as Claude Code writes it after the message
+        assistant("m2", 5, 0, 20000),  # 4, call 2
+        _command(),  # 5
+        assistant("m3", 0, 0, 20500),  # 6, call 3
+    )
+    assert boundaries(t) == [
+        Boundary("clear", 2, 2, None, -5025, None),
+        Boundary("clear", 3, 2, None, -5025, None),
+        Boundary("clear", 5, 3, None, 495, None),
+    ]
+
+
+def test_other_slash_commands_never_make_a_clear(write):
+    """A `/model` or `/cost` before an unmarked drop of 40 % leaves it a ``drop``; a /clear before the
+    thread's first call clears nothing the trace shows: no boundary."""
+    t = _trace(
+        write,
+        _command(),  # seq 1: before any call
+        assistant("m1", 0, 0, 1000),  # 2, call 1
+        _command("<command-name>/model</command-name>"),  # 3
+        _command("<command-name>/cost</command-name>"),  # 4
+        assistant("m2", 0, 0, 600),  # 5, call 2: −40 %
+    )
+    assert boundaries(t) == [Boundary("drop", 5, 2, None, -400, None)]
 
 
 def test_boundaries_of_an_empty_or_unmeasured_thread(write):

@@ -4,6 +4,7 @@ output of the compaction sample, and the command."""
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from pathlib import Path
 
@@ -12,29 +13,33 @@ import pytest
 from typer.testing import CliRunner
 
 from contexttrace.cli import app
-from contexttrace.context_sources import ROWS, build_sources, is_at_choice, sources_panel
+from contexttrace.context_sources import ROWS, build_sources, is_at_choice, sources_panel, thread_ids, unknown_thread
 from contexttrace.reader import read_trace
-from contexttrace.render_sources import render_sources_json, render_sources_table
+from contexttrace.render_sources import estimator_line, render_sources_json, render_sources_table
 from contexttrace.runner import analyze
+from contexttrace.sources import find_traces
 
-from .conftest import SAMPLES, result
+from .conftest import SAMPLES, assistant, result
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 COMPACTION = SAMPLES / "b-spotter-compaction"
 
 
-def call(mid, inp, cw, cr, out=0, *, thinking="", text="", tools=()):
-    """A transcript assistant line with thinking, text and tool_use blocks."""
+def call(mid, inp, cw, cr, out=0, *, thinking=None, text="", tools=(), stop="end_turn", signature="s"):
+    """A transcript assistant line with thinking, text and tool_use blocks; `stop` None writes it as
+    streamed (no stop_reason: its output_tokens a lower bound, FORMATS G2); `thinking` "" writes a hidden
+    thinking block (a signature, no text)."""
     content = []
-    if thinking:
-        content.append({"type": "thinking", "thinking": thinking, "signature": "s"})
+    if thinking is not None:
+        content.append({"type": "thinking", "thinking": thinking, "signature": signature})
     if text:
         content.append({"type": "text", "text": text})
     content += [{"type": "tool_use", "id": tid, "name": name, "input": inp_} for tid, name, inp_ in tools]
     usage = {"input_tokens": inp, "cache_creation_input_tokens": cw, "cache_read_input_tokens": cr,
              "output_tokens": out}  # fmt: skip
     return {"type": "assistant", "sessionId": "s",
-            "message": {"id": mid, "model": "claude-sonnet-4-5", "content": content, "usage": usage}}  # fmt: skip
+            "message": {"id": mid, "model": "claude-sonnet-4-5", "content": content, "usage": usage,
+                        "stop_reason": stop}}  # fmt: skip
 
 
 def prompt(content):
@@ -177,7 +182,173 @@ def test_a_prompt_that_grew_less_than_the_output_withdraws(write):
     assert _rows(r) == {"prefix": 1000, "prose": 50}
     assert (r.withdrawn, r.reconciled, r.overflow_raw) == (50, 0, 50)
     prose = next(x for x in r.sources if x["source"] == "prose")
-    assert prose["estimated"] is False  # no thinking nor tool input taken out of the output: exact
+    assert prose["estimated"] is True  # 50 tokens were withdrawn from it: no longer the exact output
+
+
+def _estimated(report):
+    return {x["source"]: x["estimated"] for x in report.sources}
+
+
+def test_prose_is_exact_only_when_nothing_was_taken_from_a_final_output(write):
+    """Call 1: 10,000 (cache read), output 1,000 final (stop_reason end_turn), 4,000 chars of text. Call 2:
+    11,200 = 10,000 + 1,000 + 200 (other; the prompt "more" is 1 token, placed): prose 1,000, exact."""
+    r = _sources(write, call("m1", 0, 0, 10_000, 1000, text="x" * 4000), prompt("more"), call("m2", 0, 0, 11_200))
+    assert _rows(r) == {"prefix": 10_000, "prose": 1000, "prompts": 1, "other": 199}
+    assert _estimated(r)["prose"] is False and _estimated(r)["thinking"] is False
+    assert (r.withdrawn, r.output_lower_bound_calls, r.hidden_thinking_calls, r.thinking_exact) == (0, 0, 0, True)
+
+
+def test_prose_withdrawn_is_estimated(write):
+    """The reviewer's case (finding 3): call 2 is 10,500, 500 below 10,000 + 1,000: 500 withdrawn, all from
+    prose (other and thinking are 0, the prefix last): prose 500, ≈ (it was the exact output less 500)."""
+    r = _sources(write, call("m1", 0, 0, 10_000, 1000, text="x" * 4000), prompt("more"),
+                 call("m2", 0, 0, 10_500, 5))  # fmt: skip
+    assert _rows(r) == {"prefix": 10_000, "prose": 500}
+    assert (r.withdrawn, r.reconciled) == (500, 1)  # the prompt's 1 token not placed
+    assert _estimated(r)["prose"] is True
+    assert "≈500" in render_sources_table(analyze([write("w.jsonl", call("m1", 0, 0, 10_000, 1000, text="x" * 4000),
+                                                         call("m2", 0, 0, 10_500))], build=build_sources))  # fmt: skip
+
+
+def test_a_partial_output_is_not_a_cap(write):
+    """Finding 1: call 1 (10,000) was written while streaming: no stop_reason, output_tokens 3 (a lower
+    bound, FORMATS G2), 800 chars of text (200), 400 chars of thinking (100), a Bash input
+    `{"command":"` + 4,000 x + `"}` (4,014 chars: 1,003). Nothing is capped at 3: the three estimates sum
+    to 1,303 and are placed with the step's other estimates. Call 2: 10,000 + 1,500: the result of 2,000
+    chars (500) and the three fill 1,803 > 1,500, scaled by 1,500 / 1,803 (floor): bash 500 · … = 415,
+    thinking 83, tool inputs 834, prose 166; reconciled 1,803 − 1,498 = 305, other 2."""
+    r = _sources(
+        write,
+        call("m1", 0, 0, 10_000, 3, thinking="t" * 400, text="p" * 800,
+             tools=[("t1", "Bash", {"command": "x" * 4000})], stop=None),
+        result("t1", "y" * 2000),
+        call("m2", 0, 0, 11_500),
+    )  # fmt: skip
+    assert _rows(r) == {"prefix": 10_000, "bash": 415, "thinking": 83, "tool_inputs": 834, "prose": 166, "other": 2}
+    assert (r.reconciled, r.withdrawn, r.overflow_raw) == (305, 0, 303)
+    assert (r.output_lower_bound_calls, r.thinking_exact) == (1, False)
+    est = _estimated(r)
+    assert est["prose"] and est["thinking"] and est["tool_inputs"]
+
+
+def test_a_partial_output_within_the_gap_is_placed_whole(write):
+    """Call 1 partial (output 2) with 400 chars of text (100) and a Read input `{"file_path":"/a"}` (18
+    chars: 4); call 2 grew by 5,000: prose 100, tool inputs 4, other 5,000 − 104 = 4,896. Capped as
+    before, tool inputs and prose would have been 2 and 0."""
+    r = _sources(write, call("m1", 0, 0, 10_000, 2, text="p" * 400, tools=[("t1", "Read", {"file_path": "/a"})],
+                            stop=None), call("m2", 0, 0, 15_000))  # fmt: skip
+    assert _rows(r) == {"prefix": 10_000, "tool_inputs": 4, "prose": 100, "other": 4896}
+    assert r.reconciled == 0
+
+
+def test_hidden_thinking_is_not_exact_zero(write):
+    """Finding 2: thinking blocks with no text and a signature (the output holds thinking the trace does
+    not show). Call 1's output is final, 900 tokens: text 400 chars (100), no inputs, so thinking ≈ 900 −
+    100 = 800 and prose ≈ 100. Call 2: 10,000 + 900 + 100 (other). Call 2's output is a lower bound
+    (stop None) with hidden thinking: no estimate for it; call 3 = 11,000 + 60 + 40 chars of text (10):
+    prose +10, other +50."""
+    r = _sources(
+        write,
+        call("m1", 0, 0, 10_000, 900, thinking="", text="a" * 400, signature="S" * 600),
+        call("m2", 0, 0, 11_000, 4, thinking="", text="b" * 40, signature="S" * 352, stop=None),
+        call("m3", 0, 0, 11_070),
+    )
+    assert _step(r, 2) == {"prefix": 10_000, "thinking": 800, "prose": 100, "other": 100}
+    assert _rows(r) == {"prefix": 10_000, "thinking": 800, "prose": 110, "other": 160}
+    assert (r.hidden_thinking_calls, r.thinking_exact, r.output_lower_bound_calls) == (2, False, 1)
+    est = _estimated(r)
+    assert est["thinking"] is True and est["prose"] is True
+    text = render_sources_table(analyze([write("h.jsonl", call("m1", 0, 0, 10_000, 900, thinking="", text="a" * 400),
+                                               call("m2", 0, 0, 11_000))], build=build_sources))  # fmt: skip
+    assert "≈800" in text and "thinking hidden in 1 call " in text
+
+
+def test_hidden_thinking_with_no_text_gives_prose_nothing(write):
+    """A final output of 500 with hidden thinking, no text, a 40-char input (10): tool inputs 10,
+    thinking 490, prose 0 (not 490 exact, as before)."""
+    r = _sources(write, call("m1", 0, 0, 10_000, 500, thinking="", tools=[("t1", "Grep", {"pattern": "p" * 26})]),
+                 call("m2", 0, 0, 10_500))  # fmt: skip
+    assert _rows(r) == {"prefix": 10_000, "thinking": 490, "tool_inputs": 10}
+
+
+def _command(text="<command-name>/clear</command-name>"):
+    return prompt(text)
+
+
+def test_a_small_drop_after_clear_restarts_the_rows(write):
+    """Finding 4 (the reviewer's smallclear.jsonl): call 1 20,010 (cache read 20,000: the prefix), a
+    20,000-char Read (5,000); call 2 25,030; then /clear and a new question; call 3 20,005 (−20 %, below
+    30 %). The /clear is the reference (call 3, Δcontext 20,005 − 25,030 = −5,025): the rows restart from
+    the prefix (20,000) and hold what came after the /clear line, a gap of 5: the command's output line
+    (45 chars: 11) and the question (12 chars: 3), 14 scaled by 5 / 14: 3 + 1 = prompts 4, reconciled 10,
+    other 1. Nothing withdrawn; before, the rows kept the Read and withdrew 5,045 pro rata."""
+    r = _sources(
+        write,
+        prompt("p" * 40),
+        call("m1", 10, 0, 20_000, 20, tools=[("t1", "Read", {"file_path": "a.py"})]),
+        result("t1", "a" * 20_000),
+        call("m2", 0, 5020, 20_010, 20, text="ok"),
+        _command("<command-name>/clear</command-name>\n<command-message>clear</command-message>"),
+        _command("<local-command-stdout></local-command-stdout>"),
+        prompt("new question"),
+        call("m3", 5, 0, 20_000, 20, text="hi"),
+    )
+    assert (r.reference["kind"], r.reference["call"], r.reference["delta_tokens"]) == ("clear", 3, -5025)
+    assert _rows(r) == {"prefix": 20_000, "prompts": 4, "other": 1}
+    assert (r.withdrawn, r.reconciled) == (0, 10)
+
+
+def test_a_drop_of_exactly_30_percent_is_the_reference(write):
+    """Finding 5: 187,240 → 131,068 is a drop of exactly 30 %: the reference is a drop at call 2."""
+    r = _sources(write, call("m1", 0, 0, 187_240, 1, text="a"), prompt("next"), call("m2", 0, 0, 131_068))
+    assert (r.reference["kind"], r.reference["call"], r.reference["delta_tokens"]) == ("drop", 2, -56_172)
+
+
+def test_a_glob_read_is_bash_output(write):
+    """Finding 6: `cat src/*.py` prints any number of files: its 4,000-char result is bash output (1,000),
+    not a file read; `cat a.py 2>/dev/null` is one (files 250)."""
+    r = _sources(
+        write,
+        call("m1", 0, 0, 10_000, 30, tools=[("t1", "Bash", {"command": "cat src/*.py"}),
+                                            ("t2", "Bash", {"command": "cat a.py 2>/dev/null"})]),
+        result("t1", "x" * 4000),
+        result("t2", "y" * 1000),
+        call("m2", 0, 0, 12_000),
+    )  # fmt: skip
+    assert _rows(r)["bash"] == 1000 and _rows(r)["files"] == 250
+
+
+def test_at_with_leading_zeros_and_counts_in_words(write):
+    """Finding 8: `--at 007` is call 7 and echoed as 7; one call is "1 call"; --at past the end says why
+    in the table too."""
+    records = [call("m1", 0, 0, 1000, 5, text="a" * 20)] + [call(f"m{n}", 0, 0, 1000 + 10 * n) for n in range(2, 8)]
+    r = _sources(write, *records, at="007")
+    assert (r.at, r.call) == ("7", 7)
+    one = _sources(write, call("m1", 0, 0, 1000), at="3")
+    assert "--at 3: the thread has 1 call" in one.warnings
+    path = write("one.jsonl", call("m1", 0, 0, 1000))
+    text = render_sources_table(analyze([path], build=partial(build_sources, at="3")))
+    assert "no call to split: --at 3: the thread has 1 call" in text
+
+
+def test_estimator_line_says_when_calibration_is_no_better():
+    """Finding 8: a calibrated median error at or above the rule's is not shown as an improvement (B34:
+    rule 27.5 %, calibrated 45.7 %); one compared call is "1 call"."""
+    e = {
+        "rule_chars_per_token": 3.5,
+        "calls_compared": 1,
+        "rule_median_error": 0.275,
+        "rule_worst_error": 0.275,
+        "chars_per_token": 0.01,
+        "results_chars_per_token": None,
+        "prompts_chars_per_token": None,
+        "inputs_chars_per_token": None,
+        "calibrated_median_error": 0.457,
+        "calibrated_worst_error": 0.457,
+    }
+    line = estimator_line(e)
+    assert line.endswith("median 45.7%, worst 45.7%, no better than the rule") and "over 1 call;" in line
+    assert not estimator_line(e | {"calibrated_median_error": 0.1}).endswith("no better than the rule")
 
 
 def test_at_peak_and_out_of_range(write):
@@ -216,7 +387,50 @@ def test_subagent_thread(write):
     r = build_sources(read_trace(write("t.jsonl", call("m1", 0, 0, 1000), side))[0], thread="ag1")
     assert (r.thread, r.calls, r.context_tokens) == ("ag1", 1, 700)
     missing = build_sources(read_trace(write("u.jsonl", call("m1", 0, 0, 1000)))[0], thread="nope")
-    assert missing.call is None and any("'nope'" in w for w in missing.warnings)
+    assert missing.call is None and "--thread nope: no such thread in this trace; it has no subagent thread" in (
+        missing.warnings)  # fmt: skip
+    assert (missing.thread_found, missing.thread_list) == (False, ["main"])
+
+
+def test_thread_by_the_ids_a_user_sees():
+    """Finding 7: a-ralph-subagent's subagent (stream-json) is keyed by its Task tool_use id; its result's
+    toolUseResult.agentId 96dad8ed (the id its agent file and `context usage --breakdown` show) names it
+    too. 12 calls."""
+    (run1, _) = read_trace(str(SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl"))
+    task = "toolu_01KHp6GtFD1DBDvYDrp6vfHh"
+    for given in ("96dad8ed", task, "agent-" + task):
+        r = build_sources(run1, thread=given)
+        assert (r.thread, r.calls, r.call, r.thread_found) == (task, 12, 12, True), given
+    assert thread_ids(run1) == {"main": "main", task: task, "agent-" + task: task, "96dad8ed": task}
+
+
+def test_thread_by_agent_id_or_task_id_in_a_transcript():
+    """b-spotter-compaction's subagent file agent-a2898e3.jsonl: its thread is a2898e3; the Task call that
+    started it, toolu_017pLRuPHYTX5t99EnLyV53m, names it too (the result's agentId). 12 calls."""
+    (source,) = find_traces([str(COMPACTION)])
+    (trace,) = read_trace(source.path, source.subagents)
+    for given in ("a2898e3", "agent-a2898e3", "toolu_017pLRuPHYTX5t99EnLyV53m"):
+        assert (build_sources(trace, thread=given).thread, build_sources(trace, thread=given).calls) == ("a2898e3", 12)
+
+
+def test_unknown_thread_exits_2_naming_the_threads():
+    """An id no trace has is a usage error (exit 2, as a bad --at), naming the threads; stdout stays empty."""
+    out = CliRunner().invoke(app, ["context", "sources", str(SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl"),
+                                   "--thread", "nope", "--no-cache"])  # fmt: skip
+    assert out.exit_code == 2 and out.stdout == ""
+    assert "names no thread of the traces read" in out.stderr and "toolu_01KHp6GtFD1DBDvYDrp6vfHh" in out.stderr
+    assert unknown_thread([], "x") is None  # no trace read: nothing to say
+
+
+def test_a_run_with_only_subagent_calls_points_to_thread(write):
+    """stream-json: the main thread has no call, a subagent (parent_tool_use_id tu1) has one: the warning
+    names it for --thread, and the table says why there is nothing to split."""
+    sub = assistant("s1", 0, 0, 700, parent="tu1")
+    path = write("s.jsonl", {"type": "system", "subtype": "init", "session_id": "s"}, sub)
+    r = build_sources(read_trace(path)[0])
+    assert r.call is None and "no main-thread call: no window to split; its subagent threads (--thread): tu1" in (
+        r.warnings)  # fmt: skip
+    assert "no call to split: no main-thread call" in render_sources_table(analyze([path], build=build_sources))
 
 
 # -- samples ------------------------------------------------------------------------------------------------------
@@ -252,10 +466,10 @@ SAMPLE_FIGURES = {
     "b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl": (106060, 0, 0, 0, 26447),
     "b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl": (66603, 0, 1700, 0, 27860),
     "b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl": (68182, 0, 1499, 0, 16340),
-    "b-ccl-image-and-errors.jsonl": (78284, 0, 1845, 3596, 16399),
+    "b-ccl-image-and-errors.jsonl": (78284, 0, 2987, 3458, 16399),
     "b-ccl-thinking-sonnet45.jsonl": (72484, 0, 434, 0, 16376),
-    "a-ralph-subagent-opus45-haiku45.jsonl#1": (133511, 0, 8, 0, 25101),
-    "a-ralph-27runs-with-separators.jsonl#1": (80284, 0, 11, 0, 26327),
+    "a-ralph-subagent-opus45-haiku45.jsonl#1": (133511, 0, 0, 0, 25101),
+    "a-ralph-27runs-with-separators.jsonl#1": (80284, 0, 0, 0, 26327),
 }
 
 
@@ -264,6 +478,66 @@ def test_sample_honesty_figures(sample_sources, name, figures):
     r = sample_sources[name]
     prefix = next(x["tokens"] for x in r.sources if x["source"] == "prefix")
     assert (r.context_tokens, r.overflow_raw, r.reconciled, r.withdrawn, prefix) == figures
+
+
+def test_partial_outputs_of_a_real_sample_are_not_capped(sample_sources):
+    """Finding 1 on b-ccl-image-and-errors: all 101 calls were written with no stop_reason (their output
+    a lower bound). Its tool inputs row at the last call is Σ over calls 1–100 of (characters of each
+    call's tool_use inputs as compact JSON) // 4, computed here from the raw lines: 9,189 (1,778 when
+    capped at the output); prose is ≈ and at most their text // 4 (4,046)."""
+    per_call: dict[str, list[int]] = {}
+    for line in (SAMPLES / "b-ccl-image-and-errors.jsonl").read_text().splitlines():
+        rec = orjson.loads(line)
+        if rec.get("type") != "assistant" or rec.get("isSidechain"):
+            continue
+        seen = per_call.setdefault(rec["message"]["id"], [0, 0])
+        for block in rec["message"]["content"]:
+            if block["type"] == "tool_use":
+                seen[0] += len(json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False))
+            elif block["type"] == "text":
+                seen[1] += len(block["text"])
+    earlier = list(per_call.values())[:-1]
+    inputs, text = sum(i // 4 for i, _ in earlier), sum(t // 4 for _, t in earlier)
+    r = sample_sources["b-ccl-image-and-errors.jsonl"]
+    rows = {x["source"]: x for x in r.sources}
+    assert (len(per_call), inputs, text) == (101, 9189, 4046)
+    assert rows["tool_inputs"]["tokens"] == inputs and rows["prose"]["tokens"] <= text
+    assert rows["prose"]["estimated"] and r.output_lower_bound_calls == 101
+
+
+def test_hidden_thinking_of_a_real_sample(sample_sources):
+    """Finding 2 on b-ccl-agent-teams-opus47: 14 of its 17 main-thread calls carry thinking blocks with no
+    text (a signature only), every output final. Computed here from the raw lines over calls 1–16: per
+    call, inputs i = min(input chars // 4, output), prose p = min(text chars // 4, output − i), thinking
+    the rest (hidden) — Σ thinking 14,466, Σ prose 402 (the final outputs are placed whole: nothing of
+    them is reconciled or withdrawn here). Before, thinking read exact 0 and prose ≈14,868."""
+    per_call: dict[str, dict] = {}
+    path = SAMPLES / "b-ccl-agent-teams-opus47" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+    for line in path.read_text().splitlines():
+        rec = orjson.loads(line)
+        if rec.get("type") != "assistant" or rec.get("isSidechain"):
+            continue
+        msg = rec["message"]
+        c = per_call.setdefault(msg["id"], {"out": 0, "inputs": 0, "text": 0, "hidden": False})
+        c["out"] = max(c["out"], msg["usage"]["output_tokens"])
+        for block in msg["content"]:
+            if block["type"] == "tool_use":
+                c["inputs"] += len(json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False))
+            elif block["type"] == "text":
+                c["text"] += len(block["text"])
+            elif block["type"] == "thinking" and not block["thinking"]:
+                c["hidden"] = True
+    thinking = prose = 0
+    for c in list(per_call.values())[:-1]:
+        i = min(c["inputs"] // 4, c["out"])
+        p = min(c["text"] // 4, c["out"] - i) if c["hidden"] else c["out"] - i
+        thinking, prose = thinking + c["out"] - i - p, prose + p
+    r = sample_sources["b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"]
+    rows = {x["source"]: x for x in r.sources}
+    assert (len(per_call), sum(c["hidden"] for c in per_call.values()), thinking, prose) == (17, 14, 14466, 402)
+    assert (r.hidden_thinking_calls, r.output_lower_bound_calls, r.thinking_exact) == (14, 0, False)
+    assert (rows["thinking"]["tokens"], rows["prose"]["tokens"]) == (thinking, prose)
+    assert rows["thinking"]["estimated"] and rows["prose"]["estimated"]
 
 
 def test_compaction_sample_reference_is_call_62(sample_sources):
@@ -302,7 +576,7 @@ def test_cli_json_and_table(write):
     out = CliRunner().invoke(app, ["context", "sources", path, "--json", "--no-cache"], catch_exceptions=False)
     assert out.exit_code == 0, out.output
     (obj,) = orjson.loads(out.stdout)
-    assert obj["schema_version"] == 1 and obj["call"] == 2 and len(obj["steps"]) == 2
+    assert obj["schema_version"] == 2 and obj["call"] == 2 and len(obj["steps"]) == 2
     assert [s["source"] for s in obj["sources"]] == list(ROWS)
     out = CliRunner().invoke(app, ["context", "sources", path, "--no-cache", "--steps", "--at", "1"])
     assert out.exit_code == 0 and "call 1 of 2 (1)" in out.stdout and "| prefix" in out.stdout

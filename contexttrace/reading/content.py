@@ -339,8 +339,8 @@ def shell_read_path(command: Any) -> str | None:
 
     >>> shell_read_path("sed -n '1,80p' src/app.py"), shell_read_path("cat a.py b.py"), shell_read_path("head -n 5 x")
     ('src/app.py', None, 'x')
-    >>> shell_read_path("cat src/*.py"), shell_read_path("cat 'a[1].py' 2>/dev/null"), shell_read_path("sed --quiet 1p a")
-    (None, 'a[1].py', 'a')
+    >>> shell_read_path("cat src/*.py"), shell_read_path("cat 'a[1].py' 2>/dev/null"), shell_read_path("sed --quiet 1p")
+    (None, 'a[1].py', None)
     """
     if type(command) is not str or command.lstrip()[:4].rstrip() not in _READERS:
         return None  # (the first word first: `shlex` is slow, and most commands are not reads)
