@@ -110,7 +110,8 @@ def _notes(r: SourcesReport) -> list[str]:
                                        else "≈" + fmt_int(round(harness))))  # fmt: skip
     out.append(estimator_line(r.estimator))
     if not r.thinking_exact:
-        out.append("thinking ≈: the trace writes no thinking tokens; estimated as its blocks' characters / 4")
+        out.append("thinking ≈: the trace writes no thinking tokens; the thinking it shows is estimated as its "
+                   "blocks' characters / 4")  # fmt: skip
     if r.hidden_thinking_calls:
         out.append(f"thinking hidden in {calls_word(r.hidden_thinking_calls)} (blocks with a signature and no "
                    "text): where the output count is final, thinking ≈ output − tool inputs − text / 4; where "
