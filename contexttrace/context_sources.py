@@ -23,9 +23,12 @@ The rules this module owns:
 * Steps. At each measured call the rows carried over plus the previous final outputs leave a gap to the
   exact prompt size; the placed estimates (items, and outputs whose count is a lower bound) fill it,
   scaled down (floor) when they exceed it (`reconciled`), and what they miss goes to `other`. A gap below
-  zero (the prompt grew less than the previous output, as when
-  the API drops earlier thinking) places no estimate and withdraws the excess from `other`, then
-  `thinking`, then the other rows in proportion (`withdrawn`). So the rows sum to the size at every call.
+  zero (the prompt grew less than the previous output, as when the API drops earlier thinking) places no
+  estimate and withdraws the excess from `other`, then `thinking`, then the other rows in proportion
+  (`withdrawn`). So the rows sum to the size at every call.
+* Exactness. Every row is ≈ but thinking and prose: thinking once a call since the reference wrote
+  thinking blocks (visible or hidden), prose once it holds an estimate, a final output less an estimate,
+  or less tokens withdrawn (`_Window.prose_estimated`).
 * Prefix. The first call's cache read + cache write (spec 001 "Fixed prefix"; its first prompt is inside
   it), else its prompt less what it carried; after a boundary, lowered to that call's size if above it.
 * Boundaries (`placement.boundaries`). A compaction, `/clear` or unmarked drop restarts the rows from the
@@ -124,7 +127,10 @@ class SourcesReport:
 
     `steps`: one dict per call of the thread (`call`, `prompt_tokens`, `sources`: row → tokens, None for a
     call whose usage could not be read). `sources`: the chosen call's rows (`source`, `label`, `tokens`,
-    `share`, `estimated`); [] when no call was chosen.
+    `share`, `estimated`); [] when no call was chosen. `output_lower_bound_calls` and
+    `hidden_thinking_calls` count the thread's calls written with no `stop_reason` and with thinking
+    blocks that carry no text. `thread_found` and `thread_list` (not in the JSON) say whether `--thread`
+    named a thread of this trace, and which threads it has (`unknown_thread`).
     """
 
     trace: str
