@@ -367,9 +367,14 @@ def test_a_grep_at_its_limit_and_a_read_at_its_default_are_capped(write):
     (capped), the same part asked for with `limit: 2000` is not, nor a whole file (50 of 50 lines)."""
     part = {"type": "text", "file": {"filePath": "/p/big.py", "numLines": 2000, "startLine": 1, "totalLines": 9000}}
     whole = {"type": "text", "file": {"filePath": "/p/a.py", "numLines": 50, "startLine": 1, "totalLines": 50}}
-    tools = [("g1", "Grep", {"pattern": "x", "head_limit": 40}), ("g2", "Grep", {"pattern": "y", "head_limit": 40}),
-             ("g3", "Grep", {"pattern": "z"}), ("r1", "Read", {"file_path": "/p/big.py"}),
-             ("r2", "Read", {"file_path": "/p/big.py", "limit": 2000}), ("r3", "Read", {"file_path": "/p/a.py"})]  # fmt: skip
+    tools = [
+        ("g1", "Grep", {"pattern": "x", "head_limit": 40}),
+        ("g2", "Grep", {"pattern": "y", "head_limit": 40}),
+        ("g3", "Grep", {"pattern": "z"}),
+        ("r1", "Read", {"file_path": "/p/big.py"}),
+        ("r2", "Read", {"file_path": "/p/big.py", "limit": 2000}),
+        ("r3", "Read", {"file_path": "/p/a.py"}),
+    ]
     path = write(
         "limits.jsonl",
         assistant("m1", 1, 0, 100, tools=tools),
