@@ -393,3 +393,16 @@ def test_a_grep_at_its_limit_and_a_read_at_its_default_are_capped(write):
     assert [(c["tool_use_id"], c["capped"]) for c in report.top_consumers] == [
         ("r1", True), ("r2", False), ("r3", False), ("g1", True), ("g3", True)]  # fmt: skip
     assert "Read ≈200 tokens ⊘ capped" in render_tools_table(analyze([path], build=build_tools))
+
+
+def test_the_samples_capped_results():
+    """On every bundled sample, the results cut at a cap are exactly the one Grep of
+    a-ralph-subagent-opus45-haiku45 that stopped at its head_limit (`numLines` 40 = `appliedLimit` 40); its
+    other limited Grep (`numLines` 0 of 100), the 14 Globs (`truncated: false`) and the 59 partial Reads (each
+    with a `limit`) are not."""
+    capped = []
+    for path in _sample_paths():
+        for report in analyze([path], build=lambda t, window=None: t).reports:
+            r = report.tool_results
+            capped += [(report.name.split("/")[-1], tid) for tid in r.filter(r["capped"])["tool_use_id"].to_list()]
+    assert capped == [("a-ralph-subagent-opus45-haiku45.jsonl#1", "toolu_01BUdfaCqrR8pTtKKBp1GoTk")]
