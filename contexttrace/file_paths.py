@@ -41,9 +41,7 @@ def resolve_path(path: str, cwd: str | None) -> str:
     >>> resolve_path("a.py", "/p/sub"), resolve_path("~/notes.md", "/home/u"), resolve_path("c:\\\\x\\\\A.py", None)
     ('/p/sub/a.py', '~/notes.md', 'C:/x/A.py')
     """
-    if path.startswith("~"):
-        return normalize_path(path)
-    return normalize_path(path, cwd)
+    return normalize_path(path, cwd)  # (a ``~`` path is never joined: `normalize_path`)
 
 
 def path_key(resolved: str) -> str:

@@ -102,18 +102,21 @@ def result_source(tool: str | None, read_path: str | None) -> str:
 
 def normalize_path(path: str, cwd: str | None = None) -> str:
     """A path as one spelling: backslashes as ``/``, a drive letter upper-cased (``C:/x``), ``.`` and
-    ``..`` collapsed, and a relative path joined to `cwd` (normalised the same way) when one is given.
+    ``..`` collapsed, and a relative path joined to `cwd` (normalised the same way) when one is given; a
+    ``~`` path is never joined (the trace names no home directory: it is kept as written, normalised).
 
     >>> normalize_path("src/a.py", "/home/u/proj"), normalize_path("c:\\\\Users\\\\u\\\\x.py")
     ('/home/u/proj/src/a.py', 'C:/Users/u/x.py')
     >>> normalize_path("../b.py", "D:\\\\w\\\\proj"), normalize_path("./a.py")
     ('D:/w/b.py', 'a.py')
+    >>> normalize_path("~/notes.md", "/home/u/proj")
+    '~/notes.md'
     """
     p = path.replace("\\", "/")
     m = _DRIVE.match(p)
     if m:
         p = m.group(1).upper() + p[1:]
-    elif not p.startswith("/") and cwd:
+    elif not p.startswith(("/", "~")) and cwd:
         p = normalize_path(cwd).rstrip("/") + "/" + p
     drive = ""
     m = _DRIVE.match(p)
@@ -135,8 +138,8 @@ def file_of_tool_use(tool: str | None, input_path: str | None, read_path: str | 
     read_path
         `tool_uses.read_path` (Bash: the one path cat / sed -n / head / tail prints).
     cwd
-        The session's working directory (`Trace.cwd`), against which relative paths resolve; None leaves
-        them relative.
+        The working directory relative paths resolve against: the tool use's own line's (`tool_uses.cwd`)
+        when it differs from the session's, else the session's (`Trace.cwd`); None leaves them relative.
 
     Returns
     -------
