@@ -38,7 +38,7 @@ import orjson
 
 from .file_paths import PathIndex, path_key, resolve_path, strings
 from .filters import trace_facts
-from .placement import FILE_TOOLS, Boundary, boundaries, removed_by
+from .placement import FILE_TOOLS, Boundary, boundaries, removed_by, touched_path
 from .reading.content import path_words
 from .schema import THREAD_MAIN
 from .tools import CHARS_PER_TOKEN, error_class, result_tokens
@@ -312,14 +312,11 @@ class _Use:
 def _file_of(name: str, fpath: str | None, rpath: str | None, inp: Any) -> tuple[str | None, str | None]:
     """(the path a tool use touches as written, the input key it came from): `file_path` of a file tool
     (NotebookEdit: else `notebook_path`), a Bash reader's `read_path`; (None, None) for other tools."""
-    if name == "Bash":
-        return rpath, None
-    if name not in FILE_TOOLS:
-        return None, None
     if fpath is None and name == "NotebookEdit" and isinstance(inp, dict):
         book = inp.get("notebook_path")
         return (book, "notebook_path") if isinstance(book, str) and book else (None, None)
-    return fpath, "file_path"
+    path = touched_path(name, fpath, rpath)  # (the rule `context sources` classifies by: placement)
+    return path, (None if path is None or name == "Bash" else "file_path")
 
 
 def _uses(trace: Trace, cut: int | None) -> tuple[list[_Use], list[str | None]]:

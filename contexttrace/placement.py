@@ -152,13 +152,24 @@ def file_of_tool_use(tool: str | None, input_path: str | None, read_path: str | 
     >>> file_of_tool_use("Grep", "/p/x", None, "/p") is None, file_of_tool_use("Edit", "", None, None) is None
     (True, True)
     """
+    path = touched_path(tool, input_path, read_path)
+    return normalize_path(path, cwd) if path else None
+
+
+def touched_path(tool: str | None, input_path: str | None, read_path: str | None) -> str | None:
+    """The path a tool use touches, as written (`file_of_tool_use` before normalising): a file tool's path
+    input, a Bash reader's `read_path`, else None (also for a missing or empty path).
+
+    >>> touched_path("Edit", "a.py", None), touched_path("Bash", None, "b.txt"), touched_path("Bash", "x", None)
+    ('a.py', 'b.txt', None)
+    """
     if tool in FILE_TOOLS:
         path = input_path
     elif tool == "Bash":
         path = read_path
     else:
         return None
-    return normalize_path(path, cwd) if path else None
+    return path or None
 
 
 @dataclass(frozen=True)
