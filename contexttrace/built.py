@@ -194,19 +194,11 @@ def _mark_used(store: ResultStore, hits: list[tuple[bytes, bytes]]) -> None:
     if not hits or conn is None:
         return
     today = store_today()
-    try:
-        conn.execute("BEGIN")
-        try:
-            conn.executemany(
-                "UPDATE entries SET used = ? WHERE path = ? AND spelling = ? AND used != ?",
-                [(today, path, spelling, today) for path, spelling in hits],
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    except sqlite3.DatabaseError as exc:
-        store._corrupt(exc)
+    store.write_many(
+        conn,
+        "UPDATE entries SET used = ? WHERE path = ? AND spelling = ? AND used != ?",
+        [(today, path, spelling, today) for path, spelling in hits],
+    )
 
 
 def _decode(

@@ -429,10 +429,15 @@ class ResultStore:
         if not self._used or conn is None:
             return
         today = _today()
+        self.write_many(conn, "UPDATE entries SET used = ? WHERE rowid = ?", [(today, r) for r in self._used])
+
+    def write_many(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """`sql` for each of `rows` in one transaction (rolled back whole if one fails); a damaged file is
+        `_corrupt`'s to handle. Raises nothing from SQLite."""
         try:
             conn.execute("BEGIN")
             try:
-                conn.executemany("UPDATE entries SET used = ? WHERE rowid = ?", [(today, r) for r in self._used])
+                conn.executemany(sql, rows)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

@@ -105,3 +105,27 @@ def result(tid, content="ok", *, is_error=None, stream=False, **extra):
         rec["sessionId"] = "s"
     rec.update(extra)
     return rec
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The main files the reader reads in this process (runs here use one process unless they say)."""
+    from contexttrace import runner
+
+    seen: list[str] = []
+    real = runner.read_trace
+
+    def counting(path, *args, **kwargs):
+        seen.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "read_trace", counting)
+    return seen
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files a test has just written are kept at once (the result store waits `RACY_NS` after a change)."""
+    from contexttrace import store
+
+    monkeypatch.setattr(store, "RACY_NS", 0)

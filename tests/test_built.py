@@ -21,26 +21,6 @@ from .test_store import _append, _session
 
 
 @pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The main files the reader reads in this process (as in test_store)."""
-    seen: list[str] = []
-    real = runner.read_trace
-
-    def counting(path, *args, **kwargs):
-        seen.append(str(path))
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "read_trace", counting)
-    return seen
-
-
-@pytest.fixture
-def settled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Files a test has just written are kept at once (the store waits `RACY_NS` after a change)."""
-    monkeypatch.setattr(store, "RACY_NS", 0)
-
-
-@pytest.fixture
 def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The traces whose report is built in this process (`runner.build_guarded`)."""
     seen: list[str] = []

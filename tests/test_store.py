@@ -30,26 +30,6 @@ FUZZ = ROOT / "tests" / "data" / "fuzz"
 BAD = ROOT / "tests" / "data" / "bad"
 
 
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The main files the reader reads in this process (runs here use one process unless they say)."""
-    seen: list[str] = []
-    real = runner.read_trace
-
-    def counting(path, *args, **kwargs):
-        seen.append(str(path))
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "read_trace", counting)
-    return seen
-
-
-@pytest.fixture
-def settled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Files a test has just written are kept at once (the store waits `RACY_NS` after a change)."""
-    monkeypatch.setattr(store, "RACY_NS", 0)
-
-
 def _entries() -> int:
     return store.ResultStore(store.store_path()).info().entries
 
