@@ -497,14 +497,15 @@ def _analyze(
     the `--engine` asked for (an engine that cannot run is a usage error), and echo its diagnostics on stderr."""
     progress = _StderrProgress(color)
     try:
-        with open_engine(engine, scheduler) as reader:
+        with open_engine(engine, scheduler, paths=paths) as reader:
             run = analyze(paths, window=window, progress=progress, cache=cache, engine=reader, **build)
+            notices = list(getattr(reader, "notices", ()))  # the scheduler lost mid-run (docs/dask.md)
     except EngineError as exc:
         typer.echo(f"Error: {exc}", err=True)
         raise typer.Exit(ExitCode.USAGE) from None
     finally:
         progress.close()
-    for line in render_diagnostics(run):
+    for line in [*notices, *render_diagnostics(run)]:
         typer.echo(line, err=True)
     return run
 

@@ -29,6 +29,8 @@ import contextlib
 import dataclasses
 import logging
 import os
+import signal
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -47,8 +49,22 @@ if TYPE_CHECKING:
 
     Result = list[tuple[Trace, Any]] | TraceFailure
 
-#: Seconds to wait for a scheduler given by address before saying it cannot be reached.
+#: Seconds to wait for a scheduler given by address before saying it cannot be reached (whatever answers
+#: there: a scheduler, another server, nothing).
 CONNECT_TIMEOUT_S = 10
+#: Seconds to wait for a first worker at a scheduler that has none.
+WORKER_WAIT_S = 10
+#: Where a message about workers that do not see this machine's files points.
+DOCS = "docs/dask.md"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Refused:
+    """A worker's answer for a task it would not read: it runs another contexttrace, or a file of the
+    source is not the file this process saw (`_read_checked`)."""
+
+    worker: str
+    reason: str
 
 
 class DaskEngine:
@@ -82,38 +98,53 @@ class DaskEngine:
         self._own_client = client is None
         self._cluster: LocalCluster | None = None
         self.keep_in_store = keep_in_store if keep_in_store is not None else (client is None and scheduler is None)
+        #: Whether each task carries what this process saw of its files, compared on the worker (not on a
+        #: LocalCluster this engine starts: its workers are this machine's processes)
+        self.check_files = client is not None or scheduler is not None
+        #: Lines for stderr about the run that are not any trace's (the scheduler lost mid-run)
+        self.notices: list[str] = []
+        self._levels: dict[str, int] = {}
 
     def client(self) -> Client:
-        """The connected client, made on first use.
+        """The connected client, made on first use. Distributed's loggers are silenced in this process
+        until `close` (stderr stays the local engine's); a LocalCluster's workers ignore SIGINT (Ctrl-C
+        reaches this process, which shuts them down).
 
         Raises
         ------
         EngineError
-            The scheduler at `scheduler` cannot be reached within `CONNECT_TIMEOUT_S`.
+            The address is malformed, nothing that answers as a Dask scheduler is there within
+            `CONNECT_TIMEOUT_S`, no worker joins it within `WORKER_WAIT_S`, or a worker runs another
+            contexttrace or none (`_check_workers`).
         """
         if self._client is not None:
             return self._client
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
+        self._levels = _quiet_logs()
         if self.scheduler is None:
-            self._cluster = LocalCluster(
-                n_workers=self.workers or os.cpu_count() or 1,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                # the scheduler's HTTP routes (health, metrics) on a free port: 8787 may be another cluster's
-                scheduler_kwargs={"dashboard_address": ":0"},
-                silence_logs=logging.CRITICAL,  # a worker lost, restarted or closed mid-heartbeat: not for stderr
-                memory_limit=0,  # as the local engine: a large session may take what it needs
-            )
+            with _workers_ignore_sigint():
+                self._cluster = self._local_cluster()
             self._client = Client(self._cluster)
         else:
-            try:
-                self._client = _connect(self.scheduler)
-            except (OSError, TimeoutError) as exc:
-                raise EngineError(f"--scheduler {self.scheduler}", f"cannot reach the Dask scheduler ({exc})") from None
+            self._client = _connect(self.scheduler)
             _check_workers(self._client, self.scheduler)
         return self._client
+
+    def _local_cluster(self) -> LocalCluster:
+        """A LocalCluster of this machine, its logs silenced (`_quiet_logs` keeps this process's)."""
+        from distributed import LocalCluster
+
+        return LocalCluster(
+            n_workers=self.workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # the scheduler's HTTP routes (health, metrics) on a free port: 8787 may be another cluster's
+            scheduler_kwargs={"dashboard_address": ":0"},
+            silence_logs=logging.CRITICAL,  # a worker lost, restarted or closed mid-heartbeat: not for stderr
+            memory_limit=0,  # as the local engine: a large session may take what it needs
+        )
 
     def close(self) -> None:
         """Close the client and shut down the LocalCluster this engine started (a given client is left open)."""
@@ -123,6 +154,9 @@ class DaskEngine:
         if self._cluster is not None:
             self._cluster.close()
             self._cluster = None
+        for name, level in self._levels.items():
+            logging.getLogger(name).setLevel(level)
+        self._levels = {}
 
     def run(
         self,
@@ -157,13 +191,16 @@ class DaskEngine:
         Raises
         ------
         EngineError
-            The scheduler cannot be reached.
+            The scheduler cannot be reached (`client`); a relative path with a scheduler address
+            (`refuse_relative`); a worker that runs another contexttrace or does not see a file as this
+            process saw it (`_read_checked`): the run stops, naming the worker and the file.
         """
         total = len(sources)
         if self.scheduler is not None:
-            _absolute_only(sources, self.scheduler)
+            refuse_relative([s.path for s in sources], self.scheduler)
         slots: list[Result | None] = [None] * total
-        here = [i for i, s in enumerate(sources) if s.path == "-" or s.error is not None]
+        # standard input, errors, and memory:// (per process: a worker's is not this one's) are read here
+        here = [i for i, s in enumerate(sources) if s.path == "-" or s.error is not None or _in_memory(s)]
         # largest first (as the local engine shares them out), so that no large file starts last
         sent = sorted(set(range(total)) - set(here), key=lambda i: -_bytes(sources[i]))
         done = 0
@@ -177,14 +214,33 @@ class DaskEngine:
 
         for i in here:
             finish(i, _read_built(sources[i], build, window))
+        answered = 0
+        lost = False
         if sent:
             for i, value in self._map(sources, sent, build, window):
+                if isinstance(value, _Refused):
+                    raise EngineError(self._label(), f"worker {value.worker}: {value.reason}")
+                lost = lost or (value is None and self._scheduler_lost())
+                answered += value is not None
                 finish(i, value if value is not None else _read_built(sources[i], build, window))
+        if lost and self.scheduler is not None:
+            self.notices.append(
+                f"the scheduler at {self.scheduler} was lost after {answered} of {len(sent)} sources; "
+                "the rest were read in this process"
+            )
         return [s for s in slots if s is not None]
+
+    def _label(self) -> str:
+        """The option an error of this engine names."""
+        return f"--scheduler {self.scheduler}" if self.scheduler is not None else "--engine dask"
+
+    def _scheduler_lost(self) -> bool:
+        """Whether the client has lost its scheduler (a task's answer did not come for that reason)."""
+        return self._client is not None and self._client.status != "running"
 
     def _map(
         self, sources: list[TraceSource], indexes: list[int], build: Any, window: int | None
-    ) -> Iterator[tuple[int, Result | None]]:
+    ) -> Iterator[tuple[int, Result | _Refused | None]]:
         """Yield (index, answer) for each source of `indexes` as the cluster answers it; None for a task
         that failed on the cluster (it raised, or killed every worker it was sent to)."""
         from distributed import as_completed
@@ -195,10 +251,13 @@ class DaskEngine:
         keys = [f"contexttrace-{run_id}-{i}" for i in indexes]
         index_of = dict(zip(keys, indexes, strict=True))
         tasks = [self._portable(sources[i]) for i in indexes]
+        seen = [_seen(sources[i]) if self.check_files else None for i in indexes]
         futures = client.map(
-            _read_built,
+            _read_checked,
             tasks,
+            seen,
             key=keys,
+            expect=version(),
             build=remote_build,
             window=window,
             tail=None,
@@ -223,10 +282,30 @@ class DaskEngine:
 
 
 def _connect(address: str) -> Client:
-    """A client of the scheduler at `address`, connected within `CONNECT_TIMEOUT_S`. Raises OSError or
-    TimeoutError as `distributed.Client` does; a client that fails to connect stops its event-loop thread
-    (distributed's own leaves it running, for the life of the process)."""
+    """A client of the scheduler at `address`: first a handshake of our own (`_probe`), bounded by
+    `CONNECT_TIMEOUT_S` whatever answers there, then distributed's `Client`.
+
+    Raises
+    ------
+    EngineError
+        The address is malformed, nothing answers as a Dask scheduler in time, or anything distributed
+        raises while connecting (MemoryError included: a peer that is not a scheduler can announce an
+        absurd message length). One line, no traceback.
+    """
+    import asyncio
+
     from distributed import Client
+
+    where = f"--scheduler {address}"
+    try:
+        asyncio.run(asyncio.wait_for(_probe(address), CONNECT_TIMEOUT_S))
+    except TimeoutError:
+        reason = f"nothing answered as one within {CONNECT_TIMEOUT_S} s"
+        raise EngineError(where, f"cannot reach the Dask scheduler ({reason})") from None
+    except EngineError:
+        raise
+    except (Exception, MemoryError) as exc:
+        raise EngineError(where, f"cannot reach the Dask scheduler ({_plain(exc)})") from None
 
     class _Connecting(Client):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -236,29 +315,63 @@ def _connect(address: str) -> Client:
                 runner = getattr(self, "_loop_runner", None)
                 if runner is not None:
                     runner.stop()
+                self._Client__loop = None  # (its __del__ would close it again: "IOLoop is closed")
                 raise
 
-    return _Connecting(address, timeout=CONNECT_TIMEOUT_S)
+    try:
+        return _Connecting(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (Exception, MemoryError) as exc:
+        raise EngineError(where, f"cannot reach the Dask scheduler ({_plain(exc)})") from None
 
 
-def _absolute_only(sources: list[TraceSource], scheduler: str) -> None:
-    """Refuse relative paths for the workers of a scheduler given by address: they run in folders of their
-    own (often on other machines), where ``traces/a.jsonl`` names another file or none. (A LocalCluster's
-    workers share this process's folder.) A path is not made absolute here: a trace is named as its path
-    is spelled, and the output must be the local engine's for the same arguments.
+async def _probe(address: str) -> None:
+    """Connect to `address` and ask who answers (the scheduler's ``identity``); the caller bounds it in
+    time. Raises EngineError when what answers is not a Dask scheduler, and what distributed raises for
+    a malformed address or a failed connection."""
+    from distributed.comm import connect
+
+    comm = await connect(address, timeout=CONNECT_TIMEOUT_S)
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        answer = await comm.read()
+    finally:
+        comm.abort()
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise EngineError(f"--scheduler {address}", "what answers there is not a Dask scheduler")
+
+
+def _plain(exc: BaseException) -> str:
+    """An exception as a reason in one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def refuse_relative(paths: list[str], scheduler: str) -> None:
+    """Refuse relative paths (and relative ``file://`` URLs) for the workers of a scheduler given by
+    address: they run in folders of their own (often on other machines), where ``traces/a.jsonl`` names
+    another file or none. (A LocalCluster's workers share this process's folder.) A path is not made
+    absolute here: a trace is named as its path is spelled, and the output must be the local engine's for
+    the same arguments. ``~/dir`` is absolute (`sources.find_traces` expands it); ``-`` is read here.
 
     Raises
     ------
     EngineError
         Naming the first relative path and what to give instead.
     """
-    relative = [s.path for s in sources if s.path != "-" and not is_url(s.path) and not os.path.isabs(s.path)]
-    if relative:
-        raise EngineError(
-            f"--scheduler {scheduler}",
-            f"a relative path ({relative[0]}) means nothing to the scheduler's workers: give absolute paths "
-            "on a file system every worker mounts, or URLs (s3://bucket/traces/)",
-        )
+    for path in paths:
+        if path == "-":
+            continue
+        if is_url(path):
+            scheme, _, rest = path.partition("://")
+            relative = scheme.lower() == "file" and not rest.startswith("/")
+        else:
+            relative = not os.path.isabs(os.path.expanduser(path))
+        if relative:
+            raise EngineError(
+                f"--scheduler {scheduler}",
+                f"a relative path ({path}) means nothing to the scheduler's workers: give absolute paths "
+                "(file:///srv/traces) on a file system every worker mounts, or URLs (s3://bucket/traces/)",
+            )
 
 
 def version() -> str:
@@ -271,27 +384,136 @@ def version() -> str:
 
 
 def _check_workers(client: Client, scheduler: str) -> None:
-    """Check that every worker of a scheduler given by address runs this contexttrace (`version`).
+    """Wait up to `WORKER_WAIT_S` for a worker, then check that every worker of a scheduler given by
+    address runs this contexttrace (`version`). Workers that join later are checked by each task they
+    run (`_read_checked`).
 
     Raises
     ------
     EngineError
-        A worker cannot import contexttrace, or runs another version (each named with its version).
+        No worker joined in time; a worker cannot import contexttrace, or runs another version (each named
+        with its version). The client is closed first.
     """
+    where = f"--scheduler {scheduler}"
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+    except Exception:
+        client.close()
+        raise EngineError(where, f"no worker joined the scheduler within {WORKER_WAIT_S} s") from None
     try:
         versions: dict[str, str] = client.run(version)
     except Exception as exc:  # a worker without contexttrace: ModuleNotFoundError raised on it
         client.close()
-        raise EngineError(
-            f"--scheduler {scheduler}",
-            f"a worker cannot run contexttrace ({type(exc).__name__}: {exc}); install it on every worker: "
-            "pip install 'contexttrace[dask]'",
-        ) from None
+        missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+        what = f"cannot import {missing}" if missing else f"cannot run contexttrace ({_plain(exc)})"
+        raise EngineError(where, f"a worker {what}: pip install contexttrace on every worker") from None
     other = {w: v for w, v in versions.items() if v != version()}
     if other:
         client.close()
         named = ", ".join(f"{w} has {v}" for w, v in sorted(other.items()))
-        raise EngineError(f"--scheduler {scheduler}", f"workers run another contexttrace than {version()}: {named}")
+        raise EngineError(where, f"workers run another contexttrace than {version()}: {named}")
+
+
+def _local_path(path: str) -> str | None:
+    """The path on disk a source file names: itself, the path of a ``file://`` URL; None for another URL."""
+    if not is_url(path):
+        return path
+    scheme, _, rest = path.partition("://")
+    return rest if scheme.lower() == "file" else None
+
+
+def _in_memory(source: TraceSource) -> bool:
+    """Whether a source is behind ``memory://`` (fsspec's per-process file system)."""
+    return source.path.lower().startswith("memory://")
+
+
+#: What this process saw of one file: (path, size in bytes, st_mtime_ns), or (path, None, None) missing.
+Seen = tuple[str, int | None, int | None]
+
+
+def _stat_seen(path: str) -> Seen:
+    """`Seen` of a path on disk. Raises nothing."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return (path, None, None)
+    return (path, st.st_size, st.st_mtime_ns)
+
+
+def _seen(source: TraceSource) -> tuple[Seen, ...]:
+    """What this process sees of a source's files on disk, as `store.stamp_of` looks at them: the size and
+    modification time of the main file and of each subagent file (URLs other than ``file://`` are the
+    object store's, the same for everyone: not stamped). Raises nothing."""
+    paths = [_local_path(p) for p in (source.path, *(s.path for s in source.subagents))]
+    return tuple(_stat_seen(p) for p in paths if p is not None)
+
+
+def _differs(seen: Seen, there: Seen) -> str | None:
+    """How a file on a worker (`there`) differs from what this process saw; None when it does not."""
+    if seen == there:
+        return None
+    path, size, _ = seen
+    if there[1] is None:
+        return f"{path}: missing on the worker"
+    if size is None:
+        return f"{path}: missing here but present on the worker"
+    if there[1] != size:
+        return f"{path}: size differs ({size:,} bytes here, {there[1]:,} on the worker)"
+    return f"{path}: modification time differs"
+
+
+def _read_checked(source: TraceSource, seen: tuple[Seen, ...] | None, expect: str, **read: Any) -> Result | _Refused:
+    """A task on a worker: `runner._read_built(source, **read)` when this worker runs contexttrace
+    `expect` (`version`: a worker that joined after `_check_workers`) and sees each file of `seen` as the
+    command's process saw it (None: not checked); else a `_Refused` naming the worker and what differs,
+    and nothing is read. Raises what `_read_built` raises (nothing: its firewall)."""
+    worker = _worker_address()
+    if version() != expect:
+        return _Refused(worker, f"runs contexttrace {version()}, this machine {expect}")
+    for one in seen or ():
+        what = _differs(one, _stat_seen(one[0]))
+        if what is not None:
+            return _Refused(
+                worker,
+                f"{what}; workers must see the files at the same paths as this machine, or read URLs "
+                f"(s3://...): {DOCS}",
+            )
+    return _read_built(source, **read)
+
+
+def _worker_address() -> str:
+    """The address of the worker running this task ("?" outside a worker). Raises nothing."""
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except Exception:
+        return "?"
+
+
+def _quiet_logs() -> dict[str, int]:
+    """Silence distributed's loggers in this process (a lost worker or scheduler is not the local engine's
+    stderr); returns their levels before, for `DaskEngine.close` to restore."""
+    names = ["distributed", *(n for n in logging.root.manager.loggerDict if n.startswith("distributed."))]
+    levels = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL + 1)
+    return levels
+
+
+@contextlib.contextmanager
+def _workers_ignore_sigint() -> Iterator[None]:
+    """While a LocalCluster starts its worker processes, SIGINT is ignored: they inherit that (an ignored
+    signal stays ignored across exec, and Python then installs no KeyboardInterrupt handler), so Ctrl-C in
+    a terminal (SIGINT to the whole process group) reaches only this process, which shuts them down."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _bytes(source: TraceSource) -> int:

@@ -72,9 +72,18 @@ def missing_modules() -> list[str]:
 
 @contextlib.contextmanager
 def open_engine(
-    name: EngineName | str, scheduler: str | None = None, workers: int | None = None
+    name: EngineName | str,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    paths: list[str] | None = None,
 ) -> Iterator[Engine | None]:
-    """The engine a command runs on, closed when the block ends (a LocalCluster it started is shut down).
+    """The engine a command runs on, checked up front and closed when the block ends (a LocalCluster it
+    started is shut down, distributed's loggers are given back their levels).
+
+    Every verdict on the options is given here, before the result store is looked up, so that a command
+    gives the same one whether its sources are stored or not: the engine's packages, relative `paths`
+    with a scheduler, and the scheduler itself (connected to, a worker waited for, the workers' version
+    checked). A LocalCluster is started only when a run needs one.
 
     Parameters
     ----------
@@ -85,12 +94,15 @@ def open_engine(
         `LocalCluster` on this machine when the first run needs it. Not taken with ``local``.
     workers
         With ``dask`` and no scheduler: the LocalCluster's worker processes (None: one per core).
+    paths
+        The command's path arguments, checked with a scheduler (`dask_engine.refuse_relative`).
 
     Raises
     ------
     EngineError
         ``--scheduler`` given with ``local``; ``dask`` with its packages missing (the message names them
-        and `INSTALL_HINT`); the scheduler unreachable (raised by the first run).
+        and `INSTALL_HINT`); a relative path with a scheduler; the scheduler malformed, unreachable,
+        without a worker or with workers of another version (`dask_engine.DaskEngine.client`).
     """
     if EngineName(name) is EngineName.LOCAL:
         if scheduler is not None:
@@ -100,10 +112,13 @@ def open_engine(
     missing = missing_modules()
     if missing:
         raise EngineError("--engine dask", f"needs {', '.join(missing)} (not installed): {INSTALL_HINT}")
-    from .dask_engine import DaskEngine
+    from .dask_engine import DaskEngine, refuse_relative
 
     engine = DaskEngine(scheduler=scheduler, workers=workers)
     try:
+        if scheduler is not None:
+            refuse_relative(list(paths or []), scheduler)
+            engine.client()  # connected now: the verdict on the address does not wait for a source to read
         yield engine
     finally:
         engine.close()

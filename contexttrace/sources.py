@@ -187,6 +187,8 @@ def _sources_of(arg: str) -> list[TraceSource]:
     system refuses (too long, a NUL byte in it)."""
     if arg == "-":
         return [TraceSource("-")]
+    if arg.startswith("~") and not os.path.lexists(arg):  # a quoted '~/dir': as a quoted glob's ~ (issue 17)
+        arg = os.path.expanduser(arg)
     if is_url(arg) or (is_glob(arg) and not os.path.lexists(arg)):  # fsspec URLs, quoted globs (issue 17)
         return remote_sources(arg)
     p = Path(arg)

@@ -87,11 +87,11 @@ def dask_cli(client: Client, monkeypatch: pytest.MonkeyPatch) -> Client:
     real = cli.open_engine
 
     @contextlib.contextmanager
-    def on_module_cluster(name, scheduler=None, workers=None):
+    def on_module_cluster(name, scheduler=None, workers=None, paths=None):
         if name == "dask":
             yield DaskEngine(client=client, keep_in_store=True)
         else:
-            with real(name, scheduler, workers) as e:
+            with real(name, scheduler, workers, paths) as e:
                 yield e
 
     monkeypatch.setattr(cli, "open_engine", on_module_cluster)
@@ -496,7 +496,7 @@ def test_scheduler_refuses_relative_paths(scheduler, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, err = _cli(["context", "trace", "samples", "--json", "--engine", "dask", "--scheduler", scheduler])
     assert (code, out) == (2, "")
-    assert f"Error: --scheduler {scheduler}: a relative path (samples/a-ralph-27runs-with-separators.jsonl)" in err
+    assert f"Error: --scheduler {scheduler}: a relative path (samples) means nothing" in err
 
 
 def test_scheduler_workers_of_another_version_refused(scheduler, monkeypatch):
@@ -558,3 +558,243 @@ def test_cli_starts_its_own_local_cluster():
     local engine's."""
     args = ["context", "usage", str(SAMPLES / "b-spotter-compaction"), "--json", "--no-cache"]
     assert _cli([*args, "--engine", "dask"]) == _cli(args)
+
+
+# -- what a reviewer broke (issue 17's review): each test failed before its fix --------------------------
+
+
+def _one_line_error(result: tuple[int, str, str], start: str) -> None:
+    """A usage error: exit 2, nothing on stdout, one line on stderr starting with `start`."""
+    code, out, err = result
+    assert (code, out) == (2, ""), err
+    assert err.startswith(start), err
+    assert err.count("\n") == 1, err
+
+
+def _session_with_subagents(tmp_path: Path) -> Path:
+    """A copy of the spotter sample (a session with a subagents folder): its session file's path."""
+    import shutil
+
+    shutil.copytree(SAMPLES / "b-spotter-compaction", tmp_path / "spot")
+    return next(p for p in (tmp_path / "spot").glob("*.jsonl") if not p.name.startswith("agent-"))
+
+
+def test_worker_that_does_not_see_a_subagent_file_stops_the_run(dask_cli, tmp_path, monkeypatch):
+    """Workers that do not see a file this process saw (another mount, a folder hidden from them) would
+    read the session without its subagents (152 calls became 139, the compaction gone) and exit 0. Each
+    task carries what this process saw; the worker compares first: the run stops, exit 2, one line naming
+    the worker, the file and what differed. (Simulated: the file is removed once this process stamped it.)"""
+    from contexttrace import dask_engine
+
+    session = _session_with_subagents(tmp_path)
+    sub = sorted(session.parent.glob(f"{session.stem}/subagents/agent-*.jsonl"))[0]
+    real = dask_engine._seen
+
+    def seen_then_hidden(source):
+        stamp = real(source)
+        sub.unlink(missing_ok=True)  # gone for the worker, after this process saw it
+        return stamp
+
+    monkeypatch.setattr(dask_engine, "_seen", seen_then_hidden)
+    result = _cli(["context", "usage", str(session), "--json", "--no-cache", "--engine", "dask"])
+    _one_line_error(result, "Error: --engine dask: worker tcp://127.0.0.1:")
+    assert f": {sub}: missing on the worker; workers must see the files at the same paths" in result[2]
+    assert "docs/dask.md" in result[2]
+
+
+def test_worker_that_sees_another_size_stops_the_run(client, tmp_path, monkeypatch):
+    """A file of another size on the worker than here (another copy at the same path) is never read."""
+    from contexttrace import dask_engine
+
+    session = _session_with_subagents(tmp_path)
+    real = dask_engine._seen
+    monkeypatch.setattr(dask_engine, "_seen", lambda s: tuple((p, n + 1, m) for p, n, m in real(s)))
+    size = session.stat().st_size
+    with pytest.raises(EngineError, match=rf"{session}: size differs \({size + 1:,} bytes here, {size:,} on the"):
+        analyze([str(session)], engine=DaskEngine(client=client))
+
+
+def test_worker_of_another_version_joining_later_is_refused(client, monkeypatch):
+    """A worker that joins after the version check is checked by each task it runs: the task carries
+    this process's version and a worker of another one reads nothing."""
+    import contexttrace
+
+    monkeypatch.setattr(contexttrace, "__version__", "9.9.9")
+    with pytest.raises(EngineError, match=r"worker tcp://\S+: runs contexttrace \S+, this machine 9\.9\.9/"):
+        analyze([str(SAMPLES / "b-spotter-compaction")], engine=DaskEngine(client=client))
+
+
+def test_memory_urls_read_in_this_process(client):
+    """memory:// is per process: a worker's is not this one's, so its sources are read here (before: every
+    trace "no such file" on the workers)."""
+    files = {"/solo" + k[len("/corpus") :]: v for k, v in _memory_files().items() if "b-spotter" in k}
+    fs = fsspec.filesystem("memory")
+    _fill_memory(files)
+    try:
+        paths = ["memory://solo/b-spotter-compaction"]
+        assert _outputs(paths, engine=DaskEngine(client=client)) == _outputs(paths)
+    finally:
+        fs.rm("/solo", recursive=True)
+
+
+def test_relative_file_url_refused_with_a_scheduler(scheduler, monkeypatch):
+    """`file://samples` is a relative path behind a URL: refused like `samples` (before: the workers read
+    their own folder's `samples`, "no such file", exit 1)."""
+    monkeypatch.chdir(ROOT)
+    result = _cli(["context", "trace", "file://samples", "--json", "--engine", "dask", "--scheduler", scheduler])
+    _one_line_error(result, f"Error: --scheduler {scheduler}: a relative path (file://samples) means nothing")
+
+
+def test_options_checked_before_the_store(scheduler, monkeypatch):
+    """The verdict on --scheduler and on relative paths does not depend on the result store: once a run
+    has stored every source, the same commands still exit 2 (before: 0)."""
+    monkeypatch.chdir(ROOT)
+    assert _cli(["context", "trace", "samples", "--json"])[0] == 0  # every source stored
+    relative = _cli(["context", "trace", "samples", "--json", "--engine", "dask", "--scheduler", scheduler])
+    _one_line_error(relative, f"Error: --scheduler {scheduler}: a relative path (samples)")
+    nonsense = _cli(["context", "trace", str(SAMPLES.resolve()), "--engine", "dask", "--scheduler", "nonsense"])
+    _one_line_error(nonsense, "Error: --scheduler nonsense: cannot reach the Dask scheduler (")
+
+
+def test_scheduler_workers_checked_and_logs_silenced(scheduler):
+    """On a scheduler address the engine connects, checks the worker, and silences distributed's loggers
+    in this process until it is closed (stderr stays the local engine's)."""
+    before = logging.getLogger("distributed.client").level
+    with open_engine("dask", scheduler, paths=[str(SAMPLES.resolve())]) as e:
+        assert logging.getLogger("distributed.client").getEffectiveLevel() > logging.CRITICAL
+        assert logging.getLogger("distributed").getEffectiveLevel() > logging.CRITICAL
+        assert e is not None and e._client is not None  # connected up front
+    assert logging.getLogger("distributed.client").level == before
+
+
+@contextlib.contextmanager
+def _peer(reply: bytes | None) -> Iterator[str]:
+    """A TCP server on localhost that is not a Dask scheduler: it answers `reply` to whatever it is sent
+    (an HTTP server's error page), or never answers (None: a black hole); yields its tcp:// address."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if reply is not None:
+                with contextlib.suppress(OSError):
+                    conn.recv(65536)
+                    conn.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+        thread.join(timeout=5)
+
+
+@pytest.mark.parametrize("reply", [None, b"HTTP/1.0 400 Bad request\r\nContent-Type: text/html\r\n\r\n<html>"])
+def test_peer_that_is_not_a_scheduler_is_a_usage_error(reply, monkeypatch):
+    """Something that is not a scheduler at the address (an HTTP server, a dashboard port, a black hole):
+    exit 2 with one line within the tool's own deadline (before: waited forever)."""
+    monkeypatch.setattr("contexttrace.dask_engine.CONNECT_TIMEOUT_S", 1)
+    with _peer(reply) as address:
+        result = _cli(["context", "trace", str(SAMPLES), "--engine", "dask", "--scheduler", address])
+    _one_line_error(result, f"Error: --scheduler {address}: ")
+    assert "Dask scheduler" in result[2]
+
+
+@pytest.mark.parametrize("address", ["nonsense", "", "foo://bar"])
+def test_malformed_scheduler_is_a_usage_error(address):
+    """A malformed address: exit 2, one line (before: a traceback, exit 1)."""
+    result = _cli(["context", "usage", str(SAMPLES), "--engine", "dask", "--scheduler", address])
+    _one_line_error(result, f"Error: --scheduler {address}: cannot reach the Dask scheduler (")
+
+
+def test_any_error_while_connecting_is_a_usage_error(monkeypatch):
+    """Whatever distributed raises while connecting (MemoryError: a peer announcing 3 EiB) is one line."""
+
+    async def absurd(address):
+        raise MemoryError("Unable to allocate 3.07 EiB")
+
+    monkeypatch.setattr("contexttrace.dask_engine._probe", absurd)
+    result = _cli(["context", "usage", str(SAMPLES), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
+    _one_line_error(result, "Error: --scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler (MemoryError: ")
+
+
+def test_ctrl_c_while_connecting_exits_130_quietly():
+    """Ctrl-C while waiting on a peer that never answers: exit 130, no traceback, nothing else on stderr
+    (before: `RuntimeError: IOLoop is closed`). A subprocess, sent SIGINT as a terminal would."""
+    import subprocess
+    import time
+
+    with _peer(None) as address:
+        cmd = [sys.executable, "-m", "contexttrace", "context", "usage", str(SAMPLES), "--engine", "dask"]
+        proc = subprocess.Popen([*cmd, "--scheduler", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(4)  # (imported, and waiting on the peer)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (130, b"")
+    assert b"Traceback" not in err and b"Exception ignored" not in err, err
+
+
+def test_scheduler_without_workers_is_a_usage_error(monkeypatch):
+    """A scheduler with no worker: exit 2 with one line after `WORKER_WAIT_S` (before: waited forever)."""
+    monkeypatch.setattr("contexttrace.dask_engine.WORKER_WAIT_S", 1)
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
+        address = empty.scheduler_address
+        result = _cli(["context", "usage", str(SAMPLES.resolve()), "--engine", "dask", "--scheduler", address])
+    _one_line_error(result, f"Error: --scheduler {address}: no worker joined the scheduler within 1 s")
+
+
+def test_local_cluster_workers_ignore_ctrl_c():
+    """Ctrl-C in a terminal sends SIGINT to the whole process group: a LocalCluster's workers ignore it
+    (this process gets it and shuts them down), so none prints a KeyboardInterrupt traceback."""
+    e = DaskEngine(workers=1)
+    try:
+        assert set(e.client().run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN).values()) == {True}
+        assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # this process's own is given back
+    finally:
+        e.close()
+
+
+def test_worker_without_contexttrace_reads_plainly():
+    """A worker that cannot import contexttrace: the message says what is missing and what to install."""
+    from contexttrace.dask_engine import _check_workers
+
+    class NoPackage:
+        def wait_for_workers(self, n, timeout):
+            return None
+
+        def run(self, fn):
+            raise ModuleNotFoundError("No module named 'contexttrace'", name="contexttrace")
+
+        def close(self):
+            return None
+
+    with pytest.raises(EngineError) as caught:
+        _check_workers(NoPackage(), "tcp://h:1")
+    assert str(caught.value) == (
+        "--scheduler tcp://h:1: a worker cannot import contexttrace: pip install contexttrace on every worker"
+    )
+
+
+def test_quoted_tilde_folder_expanded(tmp_path, monkeypatch):
+    """A quoted '~/dir' (no glob) is expanded as a quoted glob's ~ is, and is absolute for --scheduler."""
+    import shutil
+
+    from contexttrace.dask_engine import refuse_relative
+
+    shutil.copytree(SAMPLES / "b-spotter-compaction", tmp_path / "spot")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert [s.path for s in find_traces(["~/spot"])] == [s.path for s in find_traces([str(tmp_path / "spot")])]
+    refuse_relative(["~/spot", "-", "file:///srv/t", "s3://b/t/"], "tcp://h:1")  # none relative
