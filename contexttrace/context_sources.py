@@ -42,15 +42,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .estimator import estimate_trace
-from .filters import trace_facts
 from .metrics import output_is_lower_bound
 from .placement import Boundary, boundaries, result_source
+from .report import ReadingDiagnostics, reading_diagnostics
 from .schema import THREAD_MAIN
 from .threads import thread_ids, thread_note
 from .tools import CHARS_PER_TOKEN, result_tokens
 
 if TYPE_CHECKING:
-    from .reader import LineNote, Trace
+    from .reader import Trace
 
 #: The version of each `context sources --json` object (a change of its keys or their types bumps it; 2 added
 #: `output_lower_bound_calls` and `hidden_thinking_calls`).
@@ -122,7 +122,7 @@ class _Call:
 
 
 @dataclass(frozen=True)
-class SourcesReport:
+class SourcesReport(ReadingDiagnostics):
     """The `context sources` readings of one trace and thread (plain values; keys as docs/sources.md).
 
     `steps`: one dict per call of the thread (`call`, `prompt_tokens`, `sources`: row → tokens, None for a
@@ -154,16 +154,6 @@ class SourcesReport:
     steps: list[dict[str, Any]]
     output_lower_bound_calls: int = 0
     hidden_thinking_calls: int = 0
-    skipped_lines: int = 0
-    oversized_lines: int = 0
-    truncated_last_line: bool = False
-    warnings: list[str] = field(default_factory=list)
-    line_notes: list[LineNote] = field(default_factory=list)
-    skipped_by_file: dict[str, int] = field(default_factory=dict)
-    facts: dict[str, Any] = field(default_factory=dict)
-    fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
-    peak: int = 0
-    window: int | None = None
     thread_found: bool = True  # `thread` names a thread of the trace (not in the JSON: `unknown_thread`)
     thread_list: list[str] = field(default_factory=list)  # the trace's thread keys, main first
 
@@ -521,9 +511,7 @@ def build_sources(
         thinking_exact=not any(c.has_thinking for c in calls),
         timestamps_known=any(c.ts_ms is not None for c in calls),
         output_lower_bound_calls=sum(not c.final for c in calls), hidden_thinking_calls=sum(c.hidden for c in calls),
-        estimator=estimate_trace(trace, thread), steps=steps, skipped_lines=trace.skipped_lines,
-        oversized_lines=trace.oversized_lines, truncated_last_line=trace.truncated_last_line, warnings=warnings,
-        line_notes=list(trace.line_notes), skipped_by_file=dict(trace.skipped_by_file), facts=trace_facts(trace),
+        estimator=estimate_trace(trace, thread), steps=steps, **reading_diagnostics(trace, warnings),
         thread_found=found, thread_list=[k for k, v in ids.items() if k == v],
     )  # fmt: skip
 

@@ -30,21 +30,21 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from .file_paths import PathIndex, path_key, resolve_path, strings
-from .filters import trace_facts
 from .placement import FILE_TOOLS, Boundary, boundaries, removed_by, touched_path
 from .reading.content import path_words
+from .report import ReadingDiagnostics, reading_diagnostics
 from .schema import THREAD_MAIN
 from .tools import CHARS_PER_TOKEN, error_class, result_tokens
 
 if TYPE_CHECKING:
-    from .reader import LineNote, Trace
+    from .reader import Trace
 
 #: The version of each `context files --json` object (a change of its keys or their types bumps it).
 SCHEMA_VERSION = 2
@@ -144,7 +144,7 @@ def parse_at(text: str) -> At:
 
 
 @dataclass(frozen=True)
-class FilesReport:
+class FilesReport(ReadingDiagnostics):
     """The `context files` readings of one trace (plain values). `rows`: one dict per file, by relevance
     descending; `drop_events`: one dict per file whose content left the window at a boundary; keys as
     docs/files.md."""
@@ -159,16 +159,6 @@ class FilesReport:
     drop_events: list[dict[str, Any]]
     boundaries: list[dict[str, Any]]
     subagent_touches: int = 0
-    skipped_lines: int = 0
-    oversized_lines: int = 0
-    truncated_last_line: bool = False
-    warnings: list[str] = field(default_factory=list)
-    line_notes: list[LineNote] = field(default_factory=list)
-    skipped_by_file: dict[str, int] = field(default_factory=dict)
-    facts: dict[str, Any] = field(default_factory=dict)
-    fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
-    peak: int = 0
-    window: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this trace."""
@@ -569,13 +559,7 @@ def build_files(trace: Trace, window: int | None = None, at: At | None = None) -
         drop_events=drops,
         boundaries=[{"kind": b.kind, "call": b.call, "ts_ms": b.ts_ms} for b in bounds],
         subagent_touches=sum(tid is not None and tid in results for tid in others),
-        skipped_lines=trace.skipped_lines,
-        oversized_lines=trace.oversized_lines,
-        truncated_last_line=trace.truncated_last_line,
-        warnings=warnings,
-        line_notes=list(trace.line_notes),
-        skipped_by_file=dict(trace.skipped_by_file),
-        facts=trace_facts(trace),
+        **reading_diagnostics(trace, warnings),
     )
 
 

@@ -133,6 +133,41 @@ class TraceReport:
         return out
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReadingDiagnostics:
+    """What a command's per-trace report carries for `render.render_diagnostics` besides its readings: the
+    reader's skipped lines and notes, warnings, the trace's facts; `fill`, `peak` and `window` stay at their
+    defaults for the commands that have none. A base of `tools.ToolsReport`, `files.FilesReport` and
+    `context_sources.SourcesReport` (keyword-only, so each report's own fields keep their order); filled
+    from a trace by `reading_diagnostics`."""
+
+    skipped_lines: int = 0
+    oversized_lines: int = 0
+    truncated_last_line: bool = False
+    warnings: list[str] = field(default_factory=list)
+    line_notes: list[LineNote] = field(default_factory=list)
+    skipped_by_file: dict[str, int] = field(default_factory=dict)  # file -> lines skipped (`Trace`)
+    #: `label`, `project`, `cwd`, `start`, `start_source` (`filters.trace_facts`)
+    facts: dict[str, Any] = field(default_factory=dict)
+    fill: float | None = None  # never set by these commands
+    peak: int = 0
+    window: int | None = None
+
+
+def reading_diagnostics(trace: Trace, warnings: list[str]) -> dict[str, Any]:
+    """The `ReadingDiagnostics` fields of a report on `trace` (its skipped and oversized lines, truncated last
+    line, notes, skipped lines per file and facts), with the report's own `warnings`, as keyword arguments."""
+    return {
+        "skipped_lines": trace.skipped_lines,
+        "oversized_lines": trace.oversized_lines,
+        "truncated_last_line": trace.truncated_last_line,
+        "warnings": warnings,
+        "line_notes": list(trace.line_notes),
+        "skipped_by_file": dict(trace.skipped_by_file),
+        "facts": trace_facts(trace),
+    }
+
+
 class DiagnosticsOfReport:
     """A mixin for a command's per-trace object that holds a `TraceReport` as `report`: the attributes
     `render.render_diagnostics` reads (path, skipped lines, notes, warnings, fill, ...) are the report's,

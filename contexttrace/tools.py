@@ -26,17 +26,17 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .filters import trace_facts
 from .metrics import mcp_server_of
 from .placement import compaction_seqs, left_context
 from .pricing import PriceTable, load_prices, price_of
+from .report import ReadingDiagnostics, reading_diagnostics
 from .schema import THREAD_MAIN
 
 if TYPE_CHECKING:
-    from .reader import LineNote, Trace
+    from .reader import Trace
 
 #: The version of each `context tools --json` object (a change of its keys or their types bumps it).
 SCHEMA_VERSION = 2
@@ -172,7 +172,7 @@ def _new_row(thread: str, tool: str, server: str | None, parent: str | None) -> 
 
 
 @dataclass(frozen=True)
-class ToolsReport:
+class ToolsReport(ReadingDiagnostics):
     """The `context tools` readings of one trace (plain values). `rows`: one dict per (thread, tool), MCP
     tools first as their server's group row (`parent` None), then one row per MCP tool (`parent` naming its
     group); keys as docs/tools.md. `top_consumers`: the main thread's largest single results."""
@@ -186,16 +186,6 @@ class ToolsReport:
     rows: list[dict[str, Any]]
     top_consumers: list[dict[str, Any]]
     mcp_server_guessed: bool = False
-    skipped_lines: int = 0
-    oversized_lines: int = 0
-    truncated_last_line: bool = False
-    warnings: list[str] = field(default_factory=list)
-    line_notes: list[LineNote] = field(default_factory=list)
-    skipped_by_file: dict[str, int] = field(default_factory=dict)
-    facts: dict[str, Any] = field(default_factory=dict)
-    fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
-    peak: int = 0
-    window: int | None = None
 
     def to_dict(self, by_tool: bool = False) -> dict[str, Any]:
         """The JSON object of this trace; `by_tool` keeps the per-MCP-tool rows (`parent` set)."""
@@ -397,13 +387,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
         rows=sort_rows(list(rows.values()), "calls"),
         top_consumers=top,
         mcp_server_guessed=guessed,
-        skipped_lines=trace.skipped_lines,
-        oversized_lines=trace.oversized_lines,
-        truncated_last_line=trace.truncated_last_line,
-        warnings=warnings,
-        line_notes=list(trace.line_notes),
-        skipped_by_file=dict(trace.skipped_by_file),
-        facts=trace_facts(trace),
+        **reading_diagnostics(trace, warnings),
     )
 
 
