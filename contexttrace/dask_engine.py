@@ -31,6 +31,7 @@ import logging
 import os
 import signal
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 10
 #: Seconds to wait for a first worker at a scheduler that has none.
 WORKER_WAIT_S = 10
+#: Seconds between looks at the client while no answer is ready (is the scheduler still there?).
+POLL_S = 0.02
 #: Where a message about workers that do not see this machine's files points.
 DOCS = "docs/dask.md"
 
@@ -149,7 +152,7 @@ class DaskEngine:
     def close(self) -> None:
         """Close the client and shut down the LocalCluster this engine started (a given client is left open)."""
         if self._own_client and self._client is not None:
-            self._client.close()
+            self._client.close(timeout=CONNECT_TIMEOUT_S)  # (a lost scheduler: not waited for forever)
             self._client = None
         if self._cluster is not None:
             self._cluster.close()
@@ -264,14 +267,24 @@ class DaskEngine:
             slim=remote_build is not None,
             pure=False,
         )
+        waiting = dict(index_of)
         try:
-            for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
-                for future, value in batch:
+            ready = as_completed(futures, loop=client.loop, with_results=True, raise_errors=False)
+            while not ready.is_empty():
+                if not ready.has_ready():
+                    if self._scheduler_lost():  # its futures would never finish: the rest are read here
+                        break
+                    time.sleep(POLL_S)
+                    continue
+                for future, value in ready.next_batch(block=False):
                     answer = value if future.status == "finished" else None
                     future.release()  # the worker's copy is not needed any more
-                    yield index_of[future.key], answer
+                    yield waiting.pop(future.key), answer
+            for key in sorted(waiting, key=index_of.__getitem__):
+                yield index_of[key], None
         finally:
-            client.cancel([f for f in futures if not f.done()])
+            if not self._scheduler_lost():
+                client.cancel([f for f in futures if not f.done()])
 
     def _portable(self, source: TraceSource) -> TraceSource:
         """The source as a worker gets it: a `StoredSource` stays one only when workers keep in this
@@ -494,7 +507,9 @@ def _worker_address() -> str:
 def _quiet_logs() -> dict[str, int]:
     """Silence distributed's loggers in this process (a lost worker or scheduler is not the local engine's
     stderr); returns their levels before, for `DaskEngine.close` to restore."""
-    names = ["distributed", *(n for n in logging.root.manager.loggerDict if n.startswith("distributed."))]
+    loggers = logging.root.manager.loggerDict
+    # (tornado's: a connection reset by a scheduler that died)
+    names = ["distributed", "tornado", *(n for n in loggers if n.startswith(("distributed.", "tornado.")))]
     levels = {n: logging.getLogger(n).level for n in names}
     for n in names:
         logging.getLogger(n).setLevel(logging.CRITICAL + 1)

@@ -481,9 +481,15 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             p.wait(timeout=30)
 
 
-def test_plain_scheduler_and_worker_same_output(scheduler):
+def test_plain_scheduler_and_worker_same_output(scheduler, monkeypatch):
     """`--engine dask --scheduler ADDRESS` on a plain `dask scheduler` / `dask worker`: the local engine's
-    output for the same absolute paths (trace with calls; usage)."""
+    output for the same absolute paths (trace with calls; usage). No other client is this process's
+    default (the engine's own is not made one: it must not lean on the module's)."""
+    import weakref
+
+    import distributed.client
+
+    monkeypatch.setattr(distributed.client, "_global_clients", weakref.WeakValueDictionary())
     root = str(SAMPLES.resolve())
     for command in (["trace", root, "--calls"], ["usage", root]):
         args = ["context", *command, "--json", "--no-cache"]
