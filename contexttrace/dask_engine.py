@@ -12,14 +12,22 @@ reduces the local engine's (same order, figures, warnings, exit code):
   tasks rerun by the scheduler on another worker (``distributed.scheduler.allowed-failures`` times), and a
   task that still has no answer (it raised, or killed every worker it ran on) is done in this process,
   as the local engine does with a task its worker could not answer; nothing is lost or counted twice;
-* standard input and sources that are already errors are done in this process;
+* each task sent to a scheduler given by address (or a given client) carries what this process saw of
+  its source's files (size and modification time, `_seen`) and this process's `version`; the worker
+  compares before reading (`_read_checked`) and a file that differs is never read there: the run stops
+  with an `EngineError` naming the worker, the file and what differed (docs/dask.md);
+* a scheduler lost mid-run: the sources it had not answered are done in this process, and `notices`
+  says so (the CLI prints it);
+* standard input, sources that are already errors, and ``memory://`` (per process) are done in this
+  process;
 * with the result store (`store.StoredSource`), workers of a LocalCluster keep what they read in the same
   store as the local engine's workers; workers of a remote scheduler may not see this machine's folder,
   so their sources go as plain `TraceSource`s (looked up here, not kept).
 
 Tasks are keyed ``contexttrace-<run>-<index>`` (a fresh run id each run: never a cached result of another
 run). Progress is the cluster's completions as they arrive (`distributed.as_completed`), given to the
-``progress`` callback; this module never prints. Dask, distributed and the cluster are imported and
+``progress`` callback; this module never prints, and silences distributed's loggers in this process for
+the engine's life. Dask, distributed and the cluster are imported and
 started only when a run needs them.
 """
 
