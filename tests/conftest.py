@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import orjson
@@ -129,3 +130,19 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     from contexttrace import store
 
     monkeypatch.setattr(store, "RACY_NS", 0)
+
+
+def json_keys(value: object) -> set[str]:
+    """Every key of every object in a decoded JSON value, at any depth."""
+    if isinstance(value, dict):
+        return set(value).union(*(json_keys(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(json_keys(v) for v in value))
+    return set()
+
+
+def assert_keys_documented(keys: set[str], docs: str, at_least: int) -> None:
+    """More than `at_least` keys, each snake_case and written as `key` in `docs`."""
+    assert len(keys) > at_least
+    assert sorted(k for k in keys if not re.match(r"^[a-z][a-z0-9_]*$", k)) == []
+    assert sorted(k for k in keys if f"`{k}`" not in docs) == []
