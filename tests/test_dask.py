@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -541,8 +542,6 @@ def test_scheduler_needs_engine_dask():
 def test_unreachable_scheduler_is_a_usage_error(monkeypatch):
     """A scheduler address nobody answers at: exit 2 and a line naming the address, after the timeout; the
     failed client leaves no thread running in this process."""
-    import threading
-
     monkeypatch.setattr("contexttrace.dask_engine.CONNECT_TIMEOUT_S", 1)
     threads = {t.name for t in threading.enumerate()}
     code, out, err = _cli(["context", "trace", str(SAMPLES), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
@@ -674,11 +673,11 @@ def test_scheduler_workers_checked_and_logs_silenced(scheduler):
 
 
 @contextlib.contextmanager
-def _peer(reply: bytes | None) -> Iterator[str]:
+def _peer(reply: bytes | None, accepted: threading.Event | None = None) -> Iterator[str]:
     """A TCP server on localhost that is not a Dask scheduler: it answers `reply` to whatever it is sent
-    (an HTTP server's error page), or never answers (None: a black hole); yields its tcp:// address."""
+    (an HTTP server's error page), or never answers (None: a black hole); yields its tcp:// address and
+    sets `accepted` when a connection comes. Its thread is gone when the block ends."""
     import socket
-    import threading
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -692,6 +691,8 @@ def _peer(reply: bytes | None) -> Iterator[str]:
             except OSError:
                 return
             held.append(conn)
+            if accepted is not None:
+                accepted.set()
             if reply is not None:
                 with contextlib.suppress(OSError):
                     conn.recv(65536)
@@ -702,10 +703,13 @@ def _peer(reply: bytes | None) -> Iterator[str]:
     try:
         yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
     finally:
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)  # (close alone does not wake a thread blocked in accept)
         server.close()
+        thread.join(timeout=5)
         for conn in held:
             conn.close()
-        thread.join(timeout=5)
+        assert not thread.is_alive()
 
 
 @pytest.mark.parametrize("reply", [None, b"HTTP/1.0 400 Bad request\r\nContent-Type: text/html\r\n\r\n<html>"])
@@ -743,10 +747,12 @@ def test_ctrl_c_while_connecting_exits_130_quietly():
     import subprocess
     import time
 
-    with _peer(None) as address:
+    accepted = threading.Event()
+    with _peer(None, accepted) as address:
         cmd = [sys.executable, "-m", "contexttrace", "context", "usage", str(SAMPLES), "--engine", "dask"]
         proc = subprocess.Popen([*cmd, "--scheduler", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(4)  # (imported, and waiting on the peer)
+        assert accepted.wait(timeout=30)  # the command is waiting on the peer
+        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert (proc.returncode, out) == (130, b"")
@@ -765,12 +771,16 @@ def test_scheduler_without_workers_is_a_usage_error(monkeypatch):
 def test_local_cluster_workers_ignore_ctrl_c():
     """Ctrl-C in a terminal sends SIGINT to the whole process group: a LocalCluster's workers ignore it
     (this process gets it and shuts them down), so none prints a KeyboardInterrupt traceback."""
+    before = set(threading.enumerate())
     e = DaskEngine(workers=1)
     try:
         assert set(e.client().run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN).values()) == {True}
         assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # this process's own is given back
     finally:
         e.close()
+        for t in set(threading.enumerate()) - before:
+            t.join(timeout=10)  # (the worker process's queue threads end just after the cluster closes)
+    assert set(threading.enumerate()) <= before
 
 
 def test_worker_without_contexttrace_reads_plainly():
