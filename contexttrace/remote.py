@@ -238,22 +238,13 @@ def _agent_file(url: str) -> SourceFile:
 def _session_id_of(fs: Any, path: str) -> str | None:
     """`sources._session_id_of` through a file system: the first top-level `sessionId` string of a flat
     agent file, looked for on the lines whose bytes hold ``"sessionId"``. Raises nothing."""
-    import orjson
+    from .sources import session_id_in
 
     try:
         with fs.open(path, "rb") as fh:
-            for raw in fh:
-                if b'"sessionId"' not in raw:
-                    continue
-                try:
-                    rec = orjson.loads(raw.replace(b"\x00", b""))
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(rec, dict) and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
-                    return str(rec["sessionId"])
+            return session_id_in(fh)
     except Exception:  # an unreadable agent file names no session (it stays an orphan)
         return None
-    return None
 
 
 def _relative_files(fs: Any, root: str) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,17 +84,25 @@ def _session_id_of(path: Path) -> str | None:
     """
     try:
         with path.open("rb") as fh:
-            for raw in fh:
-                if b'"sessionId"' not in raw:
-                    continue
-                try:
-                    rec = orjson.loads(raw.replace(b"\x00", b""))
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(rec, dict) and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
-                    return str(rec["sessionId"])
+            return session_id_in(fh)
     except OSError:
         return None
+
+
+def session_id_in(lines: Iterable[bytes]) -> str | None:
+    """The first top-level `sessionId` string among the lines of an open binary file (`_session_id_of`'s
+    rule, shared with `remote.py`'s object stores): only lines whose bytes hold ``"sessionId"`` are decoded,
+    NULs dropped, a line that does not decode passed over. Raises what reading `lines` raises."""
+    for raw in lines:
+        if b'"sessionId"' not in raw:
+            continue
+        try:
+            rec = orjson.loads(raw.replace(b"\x00", b""))
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
+            return str(rec["sessionId"])
+    return None
     return None
 
 
