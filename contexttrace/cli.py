@@ -639,9 +639,10 @@ ToolsSortOpt = Annotated[
 ByToolOpt = Annotated[
     bool, typer.Option("--by-tool", help="Under each mcp:<server> row, a row per MCP tool of that server.")
 ]
-ToolsWindowOpt = Annotated[
+#: `--window` of the commands whose readings do not use it (tools, sources, files).
+ReadingsWindowOpt = Annotated[
     int | None,
-    _window_option("Context window in tokens (200000, 200k, 1M); read for the diagnostics only: the tool "
+    _window_option("Context window in tokens (200000, 200k, 1M); read for the diagnostics only: these "
                    "readings do not depend on it."),
 ]  # fmt: skip
 
@@ -652,7 +653,7 @@ def tools_command(
     json: JsonOpt = False,
     sort: ToolsSortOpt = "calls",
     by_tool: ByToolOpt = False,
-    window: ToolsWindowOpt = None,
+    window: ReadingsWindowOpt = None,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
     engine: EngineOpt = EngineName.LOCAL,
@@ -684,11 +685,6 @@ ThreadOpt = Annotated[
                  help="Read a subagent's own window instead of the main thread's: its agent id (as its agent file "
                       "and context usage --breakdown name it) or the Task / Agent tool_use id that started it."),
 ]  # fmt: skip
-SourcesWindowOpt = Annotated[
-    int | None,
-    _window_option("Context window in tokens (200000, 200k, 1M); read for the diagnostics only: the source "
-                   "readings do not depend on it."),
-]  # fmt: skip
 
 
 @context_app.command("sources", epilog=_PATHS_HELP)
@@ -698,7 +694,7 @@ def sources_command(
     at: SourcesAtOpt = "last",
     steps: StepsOpt = False,
     thread: ThreadOpt = "main",
-    window: SourcesWindowOpt = None,
+    window: ReadingsWindowOpt = None,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
     engine: EngineOpt = EngineName.LOCAL,
@@ -731,11 +727,6 @@ FilesAtOpt = Annotated[
                  help="The moment to read the files at: last (the trace's last line), an ISO 8601 time (UTC when "
                       "no zone is given) or N, the main thread's call N (what its prompt held)."),
 ]  # fmt: skip
-FilesWindowOpt = Annotated[
-    int | None,
-    _window_option("Context window in tokens (200000, 200k, 1M); read for the diagnostics only: the file "
-                   "readings do not depend on it."),
-]  # fmt: skip
 
 
 @context_app.command("files", epilog=_PATHS_HELP)
@@ -743,7 +734,7 @@ def files_command(
     paths: PathsArg = None,
     json: JsonOpt = False,
     at: FilesAtOpt = "last",
-    window: FilesWindowOpt = None,
+    window: ReadingsWindowOpt = None,
     color: ColorOpt = None,
     no_cache: NoCacheOpt = False,
     engine: EngineOpt = EngineName.LOCAL,
