@@ -25,12 +25,11 @@ from .model import SourceFile, Trace
 from .records import NOT_JSON, Line, decode
 
 
-def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bool, head: int = 0) -> int:
+def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bool) -> int:
     """Read one file into the last builder of `builders`, starting a new one at each run when asked.
 
     With `split_runs` (the file a trace is named by), a `system/init` line after a run's init or calls
     starts a new run; non-JSON lines after a `result` line are counted in the run that follows them.
-    `head` is how many bytes of the file come before `fh` (the tail of a file read in two parts).
     Returns the number of lines read.
 
     Raises
@@ -42,7 +41,7 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
     cur.facts.files.append(src.path)
     cur.prev_ts = None
     path = src.path
-    lines = Lines(fh, path, cur.diag, head)
+    lines = Lines(fh, path, cur.diag)
     after_result = False
     pending_bad: list[tuple[int, str]] = []  # bad lines after a result: counted in the next run
     for raw in lines:

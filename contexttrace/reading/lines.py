@@ -39,8 +39,6 @@ _OVERSIZED_NEEDED = (b'"usage"', b'"tool_use"', b'"tool_result"', b'"subtype"')
 _TYPE_KEY = b'"type":"'
 #: Byte-order marks of UTF-16 (Windows PowerShell's `>` and `Out-File` write UTF-16LE with one, CASES B36).
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-#: Bytes at a file's start within which a UTF-8 byte-order mark is looked for (the first line's).
-_HEAD_BYTES = 4096
 
 
 def open_trace(path: str) -> IO[bytes]:
@@ -142,12 +140,11 @@ class Lines:
     `type` first), the line is yielded: the test only saves work, it never decides a figure.
     """
 
-    def __init__(self, fh: IO[bytes], path: str, diag: Diagnostics, head: int = 0) -> None:
+    def __init__(self, fh: IO[bytes], path: str, diag: Diagnostics) -> None:
         self.fh = fh
         self.path = path
         self.diag = diag
         self.number = 0
-        self._head = head  # bytes of the file's start before `fh` (0: `fh` starts the file)
         self._skipped: list[bytes] = []
 
     def take_skipped(self) -> list[bytes]:
@@ -159,7 +156,6 @@ class Lines:
         self,
     ) -> Iterator[bytes]:  # the per-line loop, inlined on purpose (equivalence: test_reading_records, test_samples)
         path = self.path
-        head = self._head
         number = 0
         skip_types = SKIP_TYPES
         type_key = _TYPE_KEY
@@ -170,8 +166,6 @@ class Lines:
         try:
             for raw in self.fh:
                 number += 1
-                if head < _HEAD_BYTES:
-                    head += len(raw) + 1
                 if raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]  # a UTF-8 byte-order mark (CASES B36), at the file's start or a run's (`cat`)
                 if b"\x00" in raw:

@@ -118,7 +118,7 @@ def _read_tail(path: str, start: int, subagents: Iterable[SourceFile], stable_ha
         try:
             with open_trace(path) as fh:
                 fh.seek(start)
-                lines = feed([builder], SourceFile(path), fh, split_runs=False, head=4096)
+                lines = feed([builder], SourceFile(path), fh, split_runs=False)
         except (TraceReadError, OSError):
             return None
         if builder.evidence.shows_stream():
