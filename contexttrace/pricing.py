@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,12 @@ def normalize_model(model: str) -> str:
     >>> normalize_model("claude-opus-4-6[1m]"), normalize_model("anthropic/claude-opus-4.8")
     ('claude-opus-4-6', 'claude-opus-4-8')
     """
+    return _normalized(model)
+
+
+@lru_cache(maxsize=1024)
+def _normalized(model: str) -> str:
+    """`normalize_model`, remembered: a trace names a few models on thousands of calls."""
     m = model.strip().lower()
     m = _WINDOW.sub("", m)
     m = _PREFIX.sub("", m)

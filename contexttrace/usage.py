@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from . import metrics
@@ -236,7 +237,8 @@ def _totals(rows: list[dict[str, Any]], covered: frozenset[str] = frozenset()) -
     """`token_totals` over priced rows (`_priced_rows`, any subset, in the frame's order); `covered` holds the
     models (normalised) whose final output a `result` line's `modelUsage` gives."""
     cols = (*_TOKEN_COLS, "cache_write_assumed_5m_tokens", "web_search_requests")
-    sums = {c: sum(r[c] or 0 for r in rows) for c in cols}  # integer sums skip nulls, as Polars'
+    # integer sums skip nulls, as Polars' (`filter(None, ...)` drops the nulls, and the zeros, which add nothing)
+    sums = {c: sum(filter(None, map(itemgetter(c), rows))) for c in cols}
     sums["cache_write_5m_tokens"] += sums["cache_write_assumed_5m_tokens"]
     costs = [r["cost_usd"] for r in rows]
     unpriced = [r["model"] for r in rows if r["cost_usd"] is None]
