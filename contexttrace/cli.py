@@ -20,12 +20,9 @@ import typer
 
 from . import __version__, metrics
 from .compare import ConditionError, build_run, compare, parse_conditions, parse_metrics, pick_baseline
-from .context_sources import build_sources, is_at_choice, unknown_thread
 from .engine import EngineError, EngineName, open_engine
 from .errors import ExitCode
-from .files import At, build_files, parse_at
 from .filters import GROUP_BY, Selection, is_scan, parse_timezone, parse_when, sort_keys
-from .history import HistoryError, git_commit, history_rows, load_runs, record_run
 from .render import (
     columns_to_drop,
     render_check,
@@ -36,15 +33,11 @@ from .render import (
     render_view_notes,
 )
 from .render_compare import CompareFormat, render_compare, render_compare_notes
-from .render_files import render_files_json, render_files_table
-from .render_sources import render_sources_json, render_sources_table
-from .render_tools import render_tools_json, render_tools_table
 from .report import RunResult
 from .runner import analyze
 from .schemas import SCHEMA_NAMES, schema_text
 from .sources import default_roots
 from .thresholds import METRICS, Threshold, ThresholdError, parse_threshold
-from .tools import SORT_KEYS, build_tools
 from .usage import build_usage
 from .views import Format, View, ViewOptions, build_report_with_cost, exit_code, make_view, needs_cost, selected_run
 
@@ -432,6 +425,8 @@ def _show(
     for line in [*notes, *render_check(view.check)]:
         typer.echo(line, err=True)
     if db is not None:
+        from .history import HistoryError, git_commit, record_run
+
         try:
             record_run(db, kind, view.traces, label=label, commit=git_commit(), cwd=os.getcwd(),
                        breaches=len(view.check.breaches))  # fmt: skip
@@ -662,6 +657,9 @@ def tools_command(
     """Per tool (MCP tools as mcp:<server>), main thread and subagents apart: calls, errors, denials, error
     classes, p50/p95 duration, tokens and input into the context and the re-read tax; then the largest
     single results (docs/tools.md)."""
+    from .render_tools import render_tools_json, render_tools_table
+    from .tools import SORT_KEYS, build_tools
+
     if sort not in SORT_KEYS:
         raise typer.BadParameter(f"{sort!r}: one of {', '.join(SORT_KEYS)}", param_hint="--sort")
     run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=build_tools)
@@ -703,6 +701,9 @@ def sources_command(
     """What filled the window at one call: prefix, files, bash output, mcp results, agent returns, web, other
     results, prompts, harness, thinking, tool inputs, prose, summary, other, with the context reference and
     the estimator's line (docs/sources.md)."""
+    from .context_sources import build_sources, is_at_choice, unknown_thread
+    from .render_sources import render_sources_json, render_sources_table
+
     if not is_at_choice(at):
         raise typer.BadParameter(f"{at!r}: last, peak or a call number from 1", param_hint="--at")
     build = partial(build_sources, at=at, thread=thread)
@@ -743,6 +744,9 @@ def files_command(
     """Per file the main thread touched: touches, reads, writes, re-reads, tokens read and written, references,
     last seen, spec 003's relevance and level (DROPPED when its content left the window), whether it is in
     the window; then the drop events (docs/files.md)."""
+    from .files import At, build_files, parse_at
+    from .render_files import render_files_json, render_files_table
+
     try:
         moment: At = parse_at(at)
     except ValueError as exc:
@@ -788,6 +792,8 @@ def history_command(
         tz = parse_timezone(timezone)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--timezone") from None
+    from .history import HistoryError, history_rows, load_runs
+
     names = [n for m in metric or [] for n in m.split(",") if n.strip()]
     try:
         runs = load_runs(db, command, label or [])

@@ -13,7 +13,6 @@ from enum import StrEnum
 from typing import Any
 
 import orjson
-from tabulate import tabulate
 
 from . import compare as cmp
 from .render import TABLE_FORMAT, _clean, _safe, fmt_usd
@@ -163,6 +162,8 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
         ≈ (list prices), ≥ when a run's cost is a lower bound. Then, after blank lines, the readings and
         the surface as ``- `` lines, and the legend.
     """
+    from tabulate import tabulate  # imported here, as in `render._table`: start-up of the other commands
+
     rows = [_table_row(r, comparison.baseline) for r in comparison.rows]
     table = tabulate(rows, headers=_HEADERS, tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=_ALIGN)
     parts = [table]
