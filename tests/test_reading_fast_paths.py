@@ -3,12 +3,15 @@ the texts of the samples: the fast form must give exactly what the straightforwa
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
+
 import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from contexttrace.reading.content import PATH_WORD, path_words
+from contexttrace.reading.state import epoch_ms
 
 from .conftest import SAMPLES
 
@@ -78,3 +81,29 @@ def test_path_words_equals_plain_reading_on_sample_texts() -> None:
     assert len(texts) > 50
     for text in texts:
         assert path_words(text) == plain_path_words(text)
+
+
+def plain_epoch_ms(value: str) -> int | None:
+    """`epoch_ms` of one timestamp as first written: a timedelta floor-divided by one millisecond."""
+    try:
+        if len(value) <= 10:
+            raise ValueError
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+
+
+_OFFSETS = st.integers(-23 * 60, 23 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))
+_ZONES = st.one_of(st.none(), st.just(UTC), _OFFSETS)
+
+
+@given(st.datetimes(timezones=_ZONES), st.sampled_from(["auto", "milliseconds", "microseconds", "seconds"]))
+def test_epoch_ms_equals_plain_floor_division(moment: datetime, spec: str) -> None:
+    """Timestamps before and after 1970, with and without an offset, at every precision: the same floor."""
+    value = moment.isoformat(timespec=spec)
+    assert epoch_ms([value]) == {None: None, value: plain_epoch_ms(value)}
+    zulu = value.replace("+00:00", "Z")
+    assert epoch_ms([zulu])[zulu] == plain_epoch_ms(zulu)
