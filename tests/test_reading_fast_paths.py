@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contexttrace.reading.content import PATH_WORD, path_words
+from contexttrace.reading.calls import C_KEPT, Calls
+from contexttrace.reading.content import PART_READ, PATH_WORD, path_words, read_caps
 from contexttrace.reading.state import epoch_ms
 
 from .conftest import SAMPLES
@@ -107,3 +108,43 @@ def test_epoch_ms_equals_plain_floor_division(moment: datetime, spec: str) -> No
     assert epoch_ms([value]) == {None: None, value: plain_epoch_ms(value)}
     zulu = value.replace("+00:00", "Z")
     assert epoch_ms([zulu])[zulu] == plain_epoch_ms(zulu)
+
+
+def plain_read_caps(capped: list[object], ids: list[object], uses: dict[str, list[object]]) -> list[bool]:
+    """`read_caps` as first written: every tool use's input read."""
+    limited = {}
+    for tid, name, text in zip(uses["tool_use_id"], uses["name"], uses["input_json"], strict=True):
+        if tid is not None:
+            try:
+                inp = orjson.loads(text)  # type: ignore[arg-type]
+            except orjson.JSONDecodeError:
+                inp = None
+            limited[tid] = not (name == "Read" and type(inp) is dict and inp.get("limit") is None)
+    return [c is True or (c is PART_READ and not limited.get(tid, True)) for c, tid in zip(capped, ids, strict=True)]
+
+
+_TIDS = st.sampled_from([None, "t1", "t2", "t3", "t4"])
+_USE = st.tuples(
+    _TIDS, st.sampled_from(["Read", "Bash"]), st.sampled_from(['{"limit":5}', "{}", '{"limit":null}', "[1]", "x"])
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from([True, False, PART_READ]), _TIDS)), st.lists(_USE))
+def test_read_caps_equals_plain_reading(results: list[tuple[object, object]], uses: list[tuple[object, ...]]) -> None:
+    """Results capped, not capped or part-read, against Read and other uses with and without a limit (ids
+    repeated, missing, or naming no use)."""
+    capped, ids = [c for c, _ in results], [t for _, t in results]
+    table = {"tool_use_id": [u[0] for u in uses], "name": [u[1] for u in uses], "input_json": [u[2] for u in uses]}
+    assert read_caps(capped, ids, table) == plain_read_caps(capped, ids, table)
+
+
+def test_calls_keep_sets_the_kept_line_columns_only() -> None:
+    """`Calls.keep`'s one unpacking writes each value at its `C_KEPT` column and leaves every other."""
+    calls = Calls()
+    row = [object() for _ in range(C_KEPT[-1] + 5)]
+    before = list(row)
+    calls.add("key", row, 0)
+    values = tuple(f"v{i}" for i in range(len(C_KEPT)))
+    calls.keep(0, values, 0)
+    assert [row[c] for c in C_KEPT] == list(values)
+    assert [v for i, v in enumerate(row) if i not in C_KEPT] == [v for i, v in enumerate(before) if i not in C_KEPT]

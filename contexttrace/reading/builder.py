@@ -514,7 +514,8 @@ class Builder:
             "tool_results": {k: r[k] for k in TOOL_RESULT_SCHEMA},
             "events": e,
         }
-        times = sorted(v for v in (ms[ts] for ts in stamps) if v is not None)
+        times = [v for v in map(ms.__getitem__, stamps) if v is not None]
+        times.sort()
         facts, diag = self.facts, self.diag
         return Trace(
             name=self.name,

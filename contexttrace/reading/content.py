@@ -500,11 +500,12 @@ def cap_of(copy: ResultCopy) -> bool | str:
 def read_caps(capped: list[Any], ids: list[Any], uses: dict[str, list[Any]]) -> list[bool]:
     """`tool_results.capped` with each `PART_READ` decided (issue 13): a result that returned part of a file
     is cut at a cap when its tool use is a Read that set no `limit` (the Read stopped at its default line
-    limit); a Read with a `limit` asked for that part."""
+    limit); a Read with a `limit` asked for that part. Only the inputs of those results' tool uses are read."""
+    part = {tid for c, tid in zip(capped, ids, strict=True) if c is PART_READ and tid is not None}
     limited = {
         tid: not (name == "Read" and type(inp := _loads(text)) is dict and inp.get("limit") is None)
         for tid, name, text in zip(uses["tool_use_id"], uses["name"], uses["input_json"], strict=True)
-        if tid is not None
+        if tid in part
     }
     return [c is True or (c is PART_READ and not limited.get(tid, True)) for c, tid in zip(capped, ids, strict=True)]
 
