@@ -44,7 +44,6 @@ from .formats import (
     compact_metadata,
     denied_ids,
     microcompact_metadata,
-    on_main_thread,
     result_copy,
     run_totals,
     spelled,
@@ -143,16 +142,11 @@ class Builder:
                 self.prev_ts = ts
                 self.stamps.stamps.append(ts)
 
-    def _thread(self, rec: Line, src: SourceFile) -> tuple[str, str]:
-        if on_main_thread(rec, src):
-            return THREAD_MAIN, THREAD_MAIN  # the common case, without `thread_of`'s call
-        return self.threads.thread_of(rec, src)
-
     def _assistant(self, rec: Line, line: int, src: SourceFile) -> None:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self._thread(rec, src)
+        thread, thread_kind = self.threads.thread_of(rec, src)
         model = msg.model
         ts = rec.timestamp
         if type(ts) is not str:
@@ -212,9 +206,10 @@ class Builder:
             values, bad = kept_line(rec, msg, usage, model, out)
             diag.bad_usage += bad
             calls.keep(at, values, bad)
-        cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory: issue 13)
-        for block in tool_uses:
-            self._tool_use(block, line, at, mid, ts, cwd)
+        if tool_uses:
+            cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory: issue 13)
+            for block in tool_uses:
+                self._tool_use(block, line, at, mid, ts, cwd)
 
     def _tool_use(self, block: Block, line: int, at: int, mid: str | None, ts: str | None, cwd: str | None) -> None:
         tid = block.id
@@ -257,7 +252,7 @@ class Builder:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self._thread(rec, src)
+        thread, thread_kind = self.threads.thread_of(rec, src)
         content = msg.content
         ts = rec.timestamp
         if type(ts) is not str:
@@ -388,7 +383,7 @@ class Builder:
         attachment = rec.attachment
         if attachment is None:
             return
-        thread, thread_kind = self._thread(rec, src)
+        thread, thread_kind = self.threads.thread_of(rec, src)
         kind = attachment.type
         self._event(
             line,
@@ -519,7 +514,8 @@ class Builder:
             "tool_results": {k: r[k] for k in TOOL_RESULT_SCHEMA},
             "events": e,
         }
-        times = sorted(v for v in (ms[ts] for ts in stamps) if v is not None)
+        times = [v for v in map(ms.__getitem__, stamps) if v is not None]
+        times.sort()
         facts, diag = self.facts, self.diag
         return Trace(
             name=self.name,

@@ -416,7 +416,12 @@ def command_name(text: str) -> str | None:
 #: Spaces, double quotes, backticks, `<>`, `{}`, `*`, `|` and `;` end a word. A word kept whole is tried
 #: whole and then split where a narrower word would have ended (`file_paths.candidates`), so `a.py,b.py`
 #: and `--file=a.py` still name their files.
-PATH_WORD = re.compile(r"[\w.~/\\:@+%\-\[\]()$#,'=]+")
+_WORD_CHARS = r"\w.~/\\:@+%\-\[\]()$#,'="
+PATH_WORD = re.compile(f"[{_WORD_CHARS}]+")
+#: A `.` that `path_words` keeps: followed, later in its word, by a word character that the end-strip leaves
+#: (all of `_WORD_CHARS` but `.`, `,` and `:`). It starts with a literal, so `search` scans to each dot in C.
+_KEPT_DOT = re.compile(rf"\.[{_WORD_CHARS}]*?[\w~/\\@+%\-\[\]()$#'=]")
+_NONE = 1 << 62  # (no further separator)
 
 
 def path_words(text: str) -> list[str]:
@@ -424,17 +429,44 @@ def path_words(text: str) -> list[str]:
     (a sentence's end, a list's comma, a label's colon), that still hold a ``/``, a ``\\`` or a ``.``; in
     order, repeats kept.
 
+    A word is kept exactly when it holds a ``/``, a ``\\`` or a `_KEPT_DOT`; so only the space-delimited
+    stretches around those are cut into words (a space ends every word), found by three C scans (`str.find`
+    for ``/`` and ``\\``, the literal-led `_KEPT_DOT`) instead of a regex over every character of the text:
+    most of an assistant's prose holds no path, and this is the reader's largest per-text cost.
+    tests/test_reading_path_words.py checks it against the plain reading (every `PATH_WORD` run, filtered).
+
     >>> path_words("I read `src/app.py:12`, then README.md. Done: ok.")
     ['src/app.py:12', 'README.md']
     >>> path_words("See app/[id]/page.tsx, (src/a.py) and x=1.")
     ['app/[id]/page.tsx', '(src/a.py)']
     """
-    out = []
-    for word in PATH_WORD.findall(text):
-        word = word.rstrip(".,:")
-        if "/" in word or "." in word or "\\" in word:
-            out.append(word)
-    return out
+    out: list[str] = []
+    find, dot_search, findall = text.find, _KEPT_DOT.search, PATH_WORD.findall
+    slash, back, dot = find("/"), find("\\"), dot_search(text)
+    # The next separator of each kind at or after the stretch being read (`_NONE`: none left).
+    slash = _NONE if slash < 0 else slash
+    back = _NONE if back < 0 else back
+    dot_at = _NONE if dot is None else dot.start()
+    while True:
+        at = min(slash, back, dot_at)
+        if at == _NONE:
+            return out
+        start, end = text.rfind(" ", 0, at) + 1, find(" ", at)
+        if end < 0:
+            end = len(text)
+        for word in findall(text, start, end):
+            word = word.rstrip(".,:")
+            if "/" in word or "." in word or "\\" in word:
+                out.append(word)
+        if slash < end:
+            slash = find("/", end)
+            slash = _NONE if slash < 0 else slash
+        if back < end:
+            back = find("\\", end)
+            back = _NONE if back < 0 else back
+        if dot_at < end:
+            dot = dot_search(text, end)
+            dot_at = _NONE if dot is None else dot.start()
 
 
 # -- whether the tool cut its result at a cap (issue 13: `context tools`' ⊘ capped) ------------------------------
@@ -468,11 +500,12 @@ def cap_of(copy: ResultCopy) -> bool | str:
 def read_caps(capped: list[Any], ids: list[Any], uses: dict[str, list[Any]]) -> list[bool]:
     """`tool_results.capped` with each `PART_READ` decided (issue 13): a result that returned part of a file
     is cut at a cap when its tool use is a Read that set no `limit` (the Read stopped at its default line
-    limit); a Read with a `limit` asked for that part."""
+    limit); a Read with a `limit` asked for that part. Only the inputs of those results' tool uses are read."""
+    part = {tid for c, tid in zip(capped, ids, strict=True) if c is PART_READ and tid is not None}
     limited = {
         tid: not (name == "Read" and type(inp := _loads(text)) is dict and inp.get("limit") is None)
         for tid, name, text in zip(uses["tool_use_id"], uses["name"], uses["input_json"], strict=True)
-        if tid is not None
+        if tid in part
     }
     return [c is True or (c is PART_READ and not limited.get(tid, True)) for c, tid in zip(capped, ids, strict=True)]
 

@@ -250,12 +250,6 @@ class Threads:
         return rename
 
 
-def on_main_thread(rec: Line, src: SourceFile) -> bool:
-    """The common case, decided without `Threads.thread_of`: a main-file line with no subagent marker."""
-    parent = rec.parent_tool_use_id
-    return src.thread_kind == THREAD_MAIN and (parent is None or parent is UNSET) and rec.isSidechain is not True
-
-
 # -- key spellings ---------------------------------------------------------------------------------------
 
 #: Where a `system/compact_boundary` line keeps its metadata (stream-json, transcripts), and the spellings
