@@ -145,13 +145,15 @@ def test_metrics_import_does_not_pull_cli_or_tables():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False False"
 
+
 def test_trace_json_loads_only_what_it_uses():
     """`context trace --json` imports neither tabulate (it prints no table) nor the modules of the other
     commands (tools, sources, files, history, compare's renderer imports them when run): their import is
     start-up every `context trace` would pay (40 ms of CPU, benchmarks/README.md)."""
     code = (
         "import sys; from contexttrace.cli import main; "
-        "sys.argv = ['contexttrace', 'context', 'trace', 'samples/b-ccl-thinking-sonnet45.jsonl', '--json', '--no-cache']\n"
+        "sys.argv = ['contexttrace', 'context', 'trace', 'samples/b-ccl-thinking-sonnet45.jsonl', '--json', "
+        "'--no-cache']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "names = ('tabulate', 'polars', 'contexttrace.tools', 'contexttrace.files', 'contexttrace.context_sources', "
         "'contexttrace.history', 'contexttrace.placement')\n"
@@ -160,7 +162,6 @@ def test_trace_json_loads_only_what_it_uses():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert proc.stderr.strip().splitlines()[-1] == "[]"
     assert orjson.loads(proc.stdout)[0]["peak"] == 72484
-
 
 
 def test_cli_good_trace_leaves_stderr_to_notes():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,10 +78,8 @@ class Page:
         self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        started = time.perf_counter()
         self.page.goto(self.url)
         self.page.wait_for_load_state("load")
-        self.load_s = time.perf_counter() - started
 
     def draw_all(self) -> None:
         self.page.evaluate("window.contexttrace.drawAll()")
@@ -149,18 +146,18 @@ def samples_page() -> Path:
     return render([str(SAMPLES)], "samples")
 
 
-def test_browser_samples_folder_opens_in_under_2s(browser, samples_page):
-    """The whole samples folder's page: loaded and the charts on screen drawn in under 2 s; the index sorts."""
-    started = time.perf_counter()
+#: True once every chart on screen is drawn (the page draws the others as they scroll into view).
+ON_SCREEN_DRAWN = """() => Array.from(document.querySelectorAll('[data-chart]')).filter(e => {
+    const r = e.getBoundingClientRect(); return r.top < innerHeight && r.bottom > 0;
+  }).every(e => e.dataset.state === 'drawn')"""
+
+
+def test_browser_samples_folder_page(browser, samples_page):
+    """The whole samples folder's page: the charts on screen get drawn; the index sorts. (How fast is a
+    timing: benchmarks/test_bench_report_page.py measures it against issue 16's 2 s.)"""
     view = Page(browser, samples_page)
     try:
-        view.page.wait_for_function(
-            """() => Array.from(document.querySelectorAll('[data-chart]')).filter(e => {
-                 const r = e.getBoundingClientRect(); return r.top < innerHeight && r.bottom > 0;
-               }).every(e => e.dataset.state === 'drawn')"""
-        )
-        elapsed = time.perf_counter() - started
-        assert elapsed < 2.0, f"{elapsed:.2f} s"
+        view.page.wait_for_function(ON_SCREEN_DRAWN)
         page = view.page
         # the index: a row per trace; sorting by peak puts the largest last, then first
         rows = page.query_selector_all("#index-table tbody tr")
