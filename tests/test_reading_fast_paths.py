@@ -3,6 +3,7 @@ the texts of the samples: the fast form must give exactly what the straightforwa
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import orjson
@@ -11,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contexttrace.reading.calls import C_KEPT, Calls
-from contexttrace.reading.content import PART_READ, PATH_WORD, path_words, read_caps
+from contexttrace.reading.content import _DOT_RUN, _NONE, PART_READ, PATH_WORD, kept_dot, path_words, read_caps
 from contexttrace.reading.state import epoch_ms
 
 from .conftest import SAMPLES
@@ -65,6 +66,35 @@ def test_path_words_equals_plain_reading_on_any_text(text: str) -> None:
 def test_path_words_examples(text: str, words: list[str]) -> None:
     """Hand-picked edges: a dot kept only when a kept character follows it in its word."""
     assert path_words(text) == plain_path_words(text) == words
+
+
+#: The kept dot as first written: a `.` followed, past word characters the end-strip drops, by one it leaves.
+_PLAIN_KEPT_DOT = re.compile(r"\.[\w.~/\\:@+%\-\[\]()$#,'=]*?[\w~/\\@+%\-\[\]()$#'=]")
+
+
+@given(st.text(alphabet=_CHARS, max_size=80), st.integers(min_value=0, max_value=90))
+def test_kept_dot_equals_the_plain_search(text: str, pos: int) -> None:
+    """`kept_dot` finds the dot the plain search finds, from any position."""
+    found = _PLAIN_KEPT_DOT.search(text, pos)
+    assert kept_dot(text, pos) == (_NONE if found is None else found.start())
+
+
+@pytest.mark.parametrize("text", ["." * 20_000, ".," * 10_000, "see a" + ".:" * 10_000, ("x" + "." * 500 + " ") * 40])
+def test_path_words_reads_a_row_of_dots_once(text: str) -> None:
+    """A long run of `.,:` that no kept character follows (an ellipsis, a row of dots in a Write's content)
+    is read once: one search per run of dots, not one per dot (each of which would read the rest of the
+    run again: quadratic, 11.6 s of `context trace` on one 30,000-dot text; found by a review). Counted, not
+    timed: the searches `kept_dot` makes, and the words are the plain reading's."""
+    searches = 0
+
+    def counted(t: str, pos: int) -> re.Match[str] | None:
+        nonlocal searches
+        searches += 1
+        return _DOT_RUN.search(t, pos)
+
+    kept_dot(text, 0, run=counted)
+    assert searches <= text.count(" ") + 2
+    assert path_words(text) == plain_path_words(text) == []
 
 
 def test_path_words_equals_plain_reading_on_sample_texts() -> None:

@@ -418,10 +418,25 @@ def command_name(text: str) -> str | None:
 #: and `--file=a.py` still name their files.
 _WORD_CHARS = r"\w.~/\\:@+%\-\[\]()$#,'="
 PATH_WORD = re.compile(f"[{_WORD_CHARS}]+")
-#: A `.` that `path_words` keeps: followed, later in its word, by a word character that the end-strip leaves
-#: (all of `_WORD_CHARS` but `.`, `,` and `:`). It starts with a literal, so `search` scans to each dot in C.
-_KEPT_DOT = re.compile(rf"\.[{_WORD_CHARS}]*?[\w~/\\@+%\-\[\]()$#'=]")
+#: A `.` and the run of `.`, `,` and `:` after it (what the end-strip drops). It starts with a literal, so
+#: `search` scans to each dot in C.
+_DOT_RUN = re.compile(r"\.[.,:]*")
+#: A word character that the end-strip leaves (all of `_WORD_CHARS` but `.`, `,` and `:`).
+_KEPT_CHAR = re.compile(r"[\w~/\\@+%\-\[\]()$#'=]")
 _NONE = 1 << 62  # (no further separator)
+
+
+def kept_dot(text: str, pos: int, run: Any = _DOT_RUN.search, kept: Any = _KEPT_CHAR.match) -> int:
+    """Where the first `.` at or after `pos` that `path_words` keeps is (`_NONE`: none): a dot followed, past
+    a run of ``.``, ``,`` and ``:``, by a character the end-strip leaves. Each run is read once (a search
+    retried from every dot of a run would read the rest of the run each time: quadratic in a row of dots)."""
+    while True:
+        found = run(text, pos)
+        if found is None:
+            return _NONE
+        if kept(text, found.end()):
+            return found.start()  # (every dot of the run is kept then: the first is the one)
+        pos = found.end()
 
 
 def path_words(text: str) -> list[str]:
@@ -429,11 +444,11 @@ def path_words(text: str) -> list[str]:
     (a sentence's end, a list's comma, a label's colon), that still hold a ``/``, a ``\\`` or a ``.``; in
     order, repeats kept.
 
-    A word is kept exactly when it holds a ``/``, a ``\\`` or a `_KEPT_DOT`; so only the space-delimited
+    A word is kept exactly when it holds a ``/``, a ``\\`` or a kept dot (`kept_dot`); so only the space-delimited
     stretches around those are cut into words (a space ends every word), found by three C scans (`str.find`
-    for ``/`` and ``\\``, the literal-led `_KEPT_DOT`) instead of a regex over every character of the text:
+    for ``/`` and ``\\``, the literal-led `kept_dot`) instead of a regex over every character of the text:
     most of an assistant's prose holds no path, and this is the reader's largest per-text cost.
-    tests/test_reading_path_words.py checks it against the plain reading (every `PATH_WORD` run, filtered).
+    tests/test_reading_fast_paths.py checks it against the plain reading (every `PATH_WORD` run, filtered).
 
     >>> path_words("I read `src/app.py:12`, then README.md. Done: ok.")
     ['src/app.py:12', 'README.md']
@@ -441,12 +456,11 @@ def path_words(text: str) -> list[str]:
     ['app/[id]/page.tsx', '(src/a.py)']
     """
     out: list[str] = []
-    find, dot_search, findall = text.find, _KEPT_DOT.search, PATH_WORD.findall
-    slash, back, dot = find("/"), find("\\"), dot_search(text)
+    find, findall = text.find, PATH_WORD.findall
+    slash, back, dot_at = find("/"), find("\\"), kept_dot(text, 0)
     # The next separator of each kind at or after the stretch being read (`_NONE`: none left).
     slash = _NONE if slash < 0 else slash
     back = _NONE if back < 0 else back
-    dot_at = _NONE if dot is None else dot.start()
     while True:
         at = min(slash, back, dot_at)
         if at == _NONE:
@@ -465,8 +479,7 @@ def path_words(text: str) -> list[str]:
             back = find("\\", end)
             back = _NONE if back < 0 else back
         if dot_at < end:
-            dot = dot_search(text, end)
-            dot_at = _NONE if dot is None else dot.start()
+            dot_at = kept_dot(text, end)
 
 
 # -- whether the tool cut its result at a cap (issue 13: `context tools`' ⊘ capped) ------------------------------
