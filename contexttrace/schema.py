@@ -32,7 +32,7 @@ FORMAT_TRANSCRIPT = "transcript"
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 5
+READER_VERSION = 6  # 6: a tool input too deep to encode is named by its line and tool use id
 
 #: One row per model call (one API response), deduplicated: see `reader` for the identity rule.
 CALL_SCHEMA: dict[str, str] = {

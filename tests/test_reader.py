@@ -363,6 +363,13 @@ def test_deeply_nested_lines_never_stop_the_run(write):
     assert t.tool_uses["input_json"].to_list()[0].startswith('{"a":{"a":')
 
 
+def test_input_too_deep_to_encode_has_the_same_text_every_run():
+    """fuzz 06b: a Task input nested 990 deep, which neither orjson nor the stdlib encodes, gets a text of
+    its own named by its line and tool use id, not by an object's address (it changed from run to run)."""
+    [trace] = read_trace(str(ROOT / "tests" / "data" / "fuzz" / "06b-task-input-nested-990.jsonl"))
+    assert trace.tool_uses["input_json"].to_list() == ["<input nested too deep: line 2, tool use toolu_1>"]
+
+
 def test_invalid_utf8_byte_keeps_the_line(write):
     """A raw byte that is not UTF-8 reads as one replacement character; the line still counts."""
     line = (

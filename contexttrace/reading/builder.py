@@ -237,7 +237,7 @@ class Builder:
                 mid,
                 at,
                 name if type(name) is str else "?",
-                canonical(inp),
+                canonical(inp, line, tid),
                 path if type(path) is str and path else None,
                 ts,
                 agent_type if type(agent_type) is str else None,
@@ -549,11 +549,12 @@ def _columns(rows: list[Any], names: Iterable[str]) -> dict[str, list[Any]]:
     return dict(zip(names, map(list, zip(*rows, strict=True)), strict=True))
 
 
-def canonical(value: Any) -> str:
+def canonical(value: Any, line: int = 0, tool_use_id: Any = None) -> str:
     """A tool input as canonical JSON (sorted keys, no spaces): two inputs are identical when these are.
 
     orjson stops at 255 levels of nesting; the stdlib takes deeper inputs, and an input too deep even
-    for it gets a text of its own that equals no other (it cannot be compared, so it is never a repeat).
+    for it gets a text of its own that equals no other (it cannot be compared, so it is never a repeat),
+    named by its line and tool use id: the same every run.
     """
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
@@ -563,4 +564,4 @@ def canonical(value: Any) -> str:
         try:
             return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         except (ValueError, RecursionError):
-            return f"<input nested too deep #{id(value)}>"
+            return f"<input nested too deep: line {line}, tool use {tool_use_id}>"
