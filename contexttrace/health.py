@@ -834,7 +834,12 @@ def _timeline_scores(
                 seen.add(path)
     out = []
     graded_by: dict[tuple[Any, ...], tuple[int | None, str | None]] = {}
+    by_limit: dict[float, tuple[int | None, str | None, int]] = {}
     for limit in thresholds:
+        point = by_limit.get(limit)  # a threshold again: the calls axis of a trace with fewer than 21 calls
+        if point is not None:
+            out.append(point)
+            continue
         if calls_sorted:
             nc = bisect.bisect_right(call_keys, limit)
             latest = prompts[nc - 1] if nc else None
@@ -871,7 +876,7 @@ def _timeline_scores(
         graded = graded_by.get(args)  # consecutive points often measure the same rows (a short trace's points)
         if graded is None:
             graded = graded_by[args] = _score_of(nc, latest, window, count, reads, rereads, err_rates, write_rates)
-        out.append((*graded, count))
+        out.append(by_limit.setdefault(limit, (*graded, count)))
     return out
 
 
