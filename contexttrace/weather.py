@@ -449,41 +449,53 @@ def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, An
     return out
 
 
-def _worst(s: _Series) -> tuple[float, int]:
-    """The worst score after any call and the first call that reached it (`weather_of`'s `worst`)."""
-    scores = _scores(s)
+def _worst(s: _Series) -> tuple[float, int, list[str]]:
+    """The worst score after any call, the first call that reached it, and the names of the signals
+    active then, highest severity first (`weather_of`'s `worst`: as `_signals_after` orders them)."""
+    severities = _severity_lists(s)
+    scores = _composed(list(severities.values()))
     best = max(scores)
-    return best, scores.index(best)
+    at = scores.index(best)
+    # stable: signals of equal severity keep the spec's order, as sorting `_signals_after`'s list does
+    ranked = sorted(severities.items(), key=lambda kv: -kv[1][at])
+    return best, at, [name for name, sev in ranked if sev[at]]
 
 
 def _scores(s: _Series) -> list[float]:
     """The score after each call (0-based call order), as `compose` of the severities of
-    `_signals_after(s, i, detail=False)` that are not None: the same measures through the same `curve`
-    and `compose` arithmetic, from per-trace arrays instead of the eight dicts.
+    `_signals_after(s, i, detail=False)` that are not None (`_severity_lists`, `_composed`)."""
+    return _composed(list(_severity_lists(s).values()))
 
-    Each signal gives its severity after every call as one list (an abstaining signal 0.0 there: every
-    severity is at least 0, so a 0 never changes the two highest `compose` keeps), and a signal whose
-    severity is 0 after every call, whatever its measures, is left out before any is computed: a count
-    signal whose table gives 0 for every count the trace reaches (no compaction, no max_tokens stop, no
-    run of 10 failed results), error_cluster and error_cumulative without a failed result, cache_health
-    without a hit below the fraction from which its severity is 0, latency_drift without a timed call.
-    Most traces keep one or two signals, so the per-call work is one comprehension per kept signal and
-    the composition. Linear in the calls (each window is a constant size).
+
+def _severity_lists(s: _Series) -> dict[str, list[float]]:
+    """Each signal's severity after every call (0-based call order), by name in the spec's order: the
+    severities of `_signals_after(s, i, detail=False)`, the same measures through the same `curve`, from
+    per-trace arrays instead of the eight dicts; an abstaining signal is 0.0 there.
+
+    A signal whose severity is 0 after every call, whatever its measures, is left out before any is
+    computed: a count signal whose table gives 0 for every count the trace reaches (no compaction, no
+    max_tokens stop, no run of 10 failed results), error_cluster and error_cumulative without a failed
+    result, cache_health without a hit below the fraction from which its severity is 0, latency_drift
+    without a timed call. Every severity is at least 0, so a 0 never changes the two highest `compose`
+    keeps, nor is it active. Most traces keep one or two signals. Linear in the calls (each window is a
+    constant size).
     """
-    series = [
-        sev
-        for sev in (
-            _ctx_severities(s),
-            _compaction_severities(s),
-            _truncation_severities(s),
-            _stuck_severities(s),
-            _latency_severities(s),
-            _cluster_severities(s),
-            _cumulative_severities(s),
-            _cache_severities(s),
-        )
-        if sev is not None
-    ]
+    lists = {
+        "ctx_pressure": _ctx_severities(s),
+        "compaction_scar": _compaction_severities(s),
+        "truncation": _truncation_severities(s),
+        "stuck": _stuck_severities(s),
+        "latency_drift": _latency_severities(s),
+        "error_cluster": _cluster_severities(s),
+        "error_cumulative": _cumulative_severities(s),
+        "cache_health": _cache_severities(s),
+    }
+    return {name: sev for name, sev in lists.items() if sev is not None}
+
+
+def _composed(series: list[list[float]]) -> list[float]:
+    """`compose` after each call of the severity lists given (each at least 0): the highest plus
+    `SECOND_WEIGHT` × the second highest, rounded to `SCORE_DECIMALS`."""
     weight, decimals = SECOND_WEIGHT, SCORE_DECIMALS
     if len(series) == 1:
         return [round(top + weight * 0.0, decimals) for top in series[0]]
@@ -850,8 +862,6 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
     level, emoji = weather_level(score)
     factors = sorted((x for x in signals if x["active"]), key=lambda x: -x["severity"])
     worst_level, worst_emoji = weather_level(worst[0])
-    at_worst = signals if worst[1] == last else _signals_after(s, worst[1], detail=False)
-    then = sorted((x for x in at_worst if x["active"]), key=lambda x: -x["severity"])
     return {
         "level": level,
         "emoji": emoji,
@@ -865,6 +875,6 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
             "emoji": worst_emoji,
             "score": worst[0],
             "call": worst[1] + 1,
-            "factors": [x["name"] for x in then],
+            "factors": worst[2],
         },
     }

@@ -1,4 +1,4 @@
-"""`weather._scores` (the score after every call, one list per signal) against the straightforward rule:
+"""`weather._scores` and `_worst` (the score after every call, one list per signal) against the straightforward rule:
 `compose` of the severities `_signals_after` gives after each call, on random sessions built to reach
 every signal (long failure runs, compactions, max_tokens stops, cache hits around 0.5, raw and paced
 latencies) and on sessions where each signal stays at 0."""
@@ -69,13 +69,18 @@ def test_scores_equal_composed_signals_after_every_call(spec, fail_all, bounds, 
     """`_scores` equals `compose` over `_signals_after` after every call; and a signal list `_scores` leaves
     out (None) is one whose severity is 0 or None after every call."""
     s = _series(_session(spec, fail_all, bounds), window)
-    assert _scores(s) == _composed(s)
+    composed = _composed(s)
+    assert _scores(s) == composed
+    at = composed.index(max(composed))
+    then = sorted((x for x in _signals_after(s, at, detail=False) if x["active"]), key=lambda x: -x["severity"])
+    assert weather._worst(s) == (max(composed), at, [x["name"] for x in then])
     after = [_signals_after(s, i, detail=False) for i in range(len(s.rows.calls))]
     for k, (name, severities) in enumerate(SEVERITY_LISTS.items()):
         expected = [x[k]["severity"] or 0.0 for x in after]
         assert all(x[k]["name"] == name for x in after)
         got = severities(s)
         assert got == expected if got is not None else not any(expected), name
+        assert (name in weather._severity_lists(s)) == (got is not None)
 
 
 def test_every_signal_list_is_reached():
