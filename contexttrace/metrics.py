@@ -366,15 +366,18 @@ def context_figures(series: list[int], window: int | None) -> dict[str, Any]:
                 "unmeasured": len(series)}  # fmt: skip
     first = values[0]
     peak = max(values)
-    flagged = [k for k, v in enumerate(values) if (window is not None and v > window) or _spike_between(values, k)]
-    rest = [v for k, v in enumerate(values) if k not in set(flagged)]
+    flagged = _spike_indexes(values)
+    if window is not None and peak > window:  # a call above the window is flagged too
+        spikes = set(flagged)
+        flagged = [k for k, v in enumerate(values) if v > window or k in spikes]
+    left_out = set(flagged)
     return {
         "first": first,
         "peak": peak,
         "growth": peak - first,
         "fill": peak / window if window else None,
         "spikes": [at[k] for k in flagged],
-        "peak_without_spikes": max(rest) if rest else 0,
+        "peak_without_spikes": max((v for k, v in enumerate(values) if k not in left_out), default=0),
         "unmeasured": len(series) - len(values),
     }
 
@@ -383,6 +386,11 @@ def _spike_between(series: list[int], i: int) -> bool:
     """Whether prompt `i` of `series` (tokens) is a transient spike: not first nor last, and at least
     `SPIKE_FACTOR` times both neighbours (CASES B11)."""
     return 0 < i < len(series) - 1 and series[i] >= SPIKE_FACTOR * max(series[i - 1], series[i + 1])
+
+
+def _spike_indexes(series: list[int]) -> list[int]:
+    """The indexes `i` of `series` for which `_spike_between(series, i)` holds, in order, in one pass."""
+    return [i for i in range(1, len(series) - 1) if series[i] >= SPIKE_FACTOR * max(series[i - 1], series[i + 1])]
 
 
 def compaction_events(events: pl.DataFrame, calls: pl.DataFrame) -> list[dict[str, Any]]:
@@ -653,17 +661,24 @@ def largest_results(
 
 
 def _largest_results(
-    names: list[tuple[str | None, str | None]], results: list[tuple[Any, ...]], limit: int = LARGEST_TOOLS_SHOWN
+    names: list[tuple[str | None, str | None]], results: list[tuple[Any, Any]], limit: int = LARGEST_TOOLS_SHOWN
 ) -> list[dict[str, Any]]:
     """`largest_results` from every use's (tool_use_id, name) and main results' (tool_use_id, result_chars)."""
-    by_id: dict[str, list[str]] = {}
-    for tid, name in names:
-        if tid is not None:  # a left join never matches null keys; a repeated id matches each of its rows
-            by_id.setdefault(tid, []).append(name if name is not None else "?")
     totals: dict[str, int] = {}
-    for tid, chars, *_ in results:
-        for name in by_id.get(tid, ["?"]) if tid is not None else ["?"]:
-            totals[name] = totals.get(name, 0) + (chars or 0)
+    name_of = dict(names)
+    if len(name_of) == len(names):  # no id twice (nor two null ids): a result's call is one row, or none
+        for tid, chars in results:
+            name = name_of.get(tid) if tid is not None else None  # a left join never matches null keys
+            key = name if name is not None else "?"
+            totals[key] = totals.get(key, 0) + (chars or 0)
+    else:
+        by_id: dict[str, list[str]] = {}
+        for tid, name in names:
+            if tid is not None:  # a repeated id matches each of its rows
+                by_id.setdefault(tid, []).append(name if name is not None else "?")
+        for tid, chars in results:
+            for key in by_id.get(tid, ["?"]) if tid is not None else ["?"]:
+                totals[key] = totals.get(key, 0) + (chars or 0)
     ranked = sorted(((c, n) for n, c in totals.items() if c > 0), key=lambda cn: (-cn[0], cn[1]))[:limit]
     return [{"tool": n, "chars": int(c)} for c, n in ranked]
 
@@ -841,9 +856,10 @@ def _window_choice(
     # A transient spike (at least 1.8x both neighbours, CASES B11) is not evidence of a larger window; an
     # unmeasured call (prompt 0) is no prompt at all, so it is neither a neighbour nor a peak.
     series = [p for p in prompts if measured(p)]
-    steady = [v for i, v in enumerate(series) if not _spike_between(series, i)]
-    if max(steady, default=0) > DEFAULT_WINDOW_TOKENS:
-        return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
+    if max(series, default=0) > DEFAULT_WINDOW_TOKENS:  # else no steady prompt is above it either
+        spikes = set(_spike_indexes(series))
+        if max((v for i, v in enumerate(series) if i not in spikes), default=0) > DEFAULT_WINDOW_TOKENS:
+            return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
     return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")
 
 
