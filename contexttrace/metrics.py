@@ -164,8 +164,11 @@ def round_half_up(value: Fraction | int, decimals: int = 0) -> float:
     (0.025, 2.0)
     """
     scale = 10**decimals
-    exact = Fraction(value) * scale
-    return (exact.numerator * 2 + exact.denominator) // (2 * exact.denominator) / scale
+    exact = value if isinstance(value, (Fraction, int)) else Fraction(value)
+    # floor(value × scale + 1/2) from the numerator and denominator as they are: the floor of
+    # (2·n·scale + d) / (2·d) is the same for n/d and for any multiple k·n / k·d, so nothing is reduced
+    num, den = exact.numerator, exact.denominator
+    return (num * scale * 2 + den) // (2 * den) / scale
 
 
 def measured(prompt: int | None) -> TypeGuard[int]:
@@ -237,7 +240,9 @@ def main_calls(calls: pl.DataFrame) -> pl.DataFrame:
 _by_seq = itemgetter(0)
 
 #: Columns of `FrameRows.main_calls`, `main_uses`, `main_results` and `main_events`, in tuple order.
-CALL_ROW = ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms", "ts_ms")
+#: `ts_ms` stays last in a call, use and result row: `health._moments` reads a row's moment as its last column.
+CALL_ROW = ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms",
+            "output_tokens", "ts_ms")  # fmt: skip
 USE_ROW = ("seq", "tool_use_id", "name", "input_json", "file_path", "ts_ms")
 RESULT_ROW = ("seq", "tool_use_id", "is_error", "denied", "result_chars", "result_images", "result_image_bytes",
               "persisted", "persisted_bytes", "ts_ms")  # fmt: skip
@@ -248,6 +253,11 @@ def _main_rows(kinds: list[Any], frame: Table, cols: tuple[str, ...], sort: bool
     """Rows (tuples of `cols`) whose thread kind is main; sorted by the first column (`seq`, stable, as
     Polars' sort) unless `sort` is false (then in frame order)."""
     lists = [frame.get_column(c).to_list() for c in cols]
+    if kinds.count(THREAD_MAIN) == len(kinds):  # every row is the main thread's: no subagent, no compaction
+        rows = list(zip(*lists, strict=True))
+        if sort and lists[0] != sorted(lists[0]):  # a stable sort of rows already in order moves none
+            rows.sort(key=_by_seq)
+        return rows
     rows = [r for k, r in zip(kinds, zip(*lists, strict=True), strict=True) if k == THREAD_MAIN]
     if sort:
         rows.sort(key=_by_seq)
@@ -721,8 +731,11 @@ def missing_subagents(trace: Trace) -> list[str]:
         The agent ids, each once, in the order of the results that name them. Exact.
     """
     results = trace.view("tool_results")
+    agent_ids = results.get_column("agent_id").to_list()
+    if agent_ids.count(None) == len(agent_ids):  # no result names an agent: nothing to look for
+        return []
     return _missing_subagents(
-        results.get_column("agent_id").to_list(),
+        agent_ids,
         results.get_column("tool_use_id").to_list(),
         set(trace.view("calls").get_column("thread").to_list()),
         set(getattr(trace, "agents", None) or ()) | {f.replace("\\", "/").rsplit("/", 1)[-1] for f in trace.files},

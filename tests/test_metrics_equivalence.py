@@ -90,3 +90,48 @@ _NAMES = st.sampled_from(["Read", "Bash", "Grep", "Edit", "mcp__a__b", "?", None
 def test_largest_results_is_the_join(names, results, limit):
     """`_largest_results` equals the join of results to every row of their id, ids unique or not."""
     assert metrics._largest_results(names, results, limit) == _largest_by_the_rule(names, results, limit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["main", "main", "subagent", "compaction", None]), st.integers(0, 6), st.integers()),
+        max_size=12,
+    ),
+    all_main=st.booleans(),
+    sort=st.booleans(),
+)
+def test_main_rows_filter_and_stable_sort(rows, all_main, sort):
+    """`_main_rows` (every row kept at once, and not sorted again, when all are the main thread's and in
+    order) equals filtering the main thread's rows and sorting them stably by seq."""
+    from contexttrace.reading.model import ColumnView
+
+    if all_main:
+        rows = [("main", s, v) for _, s, v in rows]
+    kinds = [k for k, _, _ in rows]
+    table = ColumnView({"seq": [s for _, s, _ in rows], "value": [v for _, _, v in rows]})
+    expected = [(s, v) for k, s, v in rows if k == "main"]
+    if sort:
+        expected.sort(key=lambda r: r[0])
+    assert metrics._main_rows(kinds, table, ("seq", "value"), sort) == expected
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    num=st.integers(0, 10**12),
+    den=st.integers(1, 10**7),
+    decimals=st.sampled_from([0, 1, 2, 4, 9]),
+    times_100=st.booleans(),
+)
+def test_round_half_up_without_reducing(num, den, decimals, times_100):
+    """`round_half_up` (the numerator and denominator used as they are) equals rounding the reduced
+    exact value half up, on fractions, their multiples by 100 and integers."""
+    from fractions import Fraction
+
+    value: Fraction | int = Fraction(num, den) * 100 if times_100 else Fraction(num, den)
+    for v in (value, num):
+        exact = Fraction(v) * 10**decimals
+        assert (
+            metrics.round_half_up(v, decimals)
+            == (exact.numerator * 2 + exact.denominator) // (2 * exact.denominator) / 10**decimals
+        )
