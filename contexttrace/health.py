@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .metrics import CALL_ROW, FrameRows, WindowChoice, _main_rows, measured, round_half_up, window_choice
+from .metrics import CALL_ROW, FrameRows, WindowChoice, measured, round_half_up, window_choice
 from .schema import FORMAT_STREAM_JSON
 
 if TYPE_CHECKING:
@@ -411,7 +411,6 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
     # Rows are made with `tuple.__new__` and positional fields: a named tuple's keyword constructor is a
     # Python function call per row (the large benchmark session's 23,000 calls: 0.22 s -> 0.17 s, medians of 8).
     new = tuple.__new__
-    outputs = _main_outputs(trace, frames)
     calls = [
         new(
             MainCall,
@@ -422,10 +421,10 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
                 row[_STOP],
                 row[_MODEL],
                 row[_END] - row[_PREV] if row[_END] is not None and row[_PREV] is not None else None,
-                out,
+                row[_OUTPUT],
             ),
         )
-        for row, out in zip(frames.main_calls, outputs, strict=True)
+        for row in frames.main_calls
     ]
     # tool_use_id -> (seq, is_error, denied) of its result (a later row wins)
     by_id = {r[1]: (r[0], r[2], r[3]) for r in frames.main_results if r[1] is not None}
@@ -449,29 +448,20 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
 
 
 # Positions in `metrics.CALL_ROW` of the columns read here, by name, so that a column added there moves nothing.
-_SEQ, _PROMPT, _CACHE_READ, _STOP, _MODEL, _END, _PREV = (
+_SEQ, _PROMPT, _CACHE_READ, _STOP, _MODEL, _END, _PREV, _OUTPUT = (
     CALL_ROW.index(c)
-    for c in ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms")
-)
-_OUTPUT = CALL_ROW.index("output_tokens") if "output_tokens" in CALL_ROW else None
-
-
-def _main_outputs(trace: Trace, frames: FrameRows) -> list[Any]:
-    """`output_tokens` of each main-thread call, in the order of `frames.main_calls`.
-
-    Taken from the frame rows when `metrics.CALL_ROW` carries the column; otherwise read here from the
-    calls table with the same filter and the same stable sort by `seq`.
-    """
-    if _OUTPUT is not None:
-        return [row[_OUTPUT] for row in frames.main_calls]
-    view = trace.view("calls")
-    if "output_tokens" not in view.columns:
-        return [None] * len(frames.main_calls)
-    return [out for _, out in _main_rows(frames.call_kinds, view, ("seq", "output_tokens"))]
+    for c in (
+        "seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms", "output_tokens"
+    )
+)  # fmt: skip
 
 
 def _moments(frames: FrameRows) -> dict[int, float]:
     """Map each main-thread row's seq to a moment: its timestamp, else the last one before it, else the first."""
+    # NB: an event row's last column is `cleared_results`, not `ts_ms` (`metrics.EVENT_ROW` grew after this
+    # was written): events take no moment of their own, and a microcompaction's count of cleared results is
+    # read as a moment (tests/data/cases/B34's timeline starts at ts_ms 1). A defect, kept as it is here
+    # until it is fixed together with the output it moves.
     rows = [(r[0], r[-1]) for part in (frames.main_calls, frames.main_uses, frames.main_results, frames.main_events)
             for r in part]  # fmt: skip
     rows.sort(key=operator.itemgetter(0))  # stable, as Polars' sort of the concatenated rows
@@ -834,7 +824,12 @@ def _timeline_scores(
                 seen.add(path)
     out = []
     graded_by: dict[tuple[Any, ...], tuple[int | None, str | None]] = {}
+    by_limit: dict[float, tuple[int | None, str | None, int]] = {}
     for limit in thresholds:
+        point = by_limit.get(limit)  # a threshold again: the calls axis of a trace with fewer than 21 calls
+        if point is not None:
+            out.append(point)
+            continue
         if calls_sorted:
             nc = bisect.bisect_right(call_keys, limit)
             latest = prompts[nc - 1] if nc else None
@@ -871,7 +866,7 @@ def _timeline_scores(
         graded = graded_by.get(args)  # consecutive points often measure the same rows (a short trace's points)
         if graded is None:
             graded = graded_by[args] = _score_of(nc, latest, window, count, reads, rereads, err_rates, write_rates)
-        out.append((*graded, count))
+        out.append(by_limit.setdefault(limit, (*graded, count)))
     return out
 
 

@@ -164,8 +164,11 @@ def round_half_up(value: Fraction | int, decimals: int = 0) -> float:
     (0.025, 2.0)
     """
     scale = 10**decimals
-    exact = Fraction(value) * scale
-    return (exact.numerator * 2 + exact.denominator) // (2 * exact.denominator) / scale
+    exact = value if isinstance(value, (Fraction, int)) else Fraction(value)
+    # floor(value × scale + 1/2) from the numerator and denominator as they are: the floor of
+    # (2·n·scale + d) / (2·d) is the same for n/d and for any multiple k·n / k·d, so nothing is reduced
+    num, den = exact.numerator, exact.denominator
+    return (num * scale * 2 + den) // (2 * den) / scale
 
 
 def measured(prompt: int | None) -> TypeGuard[int]:
@@ -237,7 +240,9 @@ def main_calls(calls: pl.DataFrame) -> pl.DataFrame:
 _by_seq = itemgetter(0)
 
 #: Columns of `FrameRows.main_calls`, `main_uses`, `main_results` and `main_events`, in tuple order.
-CALL_ROW = ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms", "ts_ms")
+#: `ts_ms` stays last in a call, use and result row: `health._moments` reads a row's moment as its last column.
+CALL_ROW = ("seq", "prompt_tokens", "cache_read_tokens", "stop_reason", "model", "end_ts_ms", "prev_ts_ms",
+            "output_tokens", "ts_ms")  # fmt: skip
 USE_ROW = ("seq", "tool_use_id", "name", "input_json", "file_path", "ts_ms")
 RESULT_ROW = ("seq", "tool_use_id", "is_error", "denied", "result_chars", "result_images", "result_image_bytes",
               "persisted", "persisted_bytes", "ts_ms")  # fmt: skip
@@ -248,6 +253,11 @@ def _main_rows(kinds: list[Any], frame: Table, cols: tuple[str, ...], sort: bool
     """Rows (tuples of `cols`) whose thread kind is main; sorted by the first column (`seq`, stable, as
     Polars' sort) unless `sort` is false (then in frame order)."""
     lists = [frame.get_column(c).to_list() for c in cols]
+    if kinds.count(THREAD_MAIN) == len(kinds):  # every row is the main thread's: no subagent, no compaction
+        rows = list(zip(*lists, strict=True))
+        if sort and lists[0] != sorted(lists[0]):  # a stable sort of rows already in order moves none
+            rows.sort(key=_by_seq)
+        return rows
     rows = [r for k, r in zip(kinds, zip(*lists, strict=True), strict=True) if k == THREAD_MAIN]
     if sort:
         rows.sort(key=_by_seq)
@@ -366,15 +376,18 @@ def context_figures(series: list[int], window: int | None) -> dict[str, Any]:
                 "unmeasured": len(series)}  # fmt: skip
     first = values[0]
     peak = max(values)
-    flagged = [k for k, v in enumerate(values) if (window is not None and v > window) or _spike_between(values, k)]
-    rest = [v for k, v in enumerate(values) if k not in set(flagged)]
+    flagged = _spike_indexes(values)
+    if window is not None and peak > window:  # a call above the window is flagged too
+        spikes = set(flagged)
+        flagged = [k for k, v in enumerate(values) if v > window or k in spikes]
+    left_out = set(flagged)
     return {
         "first": first,
         "peak": peak,
         "growth": peak - first,
         "fill": peak / window if window else None,
         "spikes": [at[k] for k in flagged],
-        "peak_without_spikes": max(rest) if rest else 0,
+        "peak_without_spikes": max((v for k, v in enumerate(values) if k not in left_out), default=0),
         "unmeasured": len(series) - len(values),
     }
 
@@ -383,6 +396,11 @@ def _spike_between(series: list[int], i: int) -> bool:
     """Whether prompt `i` of `series` (tokens) is a transient spike: not first nor last, and at least
     `SPIKE_FACTOR` times both neighbours (CASES B11)."""
     return 0 < i < len(series) - 1 and series[i] >= SPIKE_FACTOR * max(series[i - 1], series[i + 1])
+
+
+def _spike_indexes(series: list[int]) -> list[int]:
+    """The indexes `i` of `series` for which `_spike_between(series, i)` holds, in order, in one pass."""
+    return [i for i in range(1, len(series) - 1) if series[i] >= SPIKE_FACTOR * max(series[i - 1], series[i + 1])]
 
 
 def compaction_events(events: pl.DataFrame, calls: pl.DataFrame) -> list[dict[str, Any]]:
@@ -653,17 +671,24 @@ def largest_results(
 
 
 def _largest_results(
-    names: list[tuple[str | None, str | None]], results: list[tuple[Any, ...]], limit: int = LARGEST_TOOLS_SHOWN
+    names: list[tuple[str | None, str | None]], results: list[tuple[Any, Any]], limit: int = LARGEST_TOOLS_SHOWN
 ) -> list[dict[str, Any]]:
     """`largest_results` from every use's (tool_use_id, name) and main results' (tool_use_id, result_chars)."""
-    by_id: dict[str, list[str]] = {}
-    for tid, name in names:
-        if tid is not None:  # a left join never matches null keys; a repeated id matches each of its rows
-            by_id.setdefault(tid, []).append(name if name is not None else "?")
     totals: dict[str, int] = {}
-    for tid, chars, *_ in results:
-        for name in by_id.get(tid, ["?"]) if tid is not None else ["?"]:
-            totals[name] = totals.get(name, 0) + (chars or 0)
+    name_of = dict(names)
+    if len(name_of) == len(names):  # no id twice (nor two null ids): a result's call is one row, or none
+        for tid, chars in results:
+            name = name_of.get(tid) if tid is not None else None  # a left join never matches null keys
+            key = name if name is not None else "?"
+            totals[key] = totals.get(key, 0) + (chars or 0)
+    else:
+        by_id: dict[str, list[str]] = {}
+        for tid, name in names:
+            if tid is not None:  # a repeated id matches each of its rows
+                by_id.setdefault(tid, []).append(name if name is not None else "?")
+        for tid, chars in results:
+            for key in by_id.get(tid, ["?"]) if tid is not None else ["?"]:
+                totals[key] = totals.get(key, 0) + (chars or 0)
     ranked = sorted(((c, n) for n, c in totals.items() if c > 0), key=lambda cn: (-cn[0], cn[1]))[:limit]
     return [{"tool": n, "chars": int(c)} for c, n in ranked]
 
@@ -706,8 +731,11 @@ def missing_subagents(trace: Trace) -> list[str]:
         The agent ids, each once, in the order of the results that name them. Exact.
     """
     results = trace.view("tool_results")
+    agent_ids = results.get_column("agent_id").to_list()
+    if agent_ids.count(None) == len(agent_ids):  # no result names an agent: nothing to look for
+        return []
     return _missing_subagents(
-        results.get_column("agent_id").to_list(),
+        agent_ids,
         results.get_column("tool_use_id").to_list(),
         set(trace.view("calls").get_column("thread").to_list()),
         set(getattr(trace, "agents", None) or ()) | {f.replace("\\", "/").rsplit("/", 1)[-1] for f in trace.files},
@@ -841,9 +869,10 @@ def _window_choice(
     # A transient spike (at least 1.8x both neighbours, CASES B11) is not evidence of a larger window; an
     # unmeasured call (prompt 0) is no prompt at all, so it is neither a neighbour nor a peak.
     series = [p for p in prompts if measured(p)]
-    steady = [v for i, v in enumerate(series) if not _spike_between(series, i)]
-    if max(steady, default=0) > DEFAULT_WINDOW_TOKENS:
-        return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
+    if max(series, default=0) > DEFAULT_WINDOW_TOKENS:  # else no steady prompt is above it either
+        spikes = set(_spike_indexes(series))
+        if max((v for i, v in enumerate(series) if i not in spikes), default=0) > DEFAULT_WINDOW_TOKENS:
+            return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
     return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")
 
 

@@ -449,159 +449,152 @@ def _signals_after(s: _Series, i: int, detail: bool = True) -> list[dict[str, An
     return out
 
 
-def _worst(s: _Series) -> tuple[float, int]:
-    """The worst score after any call and the first call that reached it (`weather_of`'s `worst`)."""
-    scores = _scores(s)
+def _worst(s: _Series) -> tuple[float, int, list[str]]:
+    """The worst score after any call, the first call that reached it, and the names of the signals
+    active then, highest severity first (`weather_of`'s `worst`: as `_signals_after` orders them)."""
+    severities = _severity_lists(s)
+    scores = _composed(list(severities.values()))
     best = max(scores)
-    return best, scores.index(best)
+    at = scores.index(best)
+    # stable: signals of equal severity keep the spec's order, as sorting `_signals_after`'s list does
+    ranked = sorted(severities.items(), key=lambda kv: -kv[1][at])
+    return best, at, [name for name, sev in ranked if sev[at]]
 
 
 def _scores(s: _Series) -> list[float]:
     """The score after each call (0-based call order), as `compose` of the severities of
-    `_signals_after(s, i, detail=False)` that are not None: the same measures through the same `curve`
-    and `compose` arithmetic (the two highest severities kept as they come; every severity is at least
-    0), from per-trace arrays instead of the eight dicts. `curve` is
-    pure, so each signal's severities are memoised by measure; the latency baseline is the same after
-    every call, so it is looked up once per model. Linear in the calls (each window is a constant size).
+    `_signals_after(s, i, detail=False)` that are not None (`_severity_lists`, `_composed`)."""
+    return _composed(list(_severity_lists(s).values()))
 
-    A windowed signal whose severity is 0 whatever its measure is not measured (a 0 never changes the two
-    highest): error_cluster when no call of its window has a failed result, cache_health when no hit of
-    its window is below the fraction from which the severity is 0, latency_drift when no latency of its
-    window is above the lowest baseline of the trace's models (then p75 / baseline <= 1: severity 0).
-    Prefix counts over the calls tell which, in one pass each. The recent latencies are kept sorted as
-    the window moves (`bisect.insort` in, one deletion out) instead of sorted again per call. Both
-    together, on the benchmark session's 14,811 main calls: 0.35 s -> 0.28 s (fastest of 8); on the
-    200 directory sessions' health + weather 0.235-0.269 s -> 0.221-0.231 s.
+
+def _severity_lists(s: _Series) -> dict[str, list[float]]:
+    """Each signal's severity after every call (0-based call order), by name in the spec's order: the
+    severities of `_signals_after(s, i, detail=False)`, the same measures through the same `curve`, from
+    per-trace arrays instead of the eight dicts; an abstaining signal is 0.0 there.
+
+    A signal whose severity is 0 after every call, whatever its measures, is left out before any is
+    computed: a count signal whose table gives 0 for every count the trace reaches (no compaction, no
+    max_tokens stop, no run of 10 failed results), error_cluster and error_cumulative without a failed
+    result, cache_health without a hit below the fraction from which its severity is 0, latency_drift
+    without a timed call. Every severity is at least 0, so a 0 never changes the two highest `compose`
+    keeps, nor is it active. Most traces keep one or two signals. Linear in the calls (each window is a
+    constant size).
     """
-    calls = s.rows.calls
-    window = s.window
-    cuts = s.cuts
-    latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
-    hits = [
-        c.cache_read_tokens / c.prompt_tokens if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS else None for c in calls
-    ]
+    lists = {
+        "ctx_pressure": _ctx_severities(s),
+        "compaction_scar": _compaction_severities(s),
+        "truncation": _truncation_severities(s),
+        "stuck": _stuck_severities(s),
+        "latency_drift": _latency_severities(s),
+        "error_cluster": _cluster_severities(s),
+        "error_cumulative": _cumulative_severities(s),
+        "cache_health": _cache_severities(s),
+    }
+    return {name: sev for name, sev in lists.items() if sev is not None}
+
+
+def _composed(series: list[list[float]]) -> list[float]:
+    """`compose` after each call of the severity lists given (each at least 0): the highest plus
+    `SECOND_WEIGHT` × the second highest, rounded to `SCORE_DECIMALS`."""
+    weight, decimals = SECOND_WEIGHT, SCORE_DECIMALS
+    if len(series) == 1:
+        return [round(top + weight * 0.0, decimals) for top in series[0]]
+    if len(series) == 2:
+        return [round(a + weight * b if a >= b else b + weight * a, decimals) for a, b in zip(*series, strict=True)]
+    out = []
+    for sevs in zip(*series, strict=True):
+        *_, second, top = sorted(sevs)  # the two highest (`compose`)
+        out.append(round(top + weight * second, decimals))
+    return out
+
+
+def _ctx_severities(s: _Series) -> list[float]:
+    """ctx_pressure after each call: `curve` of the last measured call's fill, its two-anchor arithmetic
+    written out; 0.0 before any measured call (the signal abstains)."""
+    (x0, y0), (x1, y1) = _CTX.anchors
+    calls, window, cap, decimals = s.rows.calls, s.window, _CTX.cap, SCORE_DECIMALS
+    fills = [calls[k].prompt_tokens / window if k >= 0 else None for k in s.measured_at]
+    return [
+        0.0 if m is None
+        else round(min(y0 if m <= x0 else y1 if m >= x1 else y0 + (y1 - y0) * (m - x0) / (x1 - x0), cap), decimals)
+        for m in fills
+    ]  # fmt: skip
+
+
+def _by_count(spec: SignalSpec, most: int) -> list[float] | None:
+    """A count signal's severity for each count 0 … `most`; None when the table gives 0 for all of them."""
+    by_count = [curve(n, spec) for n in range(most + 1)]
+    return by_count if any(by_count) else None
+
+
+def _compaction_severities(s: _Series) -> list[float] | None:
+    """compaction_scar after each call: the compactions read so far."""
+    by_count = _by_count(_SCAR, len(s.bound_seqs))
+    if by_count is None:
+        return None
+    return [by_count[bisect.bisect_left(s.bound_seqs, cut)] for cut in s.cuts]
+
+
+def _truncation_severities(s: _Series) -> list[float] | None:
+    """truncation after each call: calls so far that stopped at max_tokens; 0.0 (abstains) until a call
+    records its stop_reason."""
+    cutoff = s.cutoff_calls
+    by_count = _by_count(_TRUNC, len(cutoff))
+    if by_count is None:
+        return None
+    return [by_count[bisect.bisect_right(cutoff, i)] if known else 0.0 for i, known in enumerate(s.known_upto)]
+
+
+def _stuck_severities(s: _Series) -> list[float] | None:
+    """stuck after each call: the longest run of failed results among those read then; 0.0 (abstains)
+    with fewer results than its minimum."""
+    by_count = _by_count(_STUCK, s.longest_before[-1][0])  # the longest run of all (a running maximum)
+    if by_count is None:
+        return None
+    out = []
+    for cut in s.cuts:
+        results = bisect.bisect_left(s.result_seqs, cut)
+        out.append(by_count[s.longest_before[results][0]] if results >= _STUCK.minimum else 0.0)
+    return out
+
+
+def _cumulative_severities(s: _Series) -> list[float] | None:
+    """error_cumulative after each call: failed results ÷ tool uses read so far, once enough calls used a
+    tool; None without a failed result when a rate of 0 is severity 0."""
+    errors_before = s.errors_before
+    if not errors_before[-1] and _CUMULATIVE_ZERO_WITHOUT_FAILURES:
+        return None
+    memo: dict[float, float] = {}
+    out = []
+    for cut, turns in zip(s.cuts, s.tool_turns_upto, strict=True):
+        if turns < _CUMULATIVE.minimum:
+            out.append(0.0)
+            continue
+        r = bisect.bisect_left(s.result_seqs, cut)
+        uses = bisect.bisect_left(s.use_seqs, cut)
+        measure = errors_before[r] / uses if uses else 0.0
+        sev = memo.get(measure)
+        if sev is None:
+            sev = memo[measure] = curve(measure, _CUMULATIVE)
+        out.append(sev)
+    return out
+
+
+def _cluster_severities(s: _Series) -> list[float] | None:
+    """error_cluster after each call (see `_signals_after`): failed ÷ tool calls of the last
+    `CLUSTER_CALLS` calls; a window with no failed result is 0.0 without being counted (its rate is 0),
+    and the signal is None when no call has one."""
     # each call's tool calls as (seq, seq of a failed result or None)
     asked = [
         [(t.seq, t.result_seq if t.is_error and t.result_seq is not None else None) for t in tools]
         for tools in s.tools_by_call
     ]
-    baselines: dict[str | None, float] = {}
-    for model in dict.fromkeys(c.model for c in calls):  # (`_latency`'s baseline of each model)
-        base = baseline_ms(model)
-        if base is None:
-            own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
-            base = float(statistics.median(own)) if own else 0.0
-        baselines[model] = base
-    # prefix counts (entry k: among the first k calls) of what can make a windowed severity above 0
-    lowest = min(baselines.values()) if _LATENCY_ZERO_UP_TO_BASELINE else -1.0
-    slow_upto = [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
     failed_upto = [0, *itertools.accumulate(any(at is not None for _, at in tools) for tools in asked)]
-    low_hit = _CACHE_ZERO_FROM if _CACHE_ZERO_FROM is not None else float("inf")
-    low_upto = [0, *itertools.accumulate(h is not None and h < low_hit for h in hits)]
-    memos: dict[str, dict[float, float]] = {name: {} for name in SIGNALS}
-    latency_memo, cluster_memo = memos["latency_drift"], memos["error_cluster"]
-    cumulative_memo, cache_memo = memos["error_cumulative"], memos["cache_health"]
-    bound_seqs, cutoff_calls, result_seqs, use_seqs = s.bound_seqs, s.cutoff_calls, s.result_seqs, s.use_seqs
-    known_upto, longest_before, tool_turns_upto, errors_before = (
-        s.known_upto,
-        s.longest_before,
-        s.tool_turns_upto,
-        s.errors_before,
-    )
-    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
-    stuck_min, latency_min, cluster_min = _STUCK.minimum, _LATENCY.minimum, _CLUSTER.minimum
-    cumulative_min, cache_min = _CUMULATIVE.minimum, _CACHE.minimum
-
-    # Signals whose measure is a count: their severities for every count they can take, looked up by index.
-    scar_sev = [curve(n, _SCAR) for n in range(len(bound_seqs) + 1)]
-    trunc_sev = [curve(n, _TRUNC) for n in range(len(cutoff_calls) + 1)]
-    stuck_sev = [curve(n, _STUCK) for n in range(max((run for run, _ in longest_before), default=0) + 1)]
-    # ctx_pressure: `curve` on the fill, its arithmetic written out (two anchors)
-    (x0, y0), (x1, y1) = _CTX.anchors
-    # the last measured call's fill (`_signals_after`); before any measured call the signal abstains: 0 here
-    fills = [calls[k].prompt_tokens / window if k >= 0 else None for k in s.measured_at]
-    ctx_sev = [
-        0.0
-        if m is None
-        else round(
-            min(y0 if m <= x0 else y1 if m >= x1 else y0 + (y1 - y0) * (m - x0) / (x1 - x0), _CTX.cap), SCORE_DECIMALS
-        )
-        for m in fills
-    ]
-
-    scores: list[float] = []
-    recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
-    recent_paces: list[float] = []  # the same calls' paces, sorted
-    paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
-    pace_share = PACE_MODE_SHARE
-    insort = bisect.insort
-    sev: float | None
-    for i in range(len(calls)):
-        cut = cuts[i]
-        # the two highest severities so far, top >= second >= 0 (compose's padding)
-        top = ctx_sev[i]
-        second = 0.0
-
-        sev = scar_sev[bisect_left(bound_seqs, cut)]
-        if sev > top:
-            top, second = sev, top
-        elif sev > second:
-            second = sev
-
-        if known_upto[i]:
-            sev = trunc_sev[bisect_right(cutoff_calls, i)]
-            if sev > top:
-                top, second = sev, top
-            elif sev > second:
-                second = sev
-
-        results = bisect_left(result_seqs, cut)
-        if results >= stuck_min:
-            sev = stuck_sev[longest_before[results][0]]
-            if sev > top:
-                top, second = sev, top
-            elif sev > second:
-                second = sev
-
-        # latency_drift (see `_latency`): p75 of the recent paces over the trace's own pace baseline when
-        # there are enough, else p75 of the recent latencies (`percentile`) over the model's baseline;
-        # `recent` and `recent_paces` are kept sorted as the window moves (one value in, one out)
-        if (v := latencies[i]) is not None:
-            insort(recent, v)
-        if (v := paces[i]) is not None:
-            insort(recent_paces, v)
-        if i >= RECENT_CALLS:
-            if (v := latencies[i - RECENT_CALLS]) is not None:
-                del recent[bisect_left(recent, v)]
-            if (v := paces[i - RECENT_CALLS]) is not None:
-                del recent_paces[bisect_left(recent_paces, v)]
-        window_start = max(0, i - RECENT_CALLS + 1)
-        timed = timed_upto[i + 1] - timed_upto[window_start]
-        if timed and final_upto[i + 1] - final_upto[window_start] >= pace_share * timed:  # `_pace_mode`
-            if len(recent_paces) >= latency_min:
-                base_pace = pace_bases[i]
-                p75 = quantile_of_sorted(recent_paces, 0.75)
-                measure = p75 / base_pace if base_pace is not None and base_pace > 0 else 0.0
-                sev = latency_memo.get(measure)
-                if sev is None:
-                    sev = latency_memo[measure] = curve(measure, _LATENCY)
-                if sev > top:
-                    top, second = sev, top
-                elif sev > second:
-                    second = sev
-        elif len(recent) >= latency_min and slow_upto[i + 1] > slow_upto[window_start]:
-            base = baselines[calls[i].model]
-            p75 = quantile_of_sorted(recent, 0.75)
-            measure = p75 / base if base > 0 else 0.0
-            sev = latency_memo.get(measure)
-            if sev is None:
-                sev = latency_memo[measure] = curve(measure, _LATENCY)
-            if sev > top:
-                top, second = sev, top
-            elif sev > second:
-                second = sev
-
-        # error_cluster (see `_signals_after`)
+    if not failed_upto[-1] and _CLUSTER_ZERO_WITHOUT_FAILURES:
+        return None
+    memo: dict[float, float] = {}
+    out = []
+    for i, cut in enumerate(s.cuts):
         n_tools = n_failed = 0
         first = max(0, i - CLUSTER_CALLS + 1)
         if failed_upto[i + 1] > failed_upto[first] or not _CLUSTER_ZERO_WITHOUT_FAILURES:
@@ -611,51 +604,113 @@ def _scores(s: _Series) -> list[float]:
                         n_tools += 1
                         if failed_at is not None and failed_at < cut:
                             n_failed += 1
-        if n_tools >= cluster_min:
-            measure = n_failed / n_tools
-            sev = cluster_memo.get(measure)
-            if sev is None:
-                sev = cluster_memo[measure] = curve(measure, _CLUSTER)
-            if sev > top:
-                top, second = sev, top
-            elif sev > second:
-                second = sev
+        if n_tools < _CLUSTER.minimum:
+            out.append(0.0)
+            continue
+        measure = n_failed / n_tools
+        sev = memo.get(measure)
+        if sev is None:
+            sev = memo[measure] = curve(measure, _CLUSTER)
+        out.append(sev)
+    return out
 
-        if tool_turns_upto[i] >= cumulative_min:
-            uses = bisect_left(use_seqs, cut)
-            measure = errors_before[results] / uses if uses else 0.0
-            sev = cumulative_memo.get(measure)
-            if sev is None:
-                sev = cumulative_memo[measure] = curve(measure, _CUMULATIVE)
-            if sev > top:
-                top, second = sev, top
-            elif sev > second:
-                second = sev
 
-        # cache_health (see `_cache`): the median (`statistics.median`) of the recent cache-hit fractions
+def _cache_severities(s: _Series) -> list[float] | None:
+    """cache_health after each call (see `_cache`): the median (`statistics.median`) of the recent
+    cache-hit fractions; a window with no hit below the fraction from which the severity is 0 is 0.0
+    without a median, and the signal is None when no call has such a hit."""
+    hits = [
+        c.cache_read_tokens / c.prompt_tokens if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS else None
+        for c in s.rows.calls
+    ]
+    low_hit = _CACHE_ZERO_FROM if _CACHE_ZERO_FROM is not None else float("inf")
+    low_upto = [0, *itertools.accumulate(h is not None and h < low_hit for h in hits)]
+    if not low_upto[-1]:
+        return None
+    memo: dict[float, float] = {}
+    out = []
+    for i in range(len(hits)):
         first = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
         low = first <= i and low_upto[i + 1] > low_upto[first]
         picked = [h for h in hits[first : i + 1] if h is not None] if low else []
-        if len(picked) >= cache_min:
-            picked.sort()
-            half = len(picked) // 2
-            measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
-            sev = cache_memo.get(measure)
-            if sev is None:
-                sev = cache_memo[measure] = curve(measure, _CACHE)
-            if sev > top:
-                top, second = sev, top
-            elif sev > second:
-                second = sev
+        if len(picked) < _CACHE.minimum:
+            out.append(0.0)
+            continue
+        picked.sort()
+        half = len(picked) // 2
+        measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
+        sev = memo.get(measure)
+        if sev is None:
+            sev = memo[measure] = curve(measure, _CACHE)
+        out.append(sev)
+    return out
 
-        scores.append(round(top + SECOND_WEIGHT * second, SCORE_DECIMALS))  # `compose`
-    return scores
+
+def _latency_severities(s: _Series) -> list[float] | None:
+    """latency_drift after each call (see `_latency`): p75 of the recent paces over the trace's own pace
+    baseline when the window is judged by pace, else p75 of the recent latencies (`percentile`) over the
+    model's baseline (looked up once per model); None without a timed call (it abstains throughout).
+
+    `recent` and `recent_paces` are kept sorted as the window moves (`bisect.insort` in, one deletion
+    out). A raw window with no latency above the lowest baseline of the trace's models is 0.0 without a
+    percentile (p75 / baseline <= 1: severity 0).
+    """
+    calls = s.rows.calls
+    if not s.timed_upto[-1]:
+        return None
+    latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
+    baselines: dict[str | None, float] = {}
+    for model in dict.fromkeys(c.model for c in calls):  # (`_latency`'s baseline of each model)
+        base = baseline_ms(model)
+        if base is None:
+            own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
+            base = float(statistics.median(own)) if own else 0.0
+        baselines[model] = base
+    lowest = min(baselines.values()) if _LATENCY_ZERO_UP_TO_BASELINE else -1.0
+    slow_upto = [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
+    paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
+    insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
+    memo: dict[float, float] = {}
+    recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
+    recent_paces: list[float] = []  # the same calls' paces, sorted
+    out = []
+    for i in range(len(calls)):
+        if (v := latencies[i]) is not None:
+            insort(recent, v)
+        if (v := paces[i]) is not None:
+            insort(recent_paces, v)
+        if i >= RECENT_CALLS:
+            if (v := latencies[i - RECENT_CALLS]) is not None:
+                del recent[bisect_left(recent, v)]
+            if (v := paces[i - RECENT_CALLS]) is not None:
+                del recent_paces[bisect_left(recent_paces, v)]
+        start = max(0, i - RECENT_CALLS + 1)
+        timed = timed_upto[i + 1] - timed_upto[start]
+        if timed and final_upto[i + 1] - final_upto[start] >= PACE_MODE_SHARE * timed:  # `_pace_mode`
+            if len(recent_paces) < need:
+                out.append(0.0)
+                continue
+            base = pace_bases[i]
+            measure = quantile_of_sorted(recent_paces, 0.75) / base if base is not None and base > 0 else 0.0
+        elif len(recent) >= need and slow_upto[i + 1] > slow_upto[start]:
+            base = baselines[calls[i].model]
+            measure = quantile_of_sorted(recent, 0.75) / base if base > 0 else 0.0
+        else:
+            out.append(0.0)
+            continue
+        sev = memo.get(measure)
+        if sev is None:
+            sev = memo[measure] = curve(measure, _LATENCY)
+        out.append(sev)
+    return out
 
 
 #: When the skips of `_worst` hold (derived from the table, so a changed curve turns them off): latency_drift
-#: is 0 for p75 / baseline <= 1, error_cluster is 0 at a rate of 0, cache_health is 0 from this hit on.
+#: is 0 for p75 / baseline <= 1, error_cluster and error_cumulative are 0 at a rate of 0, cache_health is 0 from
+#: this hit on.
 _LATENCY_ZERO_UP_TO_BASELINE = SIGNALS["latency_drift"].anchors[0] == (1.0, 0.0)
 _CLUSTER_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cluster"]) == 0.0
+_CUMULATIVE_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cumulative"]) == 0.0
 _CACHE_ZERO_FROM = SIGNALS["cache_health"].anchors[-1][0] if SIGNALS["cache_health"].anchors[-1][1] == 0.0 else None
 
 _CTX, _SCAR, _TRUNC, _STUCK = (
@@ -807,8 +862,6 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
     level, emoji = weather_level(score)
     factors = sorted((x for x in signals if x["active"]), key=lambda x: -x["severity"])
     worst_level, worst_emoji = weather_level(worst[0])
-    at_worst = signals if worst[1] == last else _signals_after(s, worst[1], detail=False)
-    then = sorted((x for x in at_worst if x["active"]), key=lambda x: -x["severity"])
     return {
         "level": level,
         "emoji": emoji,
@@ -822,6 +875,6 @@ def weather_of(rows: SessionRows, window: int) -> dict[str, Any]:
             "emoji": worst_emoji,
             "score": worst[0],
             "call": worst[1] + 1,
-            "factors": [x["name"] for x in then],
+            "factors": worst[2],
         },
     }

@@ -267,7 +267,9 @@ def test_worst_is_the_highest_composed_score_after_any_call():
                 for i in range(len(rows.calls))
             ]
             best = max(scores)
-            assert _worst(s) == (best, scores.index(best)), trace.name
+            at = scores.index(best)
+            then = sorted((x for x in _signals_after(s, at, detail=False) if x["active"]), key=lambda x: -x["severity"])
+            assert _worst(s) == (best, at, [x["name"] for x in then]), trace.name
             assert s.paces == [weather.pace(c) for c in rows.calls], trace.name  # `_series` inlines `pace`
             checked += 1
     assert checked == 37
