@@ -29,7 +29,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .metrics import CALL_ROW, FrameRows, WindowChoice, measured, round_half_up, window_choice
+from .metrics import (
+    CALL_ROW,
+    EVENT_ROW,
+    RESULT_ROW,
+    USE_ROW,
+    FrameRows,
+    WindowChoice,
+    measured,
+    round_half_up,
+    window_choice,
+)
 from .schema import FORMAT_STREAM_JSON
 
 if TYPE_CHECKING:
@@ -457,13 +467,23 @@ _SEQ, _PROMPT, _CACHE_READ, _STOP, _MODEL, _END, _PREV, _OUTPUT = (
 
 
 def _moments(frames: FrameRows) -> dict[int, float]:
-    """Map each main-thread row's seq to a moment: its timestamp, else the last one before it, else the first."""
-    # NB: an event row's last column is `cleared_results`, not `ts_ms` (`metrics.EVENT_ROW` grew after this
-    # was written): events take no moment of their own, and a microcompaction's count of cleared results is
-    # read as a moment (tests/data/cases/B34's timeline starts at ts_ms 1). A defect, kept as it is here
-    # until it is fixed together with the output it moves.
-    rows = [(r[0], r[-1]) for part in (frames.main_calls, frames.main_uses, frames.main_results, frames.main_events)
-            for r in part]  # fmt: skip
+    """Map each main-thread row's seq to a moment: its timestamp, else the last one before it, else the first.
+
+    Each kind of row carries `ts_ms` at its own place (`metrics.CALL_ROW`, `USE_ROW`, `RESULT_ROW`,
+    `EVENT_ROW`), read by name: an event's place is not its row's last (a microcompaction's count of
+    cleared results was once read as its moment there).
+    """
+    rows = [
+        (r[0], r[at])
+        for part, names in (
+            (frames.main_calls, CALL_ROW),
+            (frames.main_uses, USE_ROW),
+            (frames.main_results, RESULT_ROW),
+            (frames.main_events, EVENT_ROW),
+        )
+        for at in (names.index("ts_ms"),)
+        for r in part
+    ]
     rows.sort(key=operator.itemgetter(0))  # stable, as Polars' sort of the concatenated rows
     last = next((ts for _, ts in rows if ts is not None), None)
     if last is None:

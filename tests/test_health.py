@@ -446,3 +446,16 @@ def test_explain_panel_without_a_call():
     h = health.health_of(SessionRows([], [], [], {}, AXIS_CALLS), WindowChoice(200_000, "default"))
     assert render_health_panel(h) == ["  health – no model call: nothing to grade"]
     assert render_health_bar(h) == []
+
+
+def test_timeline_starts_at_the_first_prompt_not_at_an_event_count():
+    """cases/B34: a prompt at 10:00:00, the first call at 10:00:05, a microcompaction that cleared one
+    result. The time axis runs from the earliest main-thread moment (the prompt, its own timestamp), so
+    the 0 % point is 2026-04-02T10:00:00Z and has no grade (before the first model call). The event rows'
+    timestamps were once read from their last column (the count of cleared results): the axis started at
+    ts_ms 1 (1970), and every prompt took the moment of the row before it."""
+    run = analyze([str(SAMPLES.parent / "tests" / "data" / "cases" / "B34.jsonl")], workers=1)
+    timeline = run.reports[0].extra["health"]["timeline"]
+    assert run.reports[0].extra["health"]["timeline_axis"] == "time"
+    assert [(p["ts_ms"], p["grade"]) for p in timeline[:2]] == [(1_775_124_000_000, None), (1_775_124_270_500, "A")]
+    assert timeline[-1]["ts_ms"] == 1_775_129_410_000  # 11:30:10, the last line

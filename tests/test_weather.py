@@ -234,7 +234,7 @@ def test_explain_golden(request, color):
         assert "\x1b[38;2;166;227;161m█" in text  # A, #a6e3a1
         assert "\x1b[38;2;243;139;168m┆" in text  # the compaction mark, #f38ba8
     else:
-        assert "\x1b" not in text and "AAAAAAAAAAAAAAAAAABBC" in text
+        assert "\x1b" not in text and "·AAAAAAAAAAAAAAAAABBC" in text  # · : the prompt before the first call
 
 
 def test_worst_matches_full_signals_after_every_call():
