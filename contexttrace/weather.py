@@ -14,9 +14,11 @@ severity is linear, and outside them it is held at the nearest anchor.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -558,13 +560,18 @@ def _stuck_severities(s: _Series) -> list[float] | None:
     return out
 
 
+def _remembered(spec: SignalSpec) -> Callable[[float], float]:
+    """`curve(measure, spec)`, remembered per measure for one trace: its rates repeat (0, 1/2, 1/3, ...)."""
+    return functools.cache(lambda measure: curve(measure, spec))
+
+
 def _cumulative_severities(s: _Series) -> list[float] | None:
     """error_cumulative after each call: failed results ÷ tool uses read so far, once enough calls used a
     tool; None without a failed result when a rate of 0 is severity 0."""
     errors_before = s.errors_before
     if not errors_before[-1] and _CUMULATIVE_ZERO_WITHOUT_FAILURES:
         return None
-    memo: dict[float, float] = {}
+    severity = _remembered(_CUMULATIVE)
     out = []
     for cut, turns in zip(s.cuts, s.tool_turns_upto, strict=True):
         if turns < _CUMULATIVE.minimum:
@@ -573,10 +580,7 @@ def _cumulative_severities(s: _Series) -> list[float] | None:
         r = bisect.bisect_left(s.result_seqs, cut)
         uses = bisect.bisect_left(s.use_seqs, cut)
         measure = errors_before[r] / uses if uses else 0.0
-        sev = memo.get(measure)
-        if sev is None:
-            sev = memo[measure] = curve(measure, _CUMULATIVE)
-        out.append(sev)
+        out.append(severity(measure))
     return out
 
 
@@ -592,7 +596,7 @@ def _cluster_severities(s: _Series) -> list[float] | None:
     failed_upto = [0, *itertools.accumulate(any(at is not None for _, at in tools) for tools in asked)]
     if not failed_upto[-1] and _CLUSTER_ZERO_WITHOUT_FAILURES:
         return None
-    memo: dict[float, float] = {}
+    severity = _remembered(_CLUSTER)
     out = []
     for i, cut in enumerate(s.cuts):
         n_tools = n_failed = 0
@@ -608,10 +612,7 @@ def _cluster_severities(s: _Series) -> list[float] | None:
             out.append(0.0)
             continue
         measure = n_failed / n_tools
-        sev = memo.get(measure)
-        if sev is None:
-            sev = memo[measure] = curve(measure, _CLUSTER)
-        out.append(sev)
+        out.append(severity(measure))
     return out
 
 
@@ -627,7 +628,7 @@ def _cache_severities(s: _Series) -> list[float] | None:
     low_upto = [0, *itertools.accumulate(h is not None and h < low_hit for h in hits)]
     if not low_upto[-1]:
         return None
-    memo: dict[float, float] = {}
+    severity = _remembered(_CACHE)
     out = []
     for i in range(len(hits)):
         first = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
@@ -639,10 +640,7 @@ def _cache_severities(s: _Series) -> list[float] | None:
         picked.sort()
         half = len(picked) // 2
         measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
-        sev = memo.get(measure)
-        if sev is None:
-            sev = memo[measure] = curve(measure, _CACHE)
-        out.append(sev)
+        out.append(severity(measure))
     return out
 
 
@@ -670,7 +668,7 @@ def _latency_severities(s: _Series) -> list[float] | None:
     slow_upto = [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
     paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
     insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
-    memo: dict[float, float] = {}
+    severity = _remembered(_LATENCY)
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
     recent_paces: list[float] = []  # the same calls' paces, sorted
     out = []
@@ -698,10 +696,7 @@ def _latency_severities(s: _Series) -> list[float] | None:
         else:
             out.append(0.0)
             continue
-        sev = memo.get(measure)
-        if sev is None:
-            sev = memo[measure] = curve(measure, _LATENCY)
-        out.append(sev)
+        out.append(severity(measure))
     return out
 
 
