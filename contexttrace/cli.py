@@ -505,6 +505,14 @@ def _analyze(
     return run
 
 
+def _print_reading(run: RunResult, text: str, json: bool, paths: list[str]) -> None:
+    """Print a reading command's output (tools, sources, files): the JSON always (an empty list too), a
+    table only when it has something; then exit as `_finish` says."""
+    if text or json:
+        typer.echo(text)
+    _finish(run, paths)
+
+
 def _finish(run: RunResult, paths: list[str], view: View | None = None) -> None:
     """Say where a run that found no trace looked, then exit 1 if any trace failed, else 3 if a `--fail-on`
     threshold was breached (`views.exit_code`), else 0."""
@@ -664,9 +672,7 @@ def tools_command(
         raise typer.BadParameter(f"{sort!r}: one of {', '.join(SORT_KEYS)}", param_hint="--sort")
     run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=build_tools)
     text = (render_tools_json if json else render_tools_table)(run, sort=sort, by_tool=by_tool)
-    if text or json:
-        typer.echo(text)
-    _finish(run, paths or [])
+    _print_reading(run, text, json, paths or [])
 
 
 SourcesAtOpt = Annotated[
@@ -712,9 +718,7 @@ def sources_command(
     if unknown:
         raise typer.BadParameter(unknown, param_hint="--thread")
     text = render_sources_json(run) if json else render_sources_table(run, steps=steps)
-    if text or json:
-        typer.echo(text)
-    _finish(run, paths or [])
+    _print_reading(run, text, json, paths or [])
 
 
 def _label_needs_db(label: str | None, db: Path | None) -> None:
@@ -753,9 +757,7 @@ def files_command(
         raise typer.BadParameter(str(exc), param_hint="--at") from None
     run = _analyze(paths or [], window, color, not no_cache, engine, scheduler, build=partial(build_files, at=moment))
     text = (render_files_json if json else render_files_table)(run)
-    if text or json:
-        typer.echo(text)
-    _finish(run, paths or [])
+    _print_reading(run, text, json, paths or [])
 
 
 HistoryMetricOpt = Annotated[
