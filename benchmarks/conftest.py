@@ -115,7 +115,7 @@ def check_reports(reports: list[Any], expected: list[Expected]) -> None:
 
 def run_cli(args: list[str]) -> str:
     """Run the `contexttrace` CLI in this process; return what it printed on stdout."""
-    from contexttrace.cli import app
+    from contexttrace.cli.app import app
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import realcorpus
 
-from contexttrace.dask_engine import DaskEngine
-from contexttrace.report import build_report
-from contexttrace.runner import _read_built, analyze
-from contexttrace.sources import find_traces
+from contexttrace.discover.local import find_traces
+from contexttrace.reports.trace import build_report
+from contexttrace.run.dask_engine import DaskEngine
+from contexttrace.run.runner import _read_built, analyze
 
 CLI = [sys.executable, "-m", "contexttrace", "context"]
 

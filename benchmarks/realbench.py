@@ -53,7 +53,7 @@ from contexttrace import report
 report.session_rows_of = lambda trace, rows: None
 report.health_of = lambda session, choice: {"grade": "-"}
 report.weather_of = lambda session, window: {"level": "-"}
-from contexttrace.cli import app
+from contexttrace.cli.app import app
 app(sys.argv[1:], prog_name="contexttrace")
 """
 

@@ -15,12 +15,13 @@ import time
 import pytest
 from conftest import FIGURES, PAIRED, cli_reports, run_cli
 
-from contexttrace import metrics, report
-from contexttrace.health import health_of, session_rows_of
-from contexttrace.reader import gc_paused
-from contexttrace.runner import read_sources
-from contexttrace.sources import find_traces
-from contexttrace.weather import weather_of
+from contexttrace.analysis import metrics
+from contexttrace.analysis.health import health_of, session_rows_of
+from contexttrace.analysis.weather import weather_of
+from contexttrace.discover.local import find_traces
+from contexttrace.reading import gc_paused
+from contexttrace.reports import trace as report
+from contexttrace.run.runner import read_sources
 
 
 def test_command_usage(timed, corpora):

@@ -18,9 +18,9 @@ import pytest
 import realcorpus
 from distributed import Client, LocalCluster
 
-from contexttrace.dask_engine import DaskEngine
-from contexttrace.render import render_json
-from contexttrace.runner import analyze
+from contexttrace.render.trace import render_json
+from contexttrace.run.dask_engine import DaskEngine
+from contexttrace.run.runner import analyze
 
 
 @pytest.fixture(scope="module")

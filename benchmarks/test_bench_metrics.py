@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import check_reports
 
-from contexttrace.reader import read_trace
-from contexttrace.report import build_report
-from contexttrace.sources import find_traces
+from contexttrace.discover.local import find_traces
+from contexttrace.reading import read_trace
+from contexttrace.reports.trace import build_report
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from contexttrace import metrics
-from contexttrace.reader import read_trace
-from contexttrace.sources import find_traces
+from contexttrace.analysis import metrics
+from contexttrace.discover.local import find_traces
+from contexttrace.reading import read_trace
 
 
 def _read_all(paths: list[str]):

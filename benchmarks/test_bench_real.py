@@ -19,8 +19,8 @@ import realcorpus
 from baseline import main as baseline_main
 from conftest import run_cli
 
-from contexttrace import store
-from contexttrace.runner import find_traces
+from contexttrace.run.runner import find_traces
+from contexttrace.storage import store
 
 
 @pytest.fixture(scope="session")

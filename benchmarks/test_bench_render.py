@@ -6,8 +6,8 @@ import orjson
 import pytest
 from conftest import check_reports
 
-from contexttrace.render import render_json, render_table
-from contexttrace.runner import analyze
+from contexttrace.render.trace import render_json, render_table
+from contexttrace.run.runner import analyze
 
 
 @pytest.fixture(scope="module")

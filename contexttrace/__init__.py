@@ -8,10 +8,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import ContextTraceError, EmptyTraceError, ExitCode, TraceFormatError, TraceReadError
-from .reader import Trace, read_trace
-from .report import RunResult, TraceReport, build_report
-from .runner import analyze
+from contexttrace.errors import ContextTraceError, EmptyTraceError, ExitCode, TraceFormatError, TraceReadError
+from contexttrace.reading import Trace, read_trace
+from contexttrace.reports.trace import RunResult, TraceReport, build_report
+from contexttrace.run.runner import analyze
 
 __all__ = [
     "ContextTraceError",

@@ -33,7 +33,7 @@ _STORE_IDS = itertools.count()
 @pytest.fixture(scope="session")
 def sample_reports():
     """`context trace` reports of every bundled sample, keyed by their path under samples/ (read once)."""
-    from contexttrace.runner import analyze
+    from contexttrace.run.runner import analyze
 
     run = analyze([str(SAMPLES)], workers=1)
     return {r.trace.split("samples/", 1)[1]: r for r in run.reports}
@@ -111,7 +111,7 @@ def result(tid, content="ok", *, is_error=None, stream=False, **extra):
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The main files the reader reads in this process (runs here use one process unless they say)."""
-    from contexttrace import runner
+    from contexttrace.run import runner
 
     seen: list[str] = []
     real = runner.read_trace
@@ -127,7 +127,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files a test has just written are kept at once (the result store waits `RACY_NS` after a change)."""
-    from contexttrace import store
+    from contexttrace.storage import store
 
     monkeypatch.setattr(store, "RACY_NS", 0)
 

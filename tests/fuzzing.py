@@ -780,7 +780,7 @@ def frame_problems(copy: Path) -> list[str]:
     """Build the four Polars frames of every trace of a copy, alone and with its subagent files attached (as
     a notebook would): exceptions other than `ContextTraceError` propagate."""
     from contexttrace import ContextTraceError, read_trace
-    from contexttrace.sources import find_traces
+    from contexttrace.discover.local import find_traces
 
     files = sorted(copy.rglob("*.jsonl")) if copy.is_dir() else [copy]
     reads: list[tuple[str, Any]] = [(str(f), ()) for f in files]
@@ -799,8 +799,8 @@ def frame_problems(copy: Path) -> list[str]:
 def run_json(paths: list[str], usage: bool) -> str:
     """`render_json` of a run of either command (`context trace --calls` or `context usage`)."""
     from contexttrace import analyze
-    from contexttrace.render import render_json
-    from contexttrace.usage import build_usage
+    from contexttrace.render.trace import render_json
+    from contexttrace.reports.usage import build_usage
 
     if usage:
         return render_json(analyze(paths, workers=1, build=build_usage))
@@ -880,7 +880,7 @@ def invoke(args: Sequence[str]) -> Any:
     """Run the CLI in-process; an exception other than an exit propagates with its traceback."""
     from typer.testing import CliRunner
 
-    from contexttrace.cli import app
+    from contexttrace.cli.app import app
 
     return CliRunner().invoke(app, list(args), env={"CONTEXTTRACE_CACHE_DIR": store_dir()}, catch_exceptions=False)
 

@@ -1,4 +1,4 @@
-"""The reports kept beside the result store's entries (`contexttrace.built`): a warm run builds no report
+"""The reports kept beside the result store's entries (`contexttrace.storage.reports`): a warm run builds no report
 and reads no file; a report is served only for its source's stamp, its build, its window and this code;
 damage is never trusted; the output never changes."""
 
@@ -11,10 +11,12 @@ import msgspec
 import orjson
 import pytest
 
-from contexttrace import built, runner, store
-from contexttrace.render import render_json
-from contexttrace.runner import analyze
-from contexttrace.usage import build_usage
+from contexttrace.render.trace import render_json
+from contexttrace.reports.usage import build_usage
+from contexttrace.run import runner
+from contexttrace.run.runner import analyze
+from contexttrace.storage import reports as built
+from contexttrace.storage import store
 
 from .conftest import SAMPLES, assistant, jsonl
 from .test_store import _append, _session

@@ -13,9 +13,9 @@ import sys
 import orjson
 import pytest
 
-from contexttrace.reader import drop_inherited_calls, read_trace
-from contexttrace.report import build_report
-from contexttrace.runner import analyze
+from contexttrace.reading import drop_inherited_calls, read_trace
+from contexttrace.reports.trace import build_report
+from contexttrace.run.runner import analyze
 
 from .conftest import CASES, assistant, jsonl, result
 
@@ -191,7 +191,7 @@ def test_b11_spike_is_flagged_and_compaction_effect_signed(write):
     assert (ev["context_before"], ev["context_after"], ev["effect_tokens"]) == (108228, 120000, 11772)
     assert ev["call"] == 4
     # Without --window, the spike alone does not make the window 1M: the grade sees a 200K window.
-    from contexttrace.metrics import window_choice
+    from contexttrace.analysis.metrics import window_choice
 
     [t] = read_trace(path)
     assert window_choice(t) == (200_000, "default")
@@ -306,8 +306,8 @@ def test_b25_series_keeps_file_order_not_timestamp_order(write):
 
 def test_b26_fill_over_window_is_flagged(write):
     """B26: a peak above the given window gives fill > 1, which the table marks with '!'."""
-    from contexttrace.render import render_diagnostics, render_table
-    from contexttrace.report import RunResult
+    from contexttrace.render.trace import render_diagnostics, render_table
+    from contexttrace.reports.trace import RunResult
 
     _, rep = one(write("t.jsonl", assistant("m1", 0, 0, 310000)), window=200000)
     assert rep.fill == 1.55
@@ -335,7 +335,7 @@ def test_b27_wrong_types_in_usage_are_read_defensively(write):
 
 def test_b28_config_dir_replaces_default_roots(monkeypatch, tmp_path):
     """B28: CLAUDE_CONFIG_DIR (comma-separated) replaces the default roots instead of adding to them."""
-    from contexttrace.sources import default_roots
+    from contexttrace.discover.local import default_roots
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", f"{tmp_path}/a, {tmp_path}/b")
     assert default_roots() == [tmp_path / "a" / "projects", tmp_path / "b" / "projects"]
@@ -348,7 +348,7 @@ def test_jsonl_helper_roundtrip():
 
 def test_b26_one_m_suffix_in_init_model_sets_the_window(write):
     """B26: a stream-json init naming `claude-opus-4-6[1m]` means a 1M window, even with a peak under 200K."""
-    from contexttrace.metrics import window_choice
+    from contexttrace.analysis.metrics import window_choice
 
     init = {"type": "system", "subtype": "init", "session_id": "s", "model": "claude-opus-4-6[1m]"}
     [t] = read_trace(write("r.jsonl", init, assistant("m1", 0, 0, 185000, parent="", model="claude-opus-4-6")))
@@ -438,7 +438,7 @@ def test_b06_rows_of_no_dropped_call_stay(write):
     write("p/sA.jsonl", *a)
     folder = write("p/sB.jsonl", *b).rsplit("/", 1)[0]
     code = (
-        "import sys, orjson; from contexttrace.runner import analyze\n"
+        "import sys, orjson; from contexttrace.run.runner import analyze\n"
         f"run = analyze([{folder!r}], workers=1)\n"
         "b = [t for t in run.reports if t.session_id == 'sB'][0]\n"
         "print(orjson.dumps([b.calls, b.inherited_calls, b.tools, b.result_chars, 'polars' in sys.modules]).decode())"

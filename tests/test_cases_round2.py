@@ -14,9 +14,9 @@ import pytest
 
 from contexttrace import analyze, read_trace
 from contexttrace.errors import TraceFormatError
-from contexttrace.render import render_json
-from contexttrace.report import build_report
-from contexttrace.usage import build_usage
+from contexttrace.render.trace import render_json
+from contexttrace.reports.trace import build_report
+from contexttrace.reports.usage import build_usage
 
 from .conftest import CASES, SAMPLES, assistant, jsonl
 
@@ -316,7 +316,7 @@ def test_another_agents_trace_is_named_as_not_supported(write, lines, agent):
 def test_an_unexpected_exception_fails_one_trace_only(monkeypatch):
     """Any exception while reporting one trace becomes that trace's failure (its type named); the others
     are reported in full, and `analyze` returns."""
-    import contexttrace.runner as runner
+    import contexttrace.run.runner as runner
 
     def build(trace, window):
         if "thinking" in trace.name:
@@ -333,16 +333,16 @@ def test_an_unexpected_exception_fails_one_trace_only(monkeypatch):
 
 def test_a_line_that_raises_is_skipped_and_named(monkeypatch, write):
     """A record no rule expected (here: the router raising) costs its line only, named with the exception."""
-    from contexttrace import reader
+    from contexttrace import reading as reader
 
-    real = reader._Builder._system
+    real = reader.Builder._system
 
     def system(self, rec, line, src):
         if rec.subtype == "boom":
             raise KeyError("x")
         return real(self, rec, line, src)
 
-    monkeypatch.setattr(reader._Builder, "_system", system)
+    monkeypatch.setattr(reader.Builder, "_system", system)
     path = write("t.jsonl", assistant("m1", 1, 1, 1), {"type": "system", "subtype": "boom"}, assistant("m2", 1, 1, 2))
     [trace] = read_trace(path)
     assert trace.calls.height == 2
@@ -383,7 +383,7 @@ def test_unreadable_folder_is_an_error(tmp_path, monkeypatch):
 
 def test_skipped_lines_are_counted_under_the_file_they_are_in(tmp_path):
     """The "N more line(s) skipped" note names the subagent file whose lines were skipped, not the session."""
-    from contexttrace.render import render_diagnostics
+    from contexttrace.render.trace import render_diagnostics
 
     folder = tmp_path / "proj"
     shutil.copytree(FUZZ / "13-flat-agent-file-sessionId-after-line-20", folder)
@@ -394,8 +394,8 @@ def test_skipped_lines_are_counted_under_the_file_they_are_in(tmp_path):
 
 def test_failure_line_names_file_line_and_exception_type():
     """The one-line error of an unexpected failure: path, line where known, reason, exception type."""
-    from contexttrace.render import render_diagnostics
-    from contexttrace.report import RunResult, TraceFailure
+    from contexttrace.render.trace import render_diagnostics
+    from contexttrace.reports.trace import RunResult, TraceFailure
 
     run = RunResult(failures=[TraceFailure("a.jsonl", "could not read this trace: boom", line=7, error="KeyError")])
     assert render_diagnostics(run) == ["Error: a.jsonl:7: could not read this trace: boom (KeyError)"]
@@ -534,7 +534,7 @@ def test_a_bom_before_any_line_is_dropped(tmp_path):
 def test_a_subagent_file_named_alone_says_so():
     """A subagent file named on its own has no main thread: not graded (–), and a warning says why and
     what to name instead."""
-    from contexttrace.sources import SUBAGENT_ALONE
+    from contexttrace.discover.local import SUBAGENT_ALONE
 
     path = (
         SAMPLES / "b-spotter-compaction" / "4d5611e5-241a-462a-8d15-5122611a9569" / "subagents" / "agent-a2898e3.jsonl"

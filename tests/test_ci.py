@@ -12,10 +12,10 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-from contexttrace import cli
-from contexttrace.cli import app
-from contexttrace.render import _width
-from contexttrace.thresholds import GRADES, LEVELS, TRACE_METRICS, USAGE_METRICS, ThresholdError, parse_threshold
+from contexttrace.cli import app as cli
+from contexttrace.cli.app import app
+from contexttrace.render.trace import _width
+from contexttrace.select.thresholds import GRADES, LEVELS, TRACE_METRICS, USAGE_METRICS, ThresholdError, parse_threshold
 
 from .conftest import CASES, SAMPLES
 

@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from contexttrace.cli import app
+from contexttrace.cli.app import app
 
 from .conftest import BAD, CASES, ROOT, SAMPLES
 
@@ -139,7 +139,7 @@ def test_shim_from_repo_root():
 def test_metrics_import_does_not_pull_cli_or_tables():
     """The library core imports neither typer nor tabulate (only cli.py and render.py do)."""
     code = (
-        "import sys, contexttrace.metrics, contexttrace.reader; "
+        "import sys, contexttrace.analysis.metrics, contexttrace.reading; "
         "print('typer' in sys.modules, 'tabulate' in sys.modules)"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -151,12 +151,13 @@ def test_trace_json_loads_only_what_it_uses():
     commands (tools, sources, files, history, compare's renderer imports them when run): their import is
     start-up every `context trace` would pay (40 ms of CPU, benchmarks/README.md)."""
     code = (
-        "import sys; from contexttrace.cli import main; "
+        "import sys; from contexttrace.cli.app import main; "
         "sys.argv = ['contexttrace', 'context', 'trace', 'samples/b-ccl-thinking-sonnet45.jsonl', '--json', "
         "'--no-cache']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "names = ('tabulate', 'polars', 'contexttrace.tools', 'contexttrace.files', 'contexttrace.context_sources', "
-        "'contexttrace.history', 'contexttrace.placement')\n"
+        "names = ('tabulate', 'polars', 'contexttrace.reports.tools', 'contexttrace.reports.files', "
+        "'contexttrace.reports.sources', "
+        "'contexttrace.storage.history', 'contexttrace.analysis.placement')\n"
         "print([m for m in names if m in sys.modules], file=sys.stderr)"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -210,7 +211,7 @@ def test_cli_orphan_flat_agent_file_is_counted(tmp_path):
 
 def test_parallel_analyze_from_an_unguarded_script(tmp_path):
     """A script without `if __name__ == "__main__":` can run a parallel analysis: workers are started as
-    `python -m contexttrace._worker` and never import the caller's script (the spawn start method would
+    `python -m contexttrace.run.pool` and never import the caller's script (the spawn start method would
     re-run it and fail)."""
     script = tmp_path / "notes.py"
     script.write_text(
@@ -338,7 +339,7 @@ def test_cli_color_enabled(monkeypatch, flag, env, tty, expected):
     """Colour only on a terminal that shows it (not TERM=dumb, not NO_COLOR); --color/--no-color decide first."""
     import io
 
-    from contexttrace.cli import color_enabled
+    from contexttrace.cli.app import color_enabled
 
     for name in ("TERM", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)

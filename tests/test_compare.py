@@ -21,8 +21,15 @@ import pytest
 from typer.testing import CliRunner
 
 from contexttrace import analyze
-from contexttrace.cli import app
-from contexttrace.compare import (
+from contexttrace.cli.app import app
+from contexttrace.render.compare import (
+    CSV_COLUMNS,
+    CompareFormat,
+    compare_dict,
+    render_compare,
+    render_compare_notes,
+)
+from contexttrace.reports.compare import (
     METRICS,
     MIN_RUNS_FOR_TEST,
     SCHEMA_VERSION,
@@ -37,14 +44,7 @@ from contexttrace.compare import (
     rank_test,
     within_noise,
 )
-from contexttrace.render_compare import (
-    CSV_COLUMNS,
-    CompareFormat,
-    compare_dict,
-    render_compare,
-    render_compare_notes,
-)
-from contexttrace.usage import build_usage
+from contexttrace.reports.usage import build_usage
 
 from .conftest import ROOT, SAMPLES, assistant, jsonl, result
 
@@ -506,7 +506,7 @@ def test_cli_compare_unreadable_run_exits_1(known, tmp_path):
 
 def test_scipy_is_imported_only_by_a_comparison_that_tests():
     """Other commands never pay for scipy's import: loading the CLI, with compare, leaves it unloaded."""
-    code = "import sys, contexttrace.cli, contexttrace.compare; assert 'scipy' not in sys.modules"
+    code = "import sys, contexttrace.cli.app, contexttrace.reports.compare; assert 'scipy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -26,15 +26,17 @@ import pytest
 from distributed import Client, LocalCluster
 from typer.testing import CliRunner
 
-from contexttrace import cli, engine, store
-from contexttrace.cli import app
-from contexttrace.dask_engine import DaskEngine
-from contexttrace.engine import EngineError, open_engine
-from contexttrace.render import render_diagnostics, render_json
-from contexttrace.report import build_report
-from contexttrace.runner import analyze
-from contexttrace.sources import TraceSource, find_traces
-from contexttrace.usage import build_usage
+from contexttrace.cli import app as cli
+from contexttrace.cli.app import app
+from contexttrace.discover.local import TraceSource, find_traces
+from contexttrace.render.trace import render_diagnostics, render_json
+from contexttrace.reports.trace import build_report
+from contexttrace.reports.usage import build_usage
+from contexttrace.run import engine
+from contexttrace.run.dask_engine import DaskEngine
+from contexttrace.run.engine import EngineError, open_engine
+from contexttrace.run.runner import analyze
+from contexttrace.storage import store
 
 from .conftest import BAD, CASES, ROOT, SAMPLES, assistant, result
 
@@ -399,7 +401,7 @@ def test_url_read_errors_name_their_reason():
     """Opening a URL that is a folder, names nothing, or needs a plugin that is missing is that file's
     TraceReadError with the reason the local reader gives (or what to install)."""
     from contexttrace.errors import TraceReadError
-    from contexttrace.remote import open_url
+    from contexttrace.reading.urls import open_url
 
     fsspec.filesystem("memory").pipe_file("/reasons/a/s.jsonl", b"{}\n")
     reasons = {}
@@ -509,7 +511,7 @@ def test_scheduler_refuses_relative_paths(scheduler, monkeypatch):
 def test_scheduler_workers_of_another_version_refused(scheduler, monkeypatch):
     """Workers that run another contexttrace could print other figures: refused, each worker named."""
     import contexttrace
-    from contexttrace.dask_engine import version
+    from contexttrace.run.dask_engine import version
 
     theirs = version()  # what the worker runs: this checkout
     monkeypatch.setattr(contexttrace, "__version__", "9.9.9")
@@ -542,7 +544,7 @@ def test_scheduler_needs_engine_dask():
 def test_unreachable_scheduler_is_a_usage_error(monkeypatch):
     """A scheduler address nobody answers at: exit 2 and a line naming the address, after the timeout; the
     failed client leaves no thread running in this process."""
-    monkeypatch.setattr("contexttrace.dask_engine.CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr("contexttrace.run.dask_engine.CONNECT_TIMEOUT_S", 1)
     threads = {t.name for t in threading.enumerate()}
     code, out, err = _cli(["context", "trace", str(SAMPLES), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
     assert (code, out) == (2, "")
@@ -589,7 +591,7 @@ def test_worker_that_does_not_see_a_subagent_file_stops_the_run(dask_cli, tmp_pa
     read the session without its subagents (152 calls became 139, the compaction gone) and exit 0. Each
     task carries what this process saw; the worker compares first: the run stops, exit 2, one line naming
     the worker, the file and what differed. (Simulated: the file is removed once this process stamped it.)"""
-    from contexttrace import dask_engine
+    from contexttrace.run import dask_engine
 
     session = _session_with_subagents(tmp_path)
     sub = sorted(session.parent.glob(f"{session.stem}/subagents/agent-*.jsonl"))[0]
@@ -609,7 +611,7 @@ def test_worker_that_does_not_see_a_subagent_file_stops_the_run(dask_cli, tmp_pa
 
 def test_worker_that_sees_another_size_stops_the_run(client, tmp_path, monkeypatch):
     """A file of another size on the worker than here (another copy at the same path) is never read."""
-    from contexttrace import dask_engine
+    from contexttrace.run import dask_engine
 
     session = _session_with_subagents(tmp_path)
     real = dask_engine._seen
@@ -716,7 +718,7 @@ def _peer(reply: bytes | None, accepted: threading.Event | None = None) -> Itera
 def test_peer_that_is_not_a_scheduler_is_a_usage_error(reply, monkeypatch):
     """Something that is not a scheduler at the address (an HTTP server, a dashboard port, a black hole):
     exit 2 with one line within the tool's own deadline (before: waited forever)."""
-    monkeypatch.setattr("contexttrace.dask_engine.CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr("contexttrace.run.dask_engine.CONNECT_TIMEOUT_S", 1)
     with _peer(reply) as address:
         result = _cli(["context", "trace", str(SAMPLES), "--engine", "dask", "--scheduler", address])
     _one_line_error(result, f"Error: --scheduler {address}: ")
@@ -736,7 +738,7 @@ def test_any_error_while_connecting_is_a_usage_error(monkeypatch):
     async def absurd(address):
         raise MemoryError("Unable to allocate 3.07 EiB")
 
-    monkeypatch.setattr("contexttrace.dask_engine._probe", absurd)
+    monkeypatch.setattr("contexttrace.run.dask_engine._probe", absurd)
     result = _cli(["context", "usage", str(SAMPLES), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
     _one_line_error(result, "Error: --scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler (MemoryError: ")
 
@@ -761,7 +763,7 @@ def test_ctrl_c_while_connecting_exits_130_quietly():
 
 def test_scheduler_without_workers_is_a_usage_error(monkeypatch):
     """A scheduler with no worker: exit 2 with one line after `WORKER_WAIT_S` (before: waited forever)."""
-    monkeypatch.setattr("contexttrace.dask_engine.WORKER_WAIT_S", 1)
+    monkeypatch.setattr("contexttrace.run.dask_engine.WORKER_WAIT_S", 1)
     with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
         address = empty.scheduler_address
         result = _cli(["context", "usage", str(SAMPLES.resolve()), "--engine", "dask", "--scheduler", address])
@@ -785,7 +787,7 @@ def test_local_cluster_workers_ignore_ctrl_c():
 
 def test_worker_without_contexttrace_reads_plainly():
     """A worker that cannot import contexttrace: the message says what is missing and what to install."""
-    from contexttrace.dask_engine import _check_workers
+    from contexttrace.run.dask_engine import _check_workers
 
     class NoPackage:
         def wait_for_workers(self, n, timeout):
@@ -808,7 +810,7 @@ def test_quoted_tilde_folder_expanded(tmp_path, monkeypatch):
     """A quoted '~/dir' (no glob) is expanded as a quoted glob's ~ is, and is absolute for --scheduler."""
     import shutil
 
-    from contexttrace.dask_engine import refuse_relative
+    from contexttrace.run.dask_engine import refuse_relative
 
     shutil.copytree(SAMPLES / "b-spotter-compaction", tmp_path / "spot")
     monkeypatch.setenv("HOME", str(tmp_path))

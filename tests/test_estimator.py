@@ -1,13 +1,13 @@
-"""contexttrace.estimator: spec 003's 3.5 chars/token rule against exact prompt tokens, and the fitted chars
+"""contexttrace.analysis.estimator: spec 003's 3.5 chars/token rule against exact prompt tokens, and the fitted chars
 per token, on hand-built traces whose errors the docstrings compute, and on the bundled samples."""
 
 from __future__ import annotations
 
 import pytest
 
-from contexttrace.estimator import MIN_STEPS, RULE_CHARS_PER_TOKEN, estimate_trace
-from contexttrace.reader import read_trace
-from contexttrace.runner import analyze
+from contexttrace.analysis.estimator import MIN_STEPS, RULE_CHARS_PER_TOKEN, estimate_trace
+from contexttrace.reading import read_trace
+from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES, assistant, result
 

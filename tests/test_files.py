@@ -1,4 +1,4 @@
-"""contexttrace.files (`context files`, issue 13): every rule on a hand-built trace, spec 003's formula and
+"""contexttrace.reports.files (`context files`, issue 13): every rule on a hand-built trace, spec 003's formula and
 its DROP-unreachable property, and every bundled sample."""
 
 from __future__ import annotations
@@ -13,8 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contexttrace.cli import app
-from contexttrace.files import (
+from contexttrace.analysis.placement import file_of_tool_use
+from contexttrace.cli.app import app
+from contexttrace.discover.local import find_traces
+from contexttrace.reading import read_trace
+from contexttrace.reading.claude.content import path_words
+from contexttrace.render.files import render_files_json, render_files_table
+from contexttrace.reports.files import (
     DROP,
     DROPPED,
     At,
@@ -24,12 +29,7 @@ from contexttrace.files import (
     relevance,
     relevance_level,
 )
-from contexttrace.placement import file_of_tool_use
-from contexttrace.reader import read_trace
-from contexttrace.reading.content import path_words
-from contexttrace.render_files import render_files_json, render_files_table
-from contexttrace.runner import analyze
-from contexttrace.sources import find_traces
+from contexttrace.run.runner import analyze
 
 from .conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result
 
@@ -806,7 +806,7 @@ def test_times_outside_the_trace_are_warned(write):
     line (no files, said so), after its last (aged, said so); year 1 shown with four digits."""
     from jsonschema import Draft202012Validator
 
-    from contexttrace.schemas import schema_of
+    from contexttrace.reports.schemas import schema_of
 
     path = _timeline(write)
     out = CliRunner().invoke(app, ["context", "files", path, "--json", "--no-cache", "--at", "1969-12-31T23:59:00Z"])

@@ -14,8 +14,9 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contexttrace.cli import app
-from contexttrace.filters import (
+from contexttrace.cli.app import app
+from contexttrace.reading import Trace
+from contexttrace.select.filters import (
     Selection,
     group_key,
     is_scan,
@@ -28,7 +29,6 @@ from contexttrace.filters import (
     trace_totals,
     unique_labels,
 )
-from contexttrace.reader import Trace
 
 from .conftest import SAMPLES, assistant, jsonl
 

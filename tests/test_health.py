@@ -7,11 +7,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from contexttrace import health
-from contexttrace.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, health_grade
-from contexttrace.metrics import WindowChoice
-from contexttrace.render import render_health_bar, render_health_panel
-from contexttrace.runner import analyze
+from contexttrace.analysis import health
+from contexttrace.analysis.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, health_grade
+from contexttrace.analysis.metrics import WindowChoice
+from contexttrace.render.trace import render_health_bar, render_health_panel
+from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES
 

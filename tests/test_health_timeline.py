@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contexttrace.health import (
+from contexttrace.analysis.health import (
     AXIS_CALLS,
     AXIS_TIME,
     TIMELINE_STEPS,

@@ -16,8 +16,8 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contexttrace.cli import app
-from contexttrace.history import LAYOUT_VERSION, HistoryError, git_commit, history_rows, load_runs, record_run
+from contexttrace.cli.app import app
+from contexttrace.storage.history import LAYOUT_VERSION, HistoryError, git_commit, history_rows, load_runs, record_run
 
 from .conftest import ROOT, SAMPLES
 
@@ -171,7 +171,7 @@ def test_git_commit_of_the_working_directory(tmp_path):
 _WRITER = """
 import sys, time
 from pathlib import Path
-from contexttrace.history import record_run
+from contexttrace.storage.history import record_run
 db, go, label = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 records = [{"trace": f"{label}-{i}", "schema_version": 1, "peak": i, "calls": 1} for i in range(5)]
 while not go.exists():

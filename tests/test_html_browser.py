@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from contexttrace.runner import analyze
+from contexttrace.run.runner import analyze
 
 from .conftest import ROOT, SAMPLES
 
@@ -55,8 +55,8 @@ def browser() -> Iterator[Any]:
 
 def render(paths: list[str], name: str) -> Path:
     """Write the report page of `paths` to tests/artifacts/<name>.html and return its path."""
-    from contexttrace.html_page import render_page
-    from contexttrace.html_report import build_page, build_section
+    from contexttrace.render.html.data import build_page, build_section
+    from contexttrace.render.html.page import render_page
 
     run = analyze(paths, build=build_section, workers=1)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -252,10 +252,10 @@ def test_browser_hostile_trace_runs_nothing(browser, tmp_path):
 
 def test_browser_comparison(browser):
     """A comparison page: every run a point in each metric's row, a median tick per condition and metric."""
-    from contexttrace.compare import Condition
-    from contexttrace.html_page import render_page
-    from contexttrace.html_report import build_page, build_section, compare_view
-    from contexttrace.report import RunResult
+    from contexttrace.render.html.data import build_page, build_section, compare_view
+    from contexttrace.render.html.page import render_page
+    from contexttrace.reports.compare import Condition
+    from contexttrace.reports.trace import RunResult
 
     conditions = [
         Condition("free", (str(SAMPLES / "a-ralph-27runs-with-separators.jsonl"),)),

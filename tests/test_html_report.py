@@ -11,9 +11,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contexttrace import html_report
-from contexttrace.health import read_counts, session_rows
-from contexttrace.html_report import (
+from contexttrace.analysis.health import read_counts, session_rows
+from contexttrace.reading import read_trace
+from contexttrace.render.html import data as html_report
+from contexttrace.render.html.data import (
     build_page,
     build_section,
     chart_axes,
@@ -23,10 +24,9 @@ from contexttrace.html_report import (
     rows_of,
     short_names,
 )
-from contexttrace.reader import read_trace
-from contexttrace.render import GRADE_COLORS
-from contexttrace.report import RunResult
-from contexttrace.runner import analyze
+from contexttrace.render.trace import GRADE_COLORS
+from contexttrace.reports.trace import RunResult
+from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES, assistant
 
@@ -34,8 +34,8 @@ pytest.importorskip("jinja2")
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")
 
-from contexttrace import html_charts
-from contexttrace.html_page import csp, render_page, script_hash, script_json
+from contexttrace.render.html import charts as html_charts
+from contexttrace.render.html.page import csp, render_page, script_hash, script_json
 
 MOMENT = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 
@@ -363,7 +363,7 @@ def test_html_report_escapes_everything_from_a_trace(hostile_html):
 
 def test_cli_report_writes_one_page(tmp_path):
     """`context report` writes the page and says where on stderr; exit 0."""
-    from contexttrace.cli import app
+    from contexttrace.cli.app import app
 
     out = tmp_path / "r.html"
     sample = str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")
@@ -377,7 +377,7 @@ def test_cli_report_writes_one_page(tmp_path):
 
 def test_cli_report_to_stdout_and_failures(tmp_path):
     """`-o -` prints the page; a bad path is named on stderr and in the page, exit 1."""
-    from contexttrace.cli import app
+    from contexttrace.cli.app import app
 
     sample = str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")
     missing = str(tmp_path / "missing.jsonl")
@@ -389,7 +389,7 @@ def test_cli_report_to_stdout_and_failures(tmp_path):
 
 def test_cli_report_says_what_to_install(monkeypatch):
     """Without the html extra, the command names the install line and exits 2 before reading anything."""
-    from contexttrace.cli import app
+    from contexttrace.cli.app import app
 
     monkeypatch.setattr(html_charts, "missing_extras", lambda: ["vl-convert-python"])
     result = CliRunner().invoke(app, ["context", "report", str(SAMPLES)])
@@ -403,7 +403,7 @@ def test_cli_import_stays_light():
     import sys
 
     code = (
-        "import sys, contexttrace.cli, contexttrace.html_report; "
+        "import sys, contexttrace.cli.app, contexttrace.render.html.data; "
         "print(sorted(m for m in ('jinja2', 'altair', 'vl_convert') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -469,7 +469,7 @@ def test_growth_spec_name_by_subagents(sample_run):
 @pytest.fixture(scope="module")
 def compared():
     """Two conditions of bundled runs: the 27-run file (free) and two single transcripts (loaded)."""
-    from contexttrace.compare import Condition
+    from contexttrace.reports.compare import Condition
 
     conditions = [
         Condition("free", (str(SAMPLES / "a-ralph-27runs-with-separators.jsonl"),)),
@@ -483,7 +483,7 @@ def compared():
 
 def test_html_report_compare_points_and_medians(compared):
     """Each metric per condition: a point per run with its value, the median as `context compare` computes it."""
-    from contexttrace import compare as cmp
+    from contexttrace.reports import compare as cmp
 
     conditions, results, view = compared
     rows = rows_of(view["datasets"]["runs"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from contexttrace import analyze
-from contexttrace.render import render_json
+from contexttrace.render.trace import render_json
 
 from .conftest import CASES, ROOT, SAMPLES
 

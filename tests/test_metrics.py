@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from contexttrace import metrics
-from contexttrace.reader import read_trace
-from contexttrace.report import build_report
+from contexttrace.analysis import metrics
+from contexttrace.reading import read_trace
+from contexttrace.reports.trace import build_report
 
 from .conftest import assistant, jsonl, result
 

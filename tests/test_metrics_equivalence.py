@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contexttrace import metrics
-from contexttrace.metrics import DEFAULT_WINDOW_TOKENS, LARGE_WINDOW_TOKENS, WindowChoice, _spike_between
+from contexttrace.analysis import metrics
+from contexttrace.analysis.metrics import DEFAULT_WINDOW_TOKENS, LARGE_WINDOW_TOKENS, WindowChoice, _spike_between
 
 # prompts around the spike factor's edges and the 200,000 default window; 0 is an unmeasured call
 _PROMPTS = st.lists(

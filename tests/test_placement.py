@@ -1,11 +1,11 @@
-"""contexttrace.placement: result classification, the file a tool use touches, and the window's boundaries
+"""contexttrace.analysis.placement: result classification, the file a tool use touches, and the window's boundaries
 (shared by `context sources`, `context files` and `context tools`), on hand-built traces and the samples."""
 
 from __future__ import annotations
 
 import pytest
 
-from contexttrace.placement import (
+from contexttrace.analysis.placement import (
     RESULT_SOURCES,
     Boundary,
     boundaries,
@@ -15,8 +15,8 @@ from contexttrace.placement import (
     removed_by,
     result_source,
 )
-from contexttrace.reader import read_trace
-from contexttrace.sources import find_traces
+from contexttrace.discover.local import find_traces
+from contexttrace.reading import read_trace
 
 from .conftest import SAMPLES, assistant, result
 

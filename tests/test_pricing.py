@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from contexttrace.pricing import ModelPrice, call_cost_usd, load_prices, normalize_model, parse_prices, price_of
-from contexttrace.usage import priced_calls, token_totals
+from contexttrace.analysis.pricing import (
+    ModelPrice,
+    call_cost_usd,
+    load_prices,
+    normalize_model,
+    parse_prices,
+    price_of,
+)
+from contexttrace.reports.usage import priced_calls, token_totals
 
 OPUS_46 = ModelPrice("claude-opus-4-6", 5, 25, 6.25, 10, 0.5, fast_multiplier=6)
 SONNET_45 = ModelPrice(
@@ -189,7 +196,7 @@ def test_result_only_rows_price_what_model_usage_counts_beyond_the_calls() -> No
     the cache write stays the calls' (never subtracted); a model only modelUsage names is priced whole."""
     import polars as pl
 
-    from contexttrace.usage import _priced_rows, model_usage_rows, result_only_rows
+    from contexttrace.reports.usage import _priced_rows, model_usage_rows, result_only_rows
 
     calls = _calls([("claude-opus-4-5-20251101", 5, 2_500, 10_000, 8, None)]).with_columns(
         stop_reason=pl.lit(None, pl.String), thread=pl.lit("main"), thread_kind=pl.lit("main"),

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contexttrace.errors import ContextTraceError, EmptyTraceError, TraceFormatError, TraceReadError
-from contexttrace.reader import read_trace, result_size
-from contexttrace.report import build_report
-from contexttrace.runner import analyze
-from contexttrace.schema import CALL_SCHEMA, EVENT_SCHEMA, TOOL_RESULT_SCHEMA, TOOL_USE_SCHEMA, polars_schema
+from contexttrace.reading import read_trace, result_size
+from contexttrace.reading.contract import CALL_SCHEMA, EVENT_SCHEMA, TOOL_RESULT_SCHEMA, TOOL_USE_SCHEMA, polars_schema
+from contexttrace.reports.trace import build_report
+from contexttrace.run.runner import analyze
 
 from .conftest import BAD, assistant, jsonl, result
 
@@ -118,8 +118,9 @@ def test_reader_frames_follow_the_schema(write):
 def test_reading_and_reports_never_import_polars():
     """Workers read and build reports without Polars (its import is a third of a worker's start-up)."""
     code = (
-        "import sys; from contexttrace.runner import _read_built; from contexttrace.report import build_report; "
-        "from contexttrace.usage import build_usage; from contexttrace.sources import find_traces; "
+        "import sys; from contexttrace.run.runner import _read_built; "
+        "from contexttrace.reports.trace import build_report; "
+        "from contexttrace.reports.usage import build_usage; from contexttrace.discover.local import find_traces; "
         "[s] = find_traces(['samples/b-spotter-compaction']); "
         "[(t, r)] = _read_built(s, build_report, 200000); u = build_usage(t); "
         "assert r.calls == 139 and u.total['calls'] == 152, (r.calls, u.total['calls']); "

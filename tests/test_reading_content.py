@@ -8,9 +8,9 @@ import base64
 
 import pytest
 
-from contexttrace.reader import read_trace
-from contexttrace.reading.content import attachment_chars, image_size, shell_read_path
-from contexttrace.reading.records import Decoded
+from contexttrace.reading import read_trace
+from contexttrace.reading.claude.content import attachment_chars, image_size, shell_read_path
+from contexttrace.reading.claude.records import Decoded
 
 from .conftest import SAMPLES, assistant, result
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contexttrace.reading.calls import C_KEPT, Calls
-from contexttrace.reading.content import _DOT_RUN, _NONE, PART_READ, PATH_WORD, kept_dot, path_words, read_caps
-from contexttrace.reading.state import epoch_ms
+from contexttrace.reading.claude.calls import C_KEPT, Calls
+from contexttrace.reading.claude.content import _DOT_RUN, _NONE, PART_READ, PATH_WORD, kept_dot, path_words, read_caps
+from contexttrace.reading.claude.state import epoch_ms
 
 from .conftest import SAMPLES
 

@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from contexttrace.reading.builder import Builder
-from contexttrace.reading.calls import Calls
-from contexttrace.reading.formats import Evidence, Threads
-from contexttrace.reading.model import LineNote
-from contexttrace.reading.state import (
+from contexttrace.reading.claude.builder import Builder
+from contexttrace.reading.claude.calls import Calls
+from contexttrace.reading.claude.dialects import Evidence, Threads
+from contexttrace.reading.claude.state import (
     RESULT_ROW,
     USE_ROW,
     Diagnostics,
@@ -22,7 +21,8 @@ from contexttrace.reading.state import (
     ToolResults,
     ToolUses,
 )
-from contexttrace.schema import CALL_SCHEMA, EVENT_SCHEMA
+from contexttrace.reading.contract import CALL_SCHEMA, EVENT_SCHEMA
+from contexttrace.reading.model import LineNote
 
 _CALL_ROW = [1, 1, "f", "m1", None, "main", "main", "x", 1, 2, 3, 4, 6, 0, 0, False, 0, None, None, None, None, None, 1,
              False, 0, 0, "a/b.py"]  # fmt: skip
@@ -109,7 +109,7 @@ def test_the_builder_holds_only_merged_state():
 
 def test_a_call_row_has_every_column_the_builder_fills():
     """Rows made by the builder are `CALL_SCHEMA` less the columns `build` adds."""
-    from contexttrace.reading.builder import CALL_ROW
-    from contexttrace.reading.calls import BUILT_COLUMNS
+    from contexttrace.reading.claude.builder import CALL_ROW
+    from contexttrace.reading.claude.calls import BUILT_COLUMNS
 
     assert len(_CALL_ROW) == len(CALL_ROW) == len(CALL_SCHEMA) - len(BUILT_COLUMNS)

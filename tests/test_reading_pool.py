@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from contexttrace import runner
-from contexttrace.runner import _shares, analyze
-from contexttrace.sources import SourceFile, TraceSource
+from contexttrace.discover.local import SourceFile, TraceSource
+from contexttrace.run import runner
+from contexttrace.run.runner import _shares, analyze
 
 from .conftest import SAMPLES
 
@@ -87,7 +87,7 @@ def test_a_worker_that_dies_leaves_its_tasks_here(monkeypatch, serial):
 def test_a_worker_answer_that_cannot_be_pickled_is_done_here(monkeypatch, serial):
     """A build whose report cannot be pickled (a lambda in it): the worker answers None, this process
     builds that report itself; the run is the one-process run."""
-    from contexttrace.report import build_report
+    from contexttrace.reports.trace import build_report
 
     class Odd:
         def __reduce__(self):
@@ -110,7 +110,7 @@ def test_a_task_that_cannot_be_sent_to_a_worker_started_afresh_is_done_here(monk
     process does it (the run is the one-process run); the worker's stderr stays clean."""
     monkeypatch.setattr(runner, "_fork_safe", lambda: False)
     monkeypatch.setattr(runner, "_picklable", lambda obj: True)
-    from contexttrace.report import build_report
+    from contexttrace.reports.trace import build_report
 
     def build(trace, window):  # a local function: cannot be pickled
         return build_report(trace, window)
@@ -119,9 +119,9 @@ def test_a_task_that_cannot_be_sent_to_a_worker_started_afresh_is_done_here(monk
 
 
 def test_a_worker_started_afresh_says_nothing_on_stderr():
-    """`python -m contexttrace._worker` runs without a warning (the package never imports `_worker`)."""
+    """`python -m contexttrace.run.pool` runs without a warning (the package never imports `_worker`)."""
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "contexttrace._worker"], input=b"", capture_output=True, check=True)
+    done = subprocess.run([sys.executable, "-m", "contexttrace.run.pool"], input=b"", capture_output=True, check=True)
     assert done.stderr == b""

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contexttrace.reader import read_trace
-from contexttrace.reading import records
-from contexttrace.reading.content import measure, result_size
-from contexttrace.reading.records import NOT_JSON, Line, decode, loads_lenient, same_record, to_struct
-from contexttrace.sources import find_traces
+from contexttrace.discover.local import find_traces
+from contexttrace.reading import read_trace
+from contexttrace.reading.claude import records
+from contexttrace.reading.claude.content import measure, result_size
+from contexttrace.reading.claude.records import NOT_JSON, Line, decode, loads_lenient, same_record, to_struct
 
 from .conftest import CASES, SAMPLES
 
@@ -118,7 +118,7 @@ def test_what_is_not_a_record():
 def test_the_result_totals_are_read_as_orjson_reads_them():
     """A count past 64 bits in a result line's totals is a float, as orjson (the reader before msgspec)
     reads it; msgspec alone would keep an int."""
-    from contexttrace.reading.formats import run_totals
+    from contexttrace.reading.claude.dialects import run_totals
 
     rec = decode(b'{"type":"result","usage":{"input_tokens":123456789012345678901234567890},"num_turns":3}')
     assert run_totals(rec)["usage"] == {"input_tokens": 1.2345678901234568e29}

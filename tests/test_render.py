@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from contexttrace.render import (
+from contexttrace.render.trace import (
     NOT_GRADED,
     SERIES_INDENT,
     _health_cell,
@@ -15,7 +15,7 @@ from contexttrace.render import (
     render_table,
     render_table_notes,
 )
-from contexttrace.report import RunResult, TraceReport
+from contexttrace.reports.trace import RunResult, TraceReport
 
 HEALTH = {"grade": "A", "score": 94}
 WEATHER = {"level": "sunny", "emoji": "☀️", "score": 0.1}

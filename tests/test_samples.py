@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from contexttrace.runner import analyze
+from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES
 

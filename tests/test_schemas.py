@@ -13,12 +13,12 @@ from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from contexttrace import analyze
-from contexttrace.cli import app
-from contexttrace.filters import GROUP_BY, group_usage, parse_timezone
-from contexttrace.history import history_rows, load_runs, record_run
-from contexttrace.schemas import DRAFT, SCHEMA_NAMES, SCHEMA_VERSIONS, schema_of, schema_text
-from contexttrace.usage import build_usage
-from contexttrace.views import build_report_with_cost
+from contexttrace.cli.app import app
+from contexttrace.reports.schemas import DRAFT, SCHEMA_NAMES, SCHEMA_VERSIONS, schema_of, schema_text
+from contexttrace.reports.usage import build_usage
+from contexttrace.select.filters import GROUP_BY, group_usage, parse_timezone
+from contexttrace.select.views import build_report_with_cost
+from contexttrace.storage.history import history_rows, load_runs, record_run
 
 from .conftest import CASES, SAMPLES
 
@@ -198,7 +198,7 @@ def test_cli_json_objects_carry_schema_version():
 def test_compare_json_validates_and_its_version_is_compare_s_own():
     """`context compare --json` (three conditions over the samples: runs, a folder, a multi-run file) validates
     against `schema compare`, whose version is `compare.SCHEMA_VERSION`."""
-    from contexttrace.compare import SCHEMA_VERSION
+    from contexttrace.reports.compare import SCHEMA_VERSION
 
     assert SCHEMA_VERSIONS["compare"] == SCHEMA_VERSION
     args = ["context", "compare", "--json", "--condition", f"loop={SAMPLES / 'a-ralph-27runs-with-separators.jsonl'}",
@@ -230,7 +230,7 @@ def test_cli_schema_unknown_name_is_a_usage_error():
 def test_tools_json_of_every_sample_validates():
     """`context tools --json` (with `--by-tool`, so the per-MCP-tool rows are in) of every sample and case
     validates against `schema tools`, whose version is `tools.SCHEMA_VERSION`."""
-    from contexttrace.tools import SCHEMA_VERSION, build_tools
+    from contexttrace.reports.tools import SCHEMA_VERSION, build_tools
 
     assert SCHEMA_VERSIONS["tools"] == SCHEMA_VERSION
     run = analyze(_inputs(), build=build_tools)
@@ -244,7 +244,7 @@ def test_sources_json_of_every_sample_validates():
     `schema sources`, whose version is `context_sources.SCHEMA_VERSION`."""
     from functools import partial
 
-    from contexttrace.context_sources import SCHEMA_VERSION, build_sources
+    from contexttrace.reports.sources import SCHEMA_VERSION, build_sources
 
     assert SCHEMA_VERSIONS["sources"] == SCHEMA_VERSION
     objects = []
@@ -260,7 +260,7 @@ def test_files_json_of_every_sample_validates():
     `schema files`, whose version is `files.SCHEMA_VERSION`."""
     from functools import partial
 
-    from contexttrace.files import SCHEMA_VERSION, At, build_files
+    from contexttrace.reports.files import SCHEMA_VERSION, At, build_files
 
     assert SCHEMA_VERSIONS["files"] == SCHEMA_VERSION
     objects = []

@@ -12,12 +12,12 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contexttrace.cli import app
-from contexttrace.context_sources import ROWS, build_sources, is_at_choice, sources_panel, thread_ids, unknown_thread
-from contexttrace.reader import read_trace
-from contexttrace.render_sources import estimator_line, render_sources_json, render_sources_table
-from contexttrace.runner import analyze
-from contexttrace.sources import find_traces
+from contexttrace.cli.app import app
+from contexttrace.discover.local import find_traces
+from contexttrace.reading import read_trace
+from contexttrace.render.sources import estimator_line, render_sources_json, render_sources_table
+from contexttrace.reports.sources import ROWS, build_sources, is_at_choice, sources_panel, thread_ids, unknown_thread
+from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES, assert_keys_documented, assistant, json_keys, result
 

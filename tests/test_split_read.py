@@ -13,11 +13,12 @@ from typing import Any
 import orjson
 import pytest
 
-from contexttrace import reader
-from contexttrace.reader import read_tail, read_trace, split_point
-from contexttrace.reading import split
-from contexttrace.runner import _sizes, _splits, analyze
-from contexttrace.sources import find_traces
+from contexttrace import reading as reader
+from contexttrace.discover.local import find_traces
+from contexttrace.errors import TraceFormatError
+from contexttrace.reading import read_tail, read_trace, split_point
+from contexttrace.reading.claude import split
+from contexttrace.run.runner import _sizes, _splits, analyze
 
 from .conftest import SAMPLES, assistant, jsonl, result
 
@@ -167,7 +168,7 @@ def test_the_result_copy_is_skipped_unbuilt():
     """A transcript writes each tool result twice (`message.content` and `toolUseResult`): the typed decoder
     keeps of the copy only a subagent's id and duration, its type and cap flags (issue 13: Grep's applied limit
     and counts, a Read's line counts), never its text (a Read's `file.content` neither)."""
-    from contexttrace.reading.records import FileLines, ResultCopy, decode
+    from contexttrace.reading.claude.records import FileLines, ResultCopy, decode
 
     rec = decode(orjson.dumps(_result_line(toolUseResult={"stdout": "y" * 1000, "agentId": "a1"})) + b"\n")
     assert type(rec.toolUseResult) is ResultCopy
@@ -246,11 +247,11 @@ def test_a_main_file_that_is_no_transcript_fails_as_in_one_read(tmp_path):
     sub.write_bytes(jsonl(assistant("m1", 1, 2, 3, sidechain=True)))
     [source] = find_traces([str(tmp_path)])
     assert source.subagents
-    with pytest.raises(reader.TraceFormatError):
+    with pytest.raises(TraceFormatError):
         read_trace(source.path, source.subagents)
     for start in _line_starts(source.path):
         tail = read_tail(source.path, start, source.subagents)
-        with pytest.raises(reader.TraceFormatError):
+        with pytest.raises(TraceFormatError):
             read_trace(source.path, source.subagents, tail=tail)
 
 
@@ -283,7 +284,7 @@ def test_workers_never_wait_on_each_other_with_large_tasks_and_answers(tmp_path)
     for s in range(20):
         _session(tmp_path, f"small{s:02d}", 1500, 300)
     code = (
-        "from contexttrace import runner; from contexttrace.reading import split; split.SPLIT_MIN_BYTES = 1\n"
+        "from contexttrace.run import runner; from contexttrace.reading.claude import split; split.SPLIT_MIN_BYTES = 1\n"
         f"two = runner.analyze([{str(tmp_path)!r}], workers=2); one = runner.analyze([{str(tmp_path)!r}], workers=1)\n"
         "assert [r.__dict__ for r in two.reports] == [r.__dict__ for r in one.reports]\n"
         "print(len(two.reports), sum(r.calls for r in two.reports))\n"
@@ -303,7 +304,7 @@ def test_identical_results_on_both_sides_of_the_cut_match_when_the_worker_is_sta
     another seed than this process: results read on the two sides of the cut are still compared by text
     (`repeat_same_result`), as in a one-process read. A result whose content is "" and one whose content
     is [] both have no text: `content_hash` 0 whichever hash is used (a reviewer's case: 1 against 0)."""
-    from contexttrace import runner
+    from contexttrace.run import runner
 
     lines = [
         assistant("m1", 10, 20, 30, 7, tools=[("t1", "Read", {"file_path": "/a"})], timestamp="2026-01-01T00:00:01Z"),
@@ -332,7 +333,7 @@ def test_stable_text_hash_is_the_same_in_another_interpreter():
     texts = ["", "same text", "emoji \U0001f600 and \u2192", "lone \ud800 surrogate"]
     here = [reader.stable_text_hash(t) for t in texts]
     code = (
-        "import sys, orjson; from contexttrace.reader import stable_text_hash; "
+        "import sys, orjson; from contexttrace.reading import stable_text_hash; "
         "print(orjson.dumps([stable_text_hash(t) for t in "
         f"{texts!r}]).decode())"
     )

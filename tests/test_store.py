@@ -1,4 +1,4 @@
-"""The result store (`contexttrace.store`): the output is the same with and without it, cold and warm; what
+"""The result store (`contexttrace.storage.store`): the output is the same with and without it, cold and warm; what
 an entry is keyed by; what is never kept; damaged, foreign and stale files; two writers at once; workers;
 the `cache` command and `--no-cache`."""
 
@@ -18,11 +18,12 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
-from contexttrace import runner, store
-from contexttrace.cli import app
-from contexttrace.render import render_diagnostics, render_json
-from contexttrace.runner import analyze
-from contexttrace.usage import build_usage
+from contexttrace.cli.app import app
+from contexttrace.render.trace import render_diagnostics, render_json
+from contexttrace.reports.usage import build_usage
+from contexttrace.run import runner
+from contexttrace.run.runner import analyze
+from contexttrace.storage import store
 
 from .conftest import CASES, ROOT, SAMPLES, assistant, jsonl, result
 
@@ -443,9 +444,9 @@ _WRITER = textwrap.dedent(
     """
     import dataclasses, sys, time
     from pathlib import Path
-    from contexttrace import store
-    from contexttrace.reader import read_trace
-    from contexttrace.sources import TraceSource, find_traces
+    from contexttrace.storage import store
+    from contexttrace.reading import read_trace
+    from contexttrace.discover.local import TraceSource, find_traces
 
     go, files = Path(sys.argv[1]), sys.argv[2:]
     s = store.ResultStore.for_path()

@@ -8,12 +8,12 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contexttrace.cli import app
-from contexttrace.pricing import load_prices, price_of
-from contexttrace.reader import read_trace
-from contexttrace.render_tools import render_tools_json, render_tools_table
-from contexttrace.runner import analyze
-from contexttrace.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank, result_tokens, tools_panel
+from contexttrace.analysis.pricing import load_prices, price_of
+from contexttrace.cli.app import app
+from contexttrace.reading import read_trace
+from contexttrace.render.tools import render_tools_json, render_tools_table
+from contexttrace.reports.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank, result_tokens, tools_panel
+from contexttrace.run.runner import analyze
 
 from .conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result
 

@@ -50,9 +50,9 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contexttrace.cli import app
-from contexttrace.runner import analyze
-from contexttrace.usage import build_usage, context_band, context_velocity
+from contexttrace.cli.app import app
+from contexttrace.reports.usage import build_usage, context_band, context_velocity
+from contexttrace.run.runner import analyze
 
 from .conftest import CASES, SAMPLES
 
@@ -254,7 +254,7 @@ def test_stream_json_run_without_result_is_a_lower_bound(reports: dict) -> None:
     assert r.result_only is None
     assert r.total["lower_bound_reasons"] == ["output_placeholder", "no_result_line"]
     assert r.total["cost_is_lower_bound"] is True
-    from contexttrace.render import _usage_cells
+    from contexttrace.render.trace import _usage_cells
 
     assert _usage_cells(r.trace, r.total, 1)[-1] == "≥ $1.16"
     assert _usage_cells(r.trace, r.total, 1)[-3] == "≥ 7,537"
@@ -280,7 +280,7 @@ def test_transcript_lower_bound_only_with_placeholder_output(reports: dict, name
 
 def test_b16_result_without_model_usage_leaves_output_a_lower_bound() -> None:
     """B16: the result line has `usage` but no `modelUsage`: output stays ≥ 17, cost ≥, the result reported."""
-    from contexttrace.reader import read_trace
+    from contexttrace.reading import read_trace
 
     [trace] = read_trace(str(CASES / "B16.jsonl"))
     r = build_usage(trace)
@@ -437,8 +437,8 @@ def test_cli_usage_table_and_breakdown() -> None:
 
 def test_cache_write_without_split_counts_once_as_assumed_5m() -> None:
     """B01 writes no 5m/1h split: its 1,200 cache-write tokens are 5-minute once (assumed), not twice."""
-    from contexttrace.reader import read_trace
-    from contexttrace.usage import build_usage
+    from contexttrace.reading import read_trace
+    from contexttrace.reports.usage import build_usage
 
     [trace] = read_trace(str(CASES / "B01.jsonl"))
     total = build_usage(trace).total
@@ -452,8 +452,8 @@ def test_cache_write_without_split_counts_once_as_assumed_5m() -> None:
 
 def test_unpriced_model_row_costs_none_not_zero(tmp_path) -> None:
     """B14: a model the table lacks gets cost None in its row (unknown), and the total is a lower bound."""
-    from contexttrace.reader import read_trace
-    from contexttrace.usage import build_usage
+    from contexttrace.reading import read_trace
+    from contexttrace.reports.usage import build_usage
 
     line = (
         '{"type":"assistant","sessionId":"s","message":{"id":"m1","model":"deepseek-v4-flash",'
@@ -517,8 +517,8 @@ def test_cache_split_written_as_zero_zero_is_priced_as_assumed_5m(tmp_path) -> N
     assert (t["cache_write_tokens"], t["cache_write_5m_tokens"], t["cache_write_1h_tokens"]) == (182937, 182937, 0)
     assert t["cache_write_assumed_5m_tokens"] == 182937
     assert t["cost_usd"] == pytest.approx(1.45425525, abs=1e-9)
-    from contexttrace.render import render_usage_notes
-    from contexttrace.report import RunResult
+    from contexttrace.render.trace import render_usage_notes
+    from contexttrace.reports.trace import RunResult
 
     notes = render_usage_notes(RunResult([r], []))
     assert any("182,937 cache-write tokens priced as 5-minute writes (assumed 5m" in n for n in notes)
@@ -570,8 +570,8 @@ def test_model_usage_count_that_is_not_a_count(tmp_path, value: str, written: st
     assert r.reported["reported_cost_usd"] == 0.01
     assert r.result_only is None and r.total["lower_bound_reasons"] == ["output_placeholder"]
     assert r.total["cost_usd"] == pytest.approx((10 * 3 + 5 * 15) / 1e6)  # the call as written, Sonnet 4.5
-    from contexttrace.render import render_json, render_usage_table
-    from contexttrace.report import RunResult
+    from contexttrace.render.trace import render_json, render_usage_table
+    from contexttrace.reports.trace import RunResult
 
     run = RunResult([r], [])
     assert orjson.loads(render_json(run))[0]["reported"]["reported_model_usage"][0]["input_tokens"] is None
@@ -617,7 +617,7 @@ def test_task_input_lone_surrogate_is_not_parsed_again(tmp_path) -> None:
 
 def test_task_input_nested_too_deep_is_not_parsed_again() -> None:
     """fuzz 06b: a Task input nested 990 deep (its canonical JSON not decodable): usage builds, no agent."""
-    from contexttrace.reader import read_trace
+    from contexttrace.reading import read_trace
 
     [trace] = read_trace(str(CASES.parent / "fuzz" / "06b-task-input-nested-990.jsonl"))
     r = build_usage(trace)
@@ -627,7 +627,7 @@ def test_task_input_nested_too_deep_is_not_parsed_again() -> None:
 def test_subagent_duration_from_the_timestamps_that_parse() -> None:
     """fuzz 11: the subagent call's last line has a timestamp that does not parse: the row is built, and
     with one timestamp left there is no duration to measure (None, not a crash or 0)."""
-    from contexttrace.reader import read_trace
+    from contexttrace.reading import read_trace
 
     [trace] = read_trace(str(CASES.parent / "fuzz" / "11-subagent-call-last-line-bad-timestamp.jsonl"))
     [agent] = build_usage(trace).agents
@@ -641,9 +641,9 @@ def test_usage_never_raises_on_fuzz_and_cases(name: str) -> None:
     """Every fuzz find and field case: `build_usage` and both renderers run on whatever the reader gives
     (the runner's firewall is not relied on)."""
     from contexttrace.errors import ContextTraceError
-    from contexttrace.reader import read_trace
-    from contexttrace.render import render_json, render_usage_table
-    from contexttrace.report import RunResult
+    from contexttrace.reading import read_trace
+    from contexttrace.render.trace import render_json, render_usage_table
+    from contexttrace.reports.trace import RunResult
 
     base = CASES.parent / ("fuzz" if (CASES.parent / "fuzz" / name).exists() else "cases") / name
     files = sorted(base.rglob("*.jsonl")) if base.is_dir() else [base]
@@ -672,8 +672,8 @@ def test_every_usage_json_key_is_documented() -> None:
     missing its subagents) is snake_case and named in backticks in docs/usage.md."""
     import re
 
-    from contexttrace.render import render_json
-    from contexttrace.report import RunResult
+    from contexttrace.render.trace import render_json
+    from contexttrace.reports.trace import RunResult
 
     run = analyze([str(SAMPLES)], build=build_usage)
     keys = _keys(orjson.loads(render_json(RunResult(run.reports, []))))

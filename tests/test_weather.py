@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from contexttrace import weather
-from contexttrace.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, session_rows
-from contexttrace.reader import read_trace
-from contexttrace.render import GRADE_COLORS, render_explain, render_weather_tooltip
-from contexttrace.runner import analyze
-from contexttrace.sources import find_traces
-from contexttrace.weather import SIGNALS, compose, curve, weather_level, weather_of
+from contexttrace.analysis import weather
+from contexttrace.analysis.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, session_rows
+from contexttrace.analysis.weather import SIGNALS, compose, curve, weather_level, weather_of
+from contexttrace.discover.local import find_traces
+from contexttrace.reading import read_trace
+from contexttrace.render.trace import GRADE_COLORS, render_explain, render_weather_tooltip
+from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES
 
@@ -239,7 +239,7 @@ def test_explain_golden(request, color):
 
 def test_worst_matches_full_signals_after_every_call():
     """The fast per-call path (no texts, no call lists) gives the same severities as the detailed one."""
-    from contexttrace.weather import _series, _signals_after
+    from contexttrace.analysis.weather import _series, _signals_after
 
     for source in find_traces([str(SAMPLES / "b-spotter-compaction"), str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")]):
         [trace] = read_trace(source.path, source.subagents)
@@ -253,7 +253,7 @@ def test_worst_matches_full_signals_after_every_call():
 
 def test_worst_is_the_highest_composed_score_after_any_call():
     """`_worst`'s fast pass equals composing `_signals_after` after every call, on every real sample."""
-    from contexttrace.weather import _series, _signals_after, _worst, compose
+    from contexttrace.analysis.weather import _series, _signals_after, _worst, compose
 
     checked = 0
     for source in find_traces([str(SAMPLES)]):
@@ -307,7 +307,7 @@ def test_worst_equals_composed_scores_on_random_sessions(seed):
     """`_worst` skips windows whose severity is 0 whatever their measure (no failed result, no low cache
     hit, no latency above the lowest baseline): on random sessions (`_random_session`) it still equals
     composing `_signals_after` after every call."""
-    from contexttrace.weather import _scores, _series, _signals_after
+    from contexttrace.analysis.weather import _scores, _series, _signals_after
 
     rows = _random_session(seed)
     s = _series(rows, 200_000)
@@ -319,7 +319,7 @@ def test_worst_equals_composed_scores_on_random_sessions(seed):
 
 def test_random_sessions_judge_windows_both_ways():
     """The random sessions exercise both latency paths: some windows judged by pace, some by raw latency."""
-    from contexttrace.weather import _series, _signals_after
+    from contexttrace.analysis.weather import _series, _signals_after
 
     ways: dict[str, int] = defaultdict(int)
     for seed in range(60):

@@ -8,9 +8,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contexttrace import weather
-from contexttrace.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall
-from contexttrace.weather import _scores, _series, _signals_after, compose
+from contexttrace.analysis import weather
+from contexttrace.analysis.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall
+from contexttrace.analysis.weather import _scores, _series, _signals_after, compose
 
 #: each `_scores` signal list, in `_signals_after`'s order (the names `weather.SIGNALS` gives them)
 SEVERITY_LISTS = {

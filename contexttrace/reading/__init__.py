@@ -20,14 +20,12 @@ returned `Trace`.
 
 from __future__ import annotations
 
-from .api import read_trace
-from .builder import Builder
-from .calls import drop_inherited_calls, inherited_calls
-from .collector import gc_paused
-from .content import DENIAL_PREFIXES, MAX_TOKENS, result_size
-from .lines import OVERSIZED_LINE_BYTES
-from .model import TABLES, ColumnView, LineNote, SourceFile, Table, Trace
-from .split import (
+from contexttrace.reading.claude.api import read_trace
+from contexttrace.reading.claude.builder import Builder
+from contexttrace.reading.claude.calls import drop_inherited_calls, inherited_calls
+from contexttrace.reading.claude.content import DENIAL_PREFIXES, MAX_TOKENS, result_size
+from contexttrace.reading.claude.lines import OVERSIZED_LINE_BYTES
+from contexttrace.reading.claude.split import (
     SPLIT_MIN_BYTES,
     TAIL_BYTE_COST,
     PendingTail,
@@ -36,7 +34,9 @@ from .split import (
     split_point,
     stable_text_hash,
 )
-from .state import MAX_LINE_NOTES
+from contexttrace.reading.claude.state import MAX_LINE_NOTES
+from contexttrace.reading.collector import gc_paused
+from contexttrace.reading.model import TABLES, ColumnView, LineNote, SourceFile, Table, Trace
 
 __all__ = [
     "DENIAL_PREFIXES",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..schema import (
+from contexttrace.reading.contract import (
     CALL_SCHEMA,
     EVENT_SCHEMA,
     THREAD_MAIN,

@@ -1,0 +1,151 @@
+"""Which file a path or a word names, for `context files` (issue 13): resolving a tool's path, the key two
+spellings of one file share, and the touched files a word of text or of a tool input names.
+
+Pure functions over strings; no I/O, no trace. docs/files.md states each rule (decisions 1, 3, 4, 5 of the
+issue 13 review):
+
+* a relative path resolves against the `cwd` of the line that carries the tool use, else the session's;
+  a ``~`` path is kept as written (no home directory is known), never joined to a cwd;
+* a Windows path (a drive letter, or backslashes) is one file whatever its letters' case: its key is its
+  normalised spelling case-folded; it is shown as first written;
+* a word names a touched file when, resolved, it is that file, or when it is the end of exactly one
+  touched file's path at a ``/`` or at a space (``page.tsx`` names ``app/[id]/page.tsx``; ``Docs/notes.md``
+  names ``My Docs/notes.md``). A word the reader kept whole (``app/[id]/page.tsx``, ``--file=a.py``) is
+  tried whole first, then split where a narrower word would have ended (`candidates`), each part a
+  reference of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from contexttrace.analysis.placement import normalize_path
+
+#: A line reference after a path in prose ("src/app.py:12", ":12:5", ":12-20").
+_LINE_SUFFIX = re.compile(r"(?::\d+)+(?:-\d+)?$")
+#: A drive letter (a Windows path), before or after normalisation.
+_DRIVE = re.compile(r"^[A-Za-z]:(?:[/\\]|$)")
+#: Characters a path may hold that also end a word of prose: a word holding one is tried whole, then split
+#: at them (`candidates`).
+_SPLIT = re.compile(r"[\[\]()$#,'=]+")
+#: Brackets that enclose a word ("(src/a.py)") rather than belong to it.
+_PAIRS = {"(": ")", "[": "]"}
+
+
+def resolve_path(path: str, cwd: str | None) -> str:
+    """A tool's path as one spelling (`placement.normalize_path`: backslashes as ``/``, the drive letter
+    upper-case, ``.`` and ``..`` collapsed), a relative one joined to `cwd`; a ``~`` path stays as written
+    (normalised, never joined).
+
+    >>> resolve_path("a.py", "/p/sub"), resolve_path("~/notes.md", "/home/u"), resolve_path("c:\\\\x\\\\A.py", None)
+    ('/p/sub/a.py', '~/notes.md', 'C:/x/A.py')
+    """
+    return normalize_path(path, cwd)  # (a ``~`` path is never joined: `normalize_path`)
+
+
+def path_key(resolved: str) -> str:
+    """The key two spellings of one file share: a Windows path (drive letter) case-folded, else as it is.
+
+    >>> path_key("C:/Users/u/A.py") == path_key("C:/users/u/a.py"), path_key("/p/A.py") == path_key("/p/a.py")
+    (True, False)
+    """
+    return resolved.casefold() if _DRIVE.match(resolved) else resolved
+
+
+def _trim(word: str) -> str:
+    """A word without what encloses it in prose: quotes, a sentence's `.` `,` `:`, a bracket pair around
+    it, an unpaired opening bracket before it or closing one after it."""
+    while True:
+        w = word.strip("'").rstrip(".,:")
+        if not w:
+            return w
+        if w[:1] in _PAIRS and w.endswith(_PAIRS[w[0]]):
+            w = w[1:-1]
+        elif w[:1] in _PAIRS and w.count(w[0]) > w.count(_PAIRS[w[0]]):
+            w = w[1:]
+        elif w[-1:] in ")]" and w.count(w[-1]) > w.count("(" if w[-1] == ")" else "["):
+            w = w[:-1]
+        if w == word:
+            return w
+        word = w
+
+
+def candidates(word: str) -> tuple[str, list[str]]:
+    """The spellings a kept word may name files by: (the word itself, trimmed; its parts, when it holds a
+    character that also ends a word of prose, ``[ ] ( ) $ # , ' =``, split there and trimmed, else []).
+
+    >>> candidates("(app/[id]/page.tsx),"), candidates("a.py,b.py"), candidates("a.py")
+    (('app/[id]/page.tsx', ['app/', 'id', '/page.tsx']), ('a.py,b.py', ['a.py', 'b.py']), ('a.py', []))
+    """
+    whole = _trim(word)
+    if not _SPLIT.search(whole):
+        return whole, []
+    return whole, [p for p in map(_trim, _SPLIT.split(whole)) if p]
+
+
+class PathIndex:
+    """Which touched file a word names. `keys`: the touched files' keys (`path_key` of `resolve_path`).
+
+    A word names a file when (1) resolved like a tool's path (against the `cwd` given) its key is the
+    file's, or (2) it is the end of exactly one file's path at a ``/`` or at a space inside its first
+    segment; a Windows file's ends compare case-folded."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = set(keys)
+        self.ends: dict[str, set[str]] = {}
+        for key in keys:
+            parts = key.split("/")
+            for k in range(1, len(parts) + 1):
+                end = "/".join(parts[-k:])
+                self.ends.setdefault(end, set()).add(key)
+                for i, ch in enumerate(parts[-k]):
+                    if ch == " " and end[i + 1 :]:
+                        self.ends.setdefault(end[i + 1 :], set()).add(key)
+        self.folded = any(_DRIVE.match(k) for k in keys)
+
+    def _named(self, word: str, cwd: str | None) -> str | None:
+        w = _LINE_SUFFIX.sub("", word).replace("\\", "/")
+        if not w or ("/" not in w and "." not in w):
+            return None
+        if w.startswith(("/", "~")) or _DRIVE.match(w) or ".." in w.split("/"):
+            key = path_key(resolve_path(w, cwd))
+            return key if key in self.keys else None
+        if cwd:
+            key = path_key(resolve_path(w, cwd))
+            if key in self.keys:
+                return key
+        end = normalize_path(w)
+        hits = self.ends.get(end)
+        if hits is None and self.folded:
+            hits = self.ends.get(end.casefold())
+        return next(iter(hits)) if hits is not None and len(hits) == 1 else None
+
+    def named(self, word: str, cwd: str | None) -> list[str]:
+        """The keys of the touched files `word` names: the file the whole word names, else those its parts
+        name, one per part (`candidates`: `a.py,b.py` names two files); [] for none."""
+        if not self.keys:
+            return []
+        whole, parts = candidates(word)
+        key = self._named(whole, cwd)
+        if key is not None:
+            return [key]
+        return [k for k in (self._named(p, cwd) for p in parts) if k is not None]
+
+
+def strings(value: Any, skip: str | None = None) -> list[str]:
+    """Every string in a decoded JSON value (keys left out), depth first; `skip`: a top-level key of an
+    object whose value is left out (the path input a tool use's own path is counted from)."""
+    out: list[str] = []
+    if isinstance(value, dict) and skip is not None:
+        value = {k: v for k, v in value.items() if k != skip}
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            stack.extend(reversed(list(v.values())))
+        elif isinstance(v, list):
+            stack.extend(reversed(v))
+    return out

@@ -1,0 +1,567 @@
+"""Records → rows: the builder of one trace's four tables.
+
+`Builder.add` routes each decoded record (`records.Line`) to the handler of its line type (`_HANDLERS`:
+assistant, user, system, result, attachment), which appends rows to the trace's tables. The two formats
+share the handlers (they write the same message shapes); what differs comes from `formats`. The builder's
+state is a handful of small classes that merge themselves (`state`, `formats.Evidence`, `formats.Threads`,
+`calls.Calls`), so a file read in two parts merges every field (`merge_tail`).
+
+It never prints nor reads files; `build` turns the rows into a `model.Trace` once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+import orjson
+
+from contexttrace.reading.claude.calls import BUILT_COLUMNS, C_KIND, C_THREAD, Calls, input_side, kept_line
+from contexttrace.reading.claude.content import (
+    ERROR_HEAD_CHARS,
+    PART_READ,
+    attachment_chars,
+    cap_of,
+    command_name,
+    first_text,
+    is_denial,
+    is_task_notification,
+    measure,
+    path_words,
+    persisted_bytes,
+    read_caps,
+    shell_read_path,
+)
+from contexttrace.reading.claude.dialects import (
+    COMPACT_KEYS,
+    MICROCOMPACT_KEYS,
+    TIMED_TYPES,
+    Evidence,
+    Threads,
+    compact_metadata,
+    denied_ids,
+    microcompact_metadata,
+    result_copy,
+    run_totals,
+    spelled,
+    surface,
+)
+from contexttrace.reading.claude.records import Block, Line, ResultCopy, raw_value
+from contexttrace.reading.claude.state import (
+    RESULT_ROW,
+    USE_ROW,
+    Diagnostics,
+    Events,
+    Facts,
+    Seen,
+    Stamps,
+    ToolResults,
+    ToolUses,
+    epoch_ms,
+)
+from contexttrace.reading.contract import CALL_SCHEMA, EVENT_SCHEMA, THREAD_MAIN, TOOL_RESULT_SCHEMA, TOOL_USE_SCHEMA
+from contexttrace.reading.model import SourceFile, Trace
+
+#: Tools that start a subagent: their inputs' subagent_type, description and prompt are kept.
+AGENT_TOOLS = frozenset({"Task", "Agent"})
+_COMMAND_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+)
+_INTERRUPT_PREFIX = "[Request interrupted"
+
+#: A call row as the builder holds it: `CALL_SCHEMA` but the columns `build` adds.
+CALL_ROW = tuple(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)
+
+
+class Builder:
+    """Accumulates one trace's rows (one Python list or tuple per row, in its table's column order), then
+    turns them into the trace's column tables once (`build`)."""
+
+    #: line type -> the name of the method that handles it (looked up per record, so a test can patch one)
+    _HANDLERS: ClassVar[dict[str, str]] = {
+        "assistant": "_assistant",
+        "user": "_user",
+        "system": "_system",
+        "result": "_result",
+        "attachment": "_attachment",
+    }
+
+    def __init__(self, name: str, path: str) -> None:
+        self.name = name
+        self.path = path
+        self.seq = 0  # records routed so far (a row's `seq`)
+        #: the last timestamp of a user/assistant/system line in the file being read (a call's `prev_ts_ms`)
+        self.prev_ts: str | None = None
+        #: how `content_hash` is computed: Python's `hash` (seeded per process), or `split.stable_text_hash`
+        #: when a file's two parts are read by processes that do not share the seed
+        self.text_hash: Callable[[str], int] = hash
+        self.seen = Seen()
+        self.diag = Diagnostics()
+        self.facts = Facts()
+        self.evidence = Evidence()
+        self.threads = Threads()
+        self.calls = Calls()
+        self.uses = ToolUses()
+        self.results = ToolResults()
+        self.events = Events()
+        self.stamps = Stamps()
+        # the handlers as plain functions (bound methods kept here would make a reference cycle), looked up
+        # when the builder is made, so that a test can replace one on the class
+        self._route: dict[str, Callable[[Builder, Line, int, SourceFile], None]] = {
+            kind: getattr(type(self), name) for kind, name in self._HANDLERS.items()
+        }
+
+    def has_rows(self) -> bool:
+        """Whether any call, tool result or event row was made."""
+        return bool(self.calls.rows or self.events.rows or self.results.rows)
+
+    # -- records -----------------------------------------------------------------------------------
+    def add(self, rec: Line, kind: str | None, line: int, src: SourceFile) -> None:
+        """Route one decoded record (its top-level `type` is `kind`) to its rows."""
+        self.seq += 1
+        facts = self.facts
+        sid = self.evidence.count(rec, kind, src.thread_kind == THREAD_MAIN)
+        if sid is not None and facts.session_id is None:
+            facts.session_id = sid
+        handler = self._route.get(kind)  # type: ignore[arg-type]
+        if handler is not None:
+            handler(self, rec, line, src)
+        if facts.cli_version is None and src.thread_kind == THREAD_MAIN and type(rec.version) is str:
+            facts.cli_version = rec.version
+        if facts.cwd is None and type(rec.cwd) is str:
+            facts.cwd = rec.cwd
+        if kind in TIMED_TYPES:
+            ts = rec.timestamp
+            if type(ts) is str:
+                self.prev_ts = ts
+                self.stamps.stamps.append(ts)
+
+    def _assistant(self, rec: Line, line: int, src: SourceFile) -> None:
+        msg = rec.message
+        if msg is None:
+            return
+        thread, thread_kind = self.threads.thread_of(rec, src)
+        model = msg.model
+        ts = rec.timestamp
+        if type(ts) is not str:
+            ts = None
+        if model == "<synthetic>" or rec.isApiErrorMessage is True:
+            self.facts.synthetic += 1
+            self._event(line, thread, thread_kind, "synthetic", ts=ts)
+            return
+        usage = msg.usage
+        if usage is None:
+            return
+        mid = msg.id
+        if not (type(mid) is str and mid):
+            mid = None
+        diag = self.diag
+        inp, cw, cr, out, bad = input_side(usage)
+        diag.bad_usage += bad
+        # What the line writes: thinking, prose and tool uses (one block per line as Claude Code writes them).
+        thinking = text = 0
+        has_thinking = False
+        tool_uses = []
+        words: list[str] = []  # the path-like words of its text (`calls.path_words`, issue 13)
+        content = msg.content
+        if type(content) is list:
+            for block in content:
+                if type(block) is not Block:
+                    continue
+                kind = block.type
+                if kind == "tool_use":
+                    tool_uses.append(block)
+                elif kind == "text":
+                    if type(block.text) is str:
+                        text += len(block.text)
+                        words += path_words(block.text)
+                elif kind == "thinking":
+                    has_thinking = True
+                    if type(block.thinking) is str:
+                        thinking += len(block.thinking)
+                elif kind == "redacted_thinking":
+                    has_thinking = True
+        # A call's identity: its message id and input-side usage (a line without an id is a call of its own).
+        key: Any = (mid, inp, cw, cr) if mid is not None else self.seq
+        calls = self.calls
+        said = " ".join(words) or None
+        at = calls.find(key, mid)
+        if at is None:
+            (req, model, out, c5, c1, known, web, stop, speed), bad = kept_line(rec, msg, usage, model, out)
+            diag.bad_usage += bad
+            # fmt: off
+            at = calls.add(key, [
+                self.seq, line, src.path, mid, req, thread, thread_kind, model, inp, cw, cr, out,
+                inp + cw + cr, c5, c1, known, web, stop, speed, ts, ts, self.prev_ts, 1,
+                has_thinking, thinking, text, said,
+            ], bad)
+            # fmt: on
+        elif calls.another_line(at, thread, thread_kind, ts, out, (thinking, text, has_thinking, said)):
+            values, bad = kept_line(rec, msg, usage, model, out)
+            diag.bad_usage += bad
+            calls.keep(at, values, bad)
+        if tool_uses:
+            cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory: issue 13)
+            for block in tool_uses:
+                self._tool_use(block, line, at, mid, ts, cwd)
+
+    def _tool_use(self, block: Block, line: int, at: int, mid: str | None, ts: str | None, cwd: str | None) -> None:
+        tid = block.id
+        uses = self.uses
+        if not (type(tid) is str and tid):
+            tid = None
+        else:
+            if tid in uses.ids:
+                return  # the same tool use on another line of the call, or a replayed copy
+            uses.ids.add(tid)
+        name = block.name
+        inp = raw_value(block.input)
+        path = agent_type = description = prompt = read_path = None
+        if type(inp) is dict:
+            path = inp.get("file_path")
+            if type(name) is str and name in AGENT_TOOLS:
+                agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
+            elif name == "Bash":
+                read_path = shell_read_path(inp.get("command"))
+        uses.rows.append(
+            (
+                self.seq,
+                line,
+                tid,
+                mid,
+                at,
+                name if type(name) is str else "?",
+                canonical(inp, line, tid),
+                path if type(path) is str and path else None,
+                ts,
+                agent_type if type(agent_type) is str else None,
+                description if type(description) is str else None,
+                len(prompt) if type(prompt) is str else None,
+                read_path,
+                cwd,
+            )
+        )
+
+    def _user(self, rec: Line, line: int, src: SourceFile) -> None:
+        msg = rec.message
+        if msg is None:
+            return
+        thread, thread_kind = self.threads.thread_of(rec, src)
+        content = msg.content
+        ts = rec.timestamp
+        if type(ts) is not str:
+            ts = None
+        if type(content) is list and self._tool_results(rec, content, line, thread, thread_kind, ts):
+            return
+        text = first_text(content)
+        if rec.isCompactSummary is True:
+            kind = "compact_summary"
+        elif rec.isMeta is True:
+            kind = "meta"
+        elif thread_kind != THREAD_MAIN:
+            kind = "subagent_prompt"
+        elif text.startswith(_INTERRUPT_PREFIX):
+            kind = "interrupt"
+        elif text.lstrip().startswith(_COMMAND_PREFIXES):
+            kind = "command"
+        elif is_task_notification(rec.origin, text):
+            kind = "task_notification"
+        else:
+            kind = "prompt"
+        chars, images = (len(content), 0) if type(content) is str else measure(content)[:2]
+        name = command_name(text) if kind == "command" else None  # (issue 12: a /clear is a boundary)
+        self._event(line, thread, thread_kind, kind, ts=ts, text_chars=chars, images=images, command_name=name)
+
+    def _tool_results(self, rec: Line, content: list[Any], line: int, thread: str, thread_kind: str, ts: Any) -> bool:
+        """Add the rows of a user line's tool_result blocks; whether it had any."""
+        has_result = False
+        denial_kind = rec.toolDenialKind
+        structured = result_copy(rec)
+        agent_id = agent_ms = None
+        capped: bool | str = False  # (issue 13)
+        unchanged = False
+        if type(structured) is ResultCopy:
+            agent_id = structured.agentId
+            if type(agent_id) is not str:
+                agent_id = None
+            agent_ms = self.diag.number(structured.totalDurationMs)
+            capped = cap_of(structured)
+            unchanged = structured.type == "file_unchanged"
+        results = self.results
+        for block in content:
+            if not (type(block) is Block and block.type == "tool_result"):
+                continue
+            has_result = True
+            tid = block.tool_use_id
+            if not (type(tid) is str and tid):
+                tid = None
+            else:
+                if tid in results.ids:
+                    continue  # a replayed copy of a result already counted
+                results.ids.add(tid)
+            inner = block.content
+            if type(inner) is str:  # the common case: one text
+                chars, images, image_bytes, unknown, pixels, sized = len(inner), 0, 0, 0, 0, 0
+                text = inner
+                content_hash = self.text_hash(inner) if inner else 0  # no text: 0, whatever the hash
+            else:
+                chars, images, image_bytes, unknown, pixels, sized = measure(inner)
+                text = first_text(inner)
+                content_hash = self.text_hash(text) if chars else 0
+            is_error = block.is_error is True
+            persisted = text.startswith("<persisted-output>")
+            # fmt: off
+            results.rows.append((
+                self.seq, line, tid, thread, thread_kind, is_error,
+                bool(denial_kind) or (is_error and is_denial(text)),
+                chars, images, image_bytes, unknown, persisted,
+                persisted_bytes(text) if persisted else None,
+                content_hash, agent_id, agent_ms, ts,
+                pixels, sized, text[:ERROR_HEAD_CHARS] if is_error else None, capped, unchanged,
+            ))
+            # fmt: on
+        return has_result
+
+    def _system(self, rec: Line, line: int, src: SourceFile) -> None:
+        subtype = rec.subtype
+        ts = rec.timestamp if type(rec.timestamp) is str else None
+        thread, thread_kind = self.threads.thread_of(rec, src)
+        number = self.diag.number
+        if subtype == "compact_boundary":
+            meta = compact_metadata(rec)
+            trigger = spelled(meta, COMPACT_KEYS["trigger"])
+            self._event(
+                line,
+                thread,
+                thread_kind,
+                "compact_boundary",
+                ts=ts,
+                trigger=trigger if isinstance(trigger, str) else None,
+                pre_tokens=number(spelled(meta, COMPACT_KEYS["pre_tokens"])),
+                post_tokens=number(spelled(meta, COMPACT_KEYS["post_tokens"])),
+                duration_ms=number(spelled(meta, COMPACT_KEYS["duration_ms"])),
+            )
+        elif subtype == "microcompact_boundary":
+            meta = microcompact_metadata(rec)
+            trigger = spelled(meta, MICROCOMPACT_KEYS["trigger"])
+            ids = spelled(meta, MICROCOMPACT_KEYS["compacted_tool_ids"])
+            ids = [i for i in ids if type(i) is str and i] if isinstance(ids, list) else []
+            for tid in ids:
+                self.results.cleared.setdefault(tid, self.seq)
+            self._event(
+                line,
+                thread,
+                thread_kind,
+                "microcompact_boundary",
+                ts=ts,
+                trigger=trigger if isinstance(trigger, str) else None,
+                pre_tokens=number(spelled(meta, MICROCOMPACT_KEYS["pre_tokens"])),
+                tokens_saved=number(spelled(meta, MICROCOMPACT_KEYS["tokens_saved"])),
+                cleared_results=len(ids),
+            )
+        elif subtype == "init":
+            if src.thread_kind == THREAD_MAIN and self.facts.surface is None:
+                self.facts.surface = surface(rec)
+                if isinstance(rec.claude_code_version, str):
+                    self.facts.cli_version = rec.claude_code_version
+        elif subtype == "turn_duration":
+            self._event(line, thread, thread_kind, "turn_duration", ts=ts, duration_ms=number(rec.durationMs))
+        elif subtype == "api_error":
+            self._event(line, thread, thread_kind, "api_error", ts=ts)
+
+    def _result(self, rec: Line, line: int, src: SourceFile) -> None:
+        self.facts.result = run_totals(rec)
+        self.facts.denied_ids.update(denied_ids(rec))
+
+    def _attachment(self, rec: Line, line: int, src: SourceFile) -> None:
+        attachment = rec.attachment
+        if attachment is None:
+            return
+        thread, thread_kind = self.threads.thread_of(rec, src)
+        kind = attachment.type
+        self._event(
+            line,
+            thread,
+            thread_kind,
+            "attachment",
+            ts=rec.timestamp if type(rec.timestamp) is str else None,
+            text_chars=attachment_chars(attachment.content),
+            attachment_type=kind if type(kind) is str else None,
+            attachment_path=attachment.filename if type(attachment.filename) is str else None,
+        )
+
+    def _event(
+        self,
+        line: int,
+        thread: str,
+        thread_kind: str,
+        kind: str,
+        *,
+        ts: str | None = None,
+        trigger: str | None = None,
+        pre_tokens: int | None = None,
+        post_tokens: int | None = None,
+        duration_ms: int | None = None,
+        text_chars: int | None = None,
+        tokens_saved: int | None = None,
+        cleared_results: int | None = None,
+        images: int | None = None,
+        attachment_type: str | None = None,
+        attachment_path: str | None = None,
+        command_name: str | None = None,
+    ) -> None:
+        self.events.rows.append(
+            (self.seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars,
+             ts, tokens_saved, cleared_results, images, attachment_type, attachment_path, command_name)
+        )  # fmt: skip
+
+    # -- a tail read elsewhere -----------------------------------------------------------------------
+    def merge_tail(
+        self, tail: Builder, head_lines: int, main_rows: tuple[int, int, int, int], with_subagents: bool
+    ) -> None:
+        """Add the rows and state of the end of this builder's file (read by `tail`) as if one builder
+        had read both parts in order: each state merges itself; `main_rows` are how many rows of each
+        table (calls, tool uses, results, events) came from the main file (their lines continue this
+        part's `head_lines`; rows of the subagent files read after it keep their own)."""
+        n_calls, n_uses, n_results, n_events = main_rows if with_subagents else (1 << 62,) * 4
+        seq0, line0 = self.seq, head_lines
+        prev_ts = self.stamps.stamps[-1] if self.stamps.stamps else None
+        rename = self.threads.merge(tail.threads)
+        moved, uncounted = self.calls.merge(tail.calls, seq0, line0, n_calls, rename, prev_ts)
+        self.uses.merge(tail.uses, seq0, line0, n_uses, moved)
+        self.results.merge(tail.results, seq0, line0, n_results, rename)
+        self.events.merge(tail.events, seq0, line0, n_events, rename)
+        self.seen.merge(tail.seen)
+        self.diag.merge(tail.diag, self.path, line0, uncounted)
+        self.facts.merge(tail.facts, with_subagents)
+        self.evidence.merge(tail.evidence)
+        self.stamps.merge(tail.stamps)
+        self.seq += tail.seq
+
+    # -- tables ------------------------------------------------------------------------------------
+    def warnings(self) -> list[str]:
+        """The trace's warnings: unreadable subagent files, then each kind of doubtful value counted."""
+        diag = self.diag
+        out = list(diag.warnings)
+        if self.calls.clashing_ids:
+            out.append(
+                f"message ids not unique: {len(self.calls.clashing_ids)} message id(s) carry different input-side "
+                "usage; counted as separate calls"
+            )
+        if diag.bad_usage:
+            out.append(
+                f"{diag.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0"
+            )
+        if diag.bad_numbers:
+            out.append(
+                f"{diag.bad_numbers} count(s) of tokens or ms out of range or not a number (negative, huge, a "
+                "string), read as unknown"
+            )
+        if self.seen.repeated:
+            out.append(
+                f"{self.seen.repeated} repeated record(s) dropped: the same uuid written again in the file "
+                "(a re-appended stretch of the session, CASES B29)"
+            )
+        stray = self.evidence.stray_warning()
+        if stray:
+            out.append(stray)
+        return out
+
+    def build(self, fmt: str) -> Trace:
+        """The trace read into this builder, in format `fmt`, with its tables as column lists."""
+        calls = self.calls.rows
+        c = _columns(calls, CALL_ROW)
+        r = _columns(self.results.rows, RESULT_ROW)
+        e = _columns(self.events.rows, EVENT_SCHEMA)
+        u = _columns(self.uses.rows, USE_ROW)
+        # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
+        # keeps its tool uses on the main thread (CASES B05).
+        at = u.pop("call_row")
+        u["thread"] = [calls[i][C_THREAD] for i in at]
+        u["thread_kind"] = [calls[i][C_KIND] for i in at]
+        u["input_chars"] = [len(s) for s in u["input_json"]]
+        input_chars = [0] * len(calls)
+        for i, n in zip(at, u["input_chars"], strict=True):
+            input_chars[i] += n
+        c["tool_input_chars"] = input_chars
+        # Every distinct timestamp of the trace is parsed once (every timestamp of a row is a
+        # user/assistant/system line's, so it is in `stamps`, but an attachment's: events).
+        stamps = self.stamps.stamps
+        ms = epoch_ms(dict.fromkeys(itertools.chain(stamps, e["ts_ms"])), self.stamps.ms)
+        for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
+            column[:] = [ms[ts] for ts in column]
+        if PART_READ in r["capped"]:
+            r["capped"] = read_caps(r["capped"], r["tool_use_id"], u)
+        cwd = self.facts.cwd
+        u["cwd"] = [None if c == cwd else c for c in u["cwd"]]  # a tool use's cwd only where it differs
+        cleared = self.results.cleared
+        r["cleared_seq"] = [cleared.get(tid) for tid in r["tool_use_id"]] if cleared else [None] * len(r["tool_use_id"])
+        denied = self.facts.denied_ids
+        if denied:
+            r["denied"] = [
+                d or (err and tid in denied)
+                for d, err, tid in zip(r["denied"], r["is_error"], r["tool_use_id"], strict=True)
+            ]
+        tables = {
+            "calls": {k: c[k] for k in CALL_SCHEMA},
+            "tool_uses": {k: u[k] for k in TOOL_USE_SCHEMA},
+            "tool_results": {k: r[k] for k in TOOL_RESULT_SCHEMA},
+            "events": e,
+        }
+        times = [v for v in map(ms.__getitem__, stamps) if v is not None]
+        times.sort()
+        facts, diag = self.facts, self.diag
+        return Trace(
+            name=self.name,
+            path=self.path,
+            format=fmt,
+            session_id=facts.session_id,
+            tables=tables,
+            skipped_lines=diag.skipped,
+            oversized_lines=diag.oversized,
+            truncated_last_line=diag.truncated_last,
+            line_notes=diag.notes,
+            skipped_by_file=dict(diag.notes_per_file),
+            warnings=self.warnings(),
+            surface=facts.surface,
+            result=facts.result,
+            result_count=self.evidence.result_count,
+            cli_version=facts.cli_version,
+            cwd=facts.cwd,
+            files=facts.files,
+            agents=facts.agents,
+            synthetic_errors=facts.synthetic,
+            timestamps_ms=times,
+        )
+
+
+def _columns(rows: list[Any], names: Iterable[str]) -> dict[str, list[Any]]:
+    """Rows (sequences in `names` order) as a dict of column lists."""
+    names = tuple(names)
+    if not rows:
+        return {n: [] for n in names}
+    return dict(zip(names, map(list, zip(*rows, strict=True)), strict=True))
+
+
+def canonical(value: Any, line: int = 0, tool_use_id: Any = None) -> str:
+    """A tool input as canonical JSON (sorted keys, no spaces): two inputs are identical when these are.
+
+    orjson stops at 255 levels of nesting; the stdlib takes deeper inputs, and an input too deep even
+    for it gets a text of its own that equals no other (it cannot be compared, so it is never a repeat),
+    named by its line and tool use id: the same every run.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONEncodeError:
+        import json
+
+        try:
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except (ValueError, RecursionError):
+            return f"<input nested too deep: line {line}, tool use {tool_use_id}>"

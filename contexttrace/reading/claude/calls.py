@@ -1,0 +1,386 @@
+"""Model calls: which lines are one call, which line a call keeps, and calls copied across sessions.
+
+Rules (CASES B01–B06, FORMATS G1):
+
+* A model call is one API response, written as one `assistant` line per content block with the same
+  `message.id`. Lines with the same `message.id` **and** the same input-side usage (`input_tokens`,
+  `cache_creation_input_tokens`, `cache_read_input_tokens`) are one call (B01, B03: `requestId` is not
+  part of the identity); the same id with other input-side usage is another call, and the id is reported
+  as not unique (B04). A line without a `message.id` is a call of its own.
+* The call keeps the values of its line with the highest `output_tokens` (streamed counts grow), the last
+  such line on a tie (`KEPT_LINE_COLUMNS`).
+* A call written both on the main thread and in a sidechain (a `/btw` replay, B05) is a main-thread call;
+  its text and thinking are counted from the lines of its best-ranked thread only (so a replayed copy does
+  not count them twice).
+* A call copied into several session files (`--resume`, `--continue`, forks: B06) belongs to the session
+  that wrote it first (`inherited_calls`, `drop_inherited_calls`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from contexttrace.reading.claude.content import MAX_TOKENS
+from contexttrace.reading.claude.records import Line, Message, Usage
+from contexttrace.reading.contract import (
+    CALL_SCHEMA,
+    FORMAT_TRANSCRIPT,
+    THREAD_COMPACTION,
+    THREAD_MAIN,
+    THREAD_SUBAGENT,
+)
+from contexttrace.reading.model import KEY_COLUMNS, TABLES, Table, Trace
+
+#: Positions of columns in a call row (rows are lists in `CALL_SCHEMA` order).
+_POS = {name: i for i, name in enumerate(CALL_SCHEMA)}
+C_SEQ, C_LINE, C_MID, C_THREAD, C_KIND, C_OUT = (
+    _POS[n] for n in ("seq", "line", "message_id", "thread", "thread_kind", "output_tokens")
+)
+C_INPUT, C_CACHE_WRITE, C_CACHE_READ = (_POS[n] for n in ("input_tokens", "cache_write_tokens", "cache_read_tokens"))
+C_END_TS, C_PREV_TS, C_LINES = (_POS[n] for n in ("end_ts_ms", "prev_ts_ms", "n_lines"))
+C_THINKING, C_TEXT, C_HAS_THINKING = (_POS[n] for n in ("thinking_chars", "text_chars", "has_thinking"))
+#: Columns a call takes from its kept line (the one with the highest output_tokens).
+KEPT_LINE_COLUMNS = (
+    "request_id", "model", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_split_known",
+    "web_search_requests", "stop_reason", "speed",
+)  # fmt: skip
+C_KEPT = tuple(_POS[n] for n in KEPT_LINE_COLUMNS)
+C_REQUEST, C_MODEL, _, C_5M, C_1H, C_KNOWN, C_WEB, C_STOP, C_SPEED = C_KEPT
+#: Columns filled in by `rows_of` when the tables are built (from the tool-use rows), not while reading.
+BUILT_COLUMNS = ("tool_input_chars",)
+#: Where a call row (which lacks the built columns) holds its path-like words (issue 13).
+C_WORDS = [c for c in CALL_SCHEMA if c not in BUILT_COLUMNS].index("path_words")
+_THREAD_RANK = {THREAD_MAIN: 0, THREAD_SUBAGENT: 1, THREAD_COMPACTION: 2}
+
+
+def count_tokens(raw: Any) -> tuple[int, int]:
+    """A usage count: (the value when it is a plausible token count, else 0; 1 when a value was written
+    that is not one, else 0). Plausible: an int with 0 <= n < 2**53 (CASES B27)."""
+    if type(raw) is int and 0 <= raw < MAX_TOKENS:
+        return raw, 0
+    return 0, raw is not None
+
+
+def input_side(usage: Usage) -> tuple[int, int, int, int, int]:
+    """(input, cache write, cache read, output tokens, bad fields) of a usage object."""
+    inp = usage.input_tokens
+    cw = usage.cache_creation_input_tokens
+    cr = usage.cache_read_input_tokens
+    out = usage.output_tokens
+    # The common case inline: four plausible ints.
+    if (
+        type(inp) is int
+        and type(cw) is int
+        and type(cr) is int
+        and type(out) is int
+        and 0 <= inp < MAX_TOKENS
+        and 0 <= cw < MAX_TOKENS
+        and 0 <= cr < MAX_TOKENS
+        and 0 <= out < MAX_TOKENS
+    ):
+        return inp, cw, cr, out, 0
+    (inp, b1), (cw, b2), (cr, b3), (out, b4) = map(count_tokens, (inp, cw, cr, out))
+    return inp, cw, cr, out, b1 + b2 + b3 + b4
+
+
+def kept_line(rec: Line, msg: Message, usage: Usage, model: Any, out: int) -> tuple[tuple[Any, ...], int]:
+    """The values of `KEPT_LINE_COLUMNS` a call takes from this line, and how many usage fields of it are
+    not plausible counts (read as 0)."""
+    bad = 0
+    split = usage.cache_creation
+    if split is not None:
+        c5, c1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
+        if not (type(c5) is int and type(c1) is int and 0 <= c5 < MAX_TOKENS and 0 <= c1 < MAX_TOKENS):
+            (c5, b5), (c1, b1) = count_tokens(c5), count_tokens(c1)
+            bad += b5 + b1
+        known = True
+    else:
+        c5, c1, known = 0, 0, False  # no split written: `usage` counts the write as 5-minute, marked assumed
+    server = usage.server_tool_use
+    web = 0
+    if server is not None:
+        web, b = count_tokens(server.web_search_requests)
+        bad += b
+    req = rec.requestId
+    speed = usage.speed
+    stop = msg.stop_reason
+    values = (
+        req if type(req) is str and req else None,
+        model if type(model) is str else None,
+        out,
+        c5,
+        c1,
+        known,
+        web,
+        stop if type(stop) is str else None,
+        speed if type(speed) is str else None,
+    )
+    return values, bad
+
+
+def call_key(row: list[Any]) -> Any:
+    """A call row's identity: message id and input-side usage, or the seq of a line without a message id."""
+    mid = row[C_MID]
+    return (mid, row[C_INPUT], row[C_CACHE_WRITE], row[C_CACHE_READ]) if mid is not None else row[C_SEQ]
+
+
+class Calls:
+    """The call rows of one trace (lists in `CALL_SCHEMA` order; merged lines update them in place)."""
+
+    __slots__ = ("at", "clashing_ids", "kept_bad", "key_of_id", "rows")
+
+    def __init__(self) -> None:
+        self.rows: list[list[Any]] = []
+        self.at: dict[Any, int] = {}  # call identity key -> its row
+        self.key_of_id: dict[str, Any] = {}  # message.id -> the first identity key seen with it
+        self.clashing_ids: set[str] = set()  # message ids seen with different input-side usage (B04)
+        # Usage fields found bad while taking a call's kept line: row -> [(output_tokens of the line, bad
+        # fields)], so a merge across a cut can leave out those a whole read would not have counted.
+        self.kept_bad: dict[int, list[tuple[int, int]]] = {}
+
+    def find(self, key: Any, mid: str | None) -> int | None:
+        """The row of the call `key`, or None (a new call: its id is checked against earlier keys)."""
+        at = self.at.get(key)
+        if at is None and mid is not None and self.key_of_id.setdefault(mid, key) != key:
+            self.clashing_ids.add(mid)  # the same id with other input-side usage (CASES B04)
+        return at
+
+    def add(self, key: Any, row: list[Any], bad: int) -> int:
+        """A new call's row (`bad`: bad usage fields of its kept line); returns its index."""
+        at = self.at[key] = len(self.rows)
+        self.rows.append(row)
+        if bad:
+            self.kept_bad.setdefault(at, []).append((row[C_OUT], bad))
+        return at
+
+    def another_line(
+        self, at: int, thread: str, kind: str, ts: Any, out: int, content: tuple[int, int, bool, str | None]
+    ) -> bool:
+        """Count another line of call `at`: its timestamp ends the call, the best-ranked thread wins (B05),
+        its text, thinking and path-like words are added (or replace those of a worse-ranked copy). Returns
+        whether the line is kept (its output_tokens is the highest so far, the later on a tie): the caller then takes
+        its values with `keep`."""
+        row = self.rows[at]
+        row[C_LINES] += 1
+        if ts is not None:
+            row[C_END_TS] = ts
+        rank, old = _THREAD_RANK[kind], _THREAD_RANK[row[C_KIND]]
+        if rank < old:
+            row[C_THREAD] = thread
+            row[C_KIND] = kind
+            row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING], row[C_WORDS] = content
+        elif rank == old:
+            row[C_THINKING] += content[0]
+            row[C_TEXT] += content[1]
+            row[C_HAS_THINKING] = row[C_HAS_THINKING] or content[2]
+            if content[3] is not None:
+                row[C_WORDS] = content[3] if row[C_WORDS] is None else row[C_WORDS] + " " + content[3]
+        return out >= row[C_OUT]
+
+    def keep(self, at: int, values: tuple[Any, ...], bad: int) -> None:
+        """Take a line's `KEPT_LINE_COLUMNS` values for call `at`."""
+        row = self.rows[at]
+        # one unpacking in `KEPT_LINE_COLUMNS` order (a loop over `C_KEPT` costs four times as much, per line)
+        (
+            row[C_REQUEST],
+            row[C_MODEL],
+            row[C_OUT],
+            row[C_5M],
+            row[C_1H],
+            row[C_KNOWN],
+            row[C_WEB],
+            row[C_STOP],
+            row[C_SPEED],
+        ) = values
+        if bad:
+            self.kept_bad.setdefault(at, []).append((row[C_OUT], bad))
+
+    # -- a tail read elsewhere -------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle carries: the rows as columns (a third of the time to load), without the indexes
+        that `__setstate__` rebuilds from them."""
+        return {
+            "columns": [list(column) for column in zip(*self.rows, strict=True)],
+            "clashing_ids": self.clashing_ids,
+            "kept_bad": self.kept_bad,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.rows = [list(row) for row in zip(*state["columns"], strict=True)]
+        self.clashing_ids = state["clashing_ids"]
+        self.kept_bad = state["kept_bad"]
+        self.at = {call_key(row): at for at, row in enumerate(self.rows)}
+        self.key_of_id = {}
+        for row in self.rows:
+            if row[C_MID] is not None:
+                self.key_of_id.setdefault(row[C_MID], call_key(row))  # the first key seen with the id
+
+    def merge(
+        self, tail: Calls, seq0: int, line0: int, main_rows: int, rename: dict[str, str], prev_ts: Any
+    ) -> tuple[list[int], int]:
+        """Add a tail's calls as if read after this part's, in order.
+
+        Rows from the main file (the first `main_rows`) continue this part's line numbers (`line0`); seqs
+        continue `seq0`; a call without an earlier timestamped line in the tail takes `prev_ts`. A call
+        whose lines straddle the cut is one call: lines counted, the kept line the later on a tie, the main
+        thread winning, and usage fields the tail found bad on a line a whole read would not have kept are
+        not counted. Returns (this part's row of each tail row, bad usage fields not to count).
+        """
+        moved: list[int] = []
+        uncounted = 0
+        for at, row in enumerate(tail.rows):
+            key = call_key(row)
+            key = key if type(key) is tuple else key + seq0  # a call without a message id is keyed by its seq
+            thread = rename.get(row[C_THREAD], row[C_THREAD])
+            mine = self.find(key, row[C_MID])
+            if mine is None:
+                new = list(row)
+                new[C_SEQ] += seq0
+                new[C_THREAD] = thread
+                if at < main_rows:  # from the main file
+                    new[C_LINE] += line0
+                    if new[C_PREV_TS] is None:  # no timestamped line before it in the tail: the head's last
+                        new[C_PREV_TS] = prev_ts
+                mine = self.at[key] = len(self.rows)
+                self.rows.append(new)
+                if at in tail.kept_bad:
+                    self.kept_bad[mine] = tail.kept_bad[at]
+            else:
+                old = self.rows[mine]
+                old_out = old[C_OUT]
+                self.another_line(
+                    mine,
+                    thread,
+                    row[C_KIND],
+                    row[C_END_TS],
+                    row[C_OUT],
+                    (row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING], row[C_WORDS]),
+                )
+                old[C_LINES] += row[C_LINES] - 1  # (`another_line` counted one)
+                if row[C_OUT] >= old_out:
+                    for col in C_KEPT:
+                        old[col] = row[col]
+                # The tail took a kept line whenever output_tokens reached its own highest so far; reading
+                # in order would also have needed this part's highest.
+                for out, bad in tail.kept_bad.get(at, ()):
+                    if out < old_out:
+                        uncounted += bad
+                    else:
+                        self.kept_bad.setdefault(mine, []).append((out, bad))
+            moved.append(mine)
+        self.clashing_ids |= tail.clashing_ids
+        return moved, uncounted
+
+
+# -- calls copied across sessions (CASES B06) -------------------------------------------------------------
+
+
+def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
+    """The calls each trace holds that another trace of the run owns (`drop_inherited_calls`' rule):
+    trace index -> call keys (`message.id|input|cache write|cache read`); traces that lose none are absent.
+
+    Reads only the call columns `message_id`, `input_tokens`, `cache_write_tokens`, `cache_read_tokens` and
+    `end_ts_ms` (Unix ms, from each call's last line), so it works on the slim traces workers send back
+    (`Trace.slim`). Only session transcripts take part; a run of one trace loses nothing. Raises nothing.
+    """
+    keyed = [
+        (i, t)
+        for i, t in enumerate(traces)
+        if t.format == FORMAT_TRANSCRIPT and t.view("calls").height and len(traces) > 1
+    ]
+    if len(keyed) < 2:
+        return {}
+    # Plain Python over the call columns: one pass per trace, no frame is built for traces that keep all.
+    owner: dict[str, tuple[int, int]] = {}  # call key -> (last timestamp, trace index) of its owner
+    held: list[tuple[int, set[str]]] = []
+    for i, t in keyed:
+        view = t.view("calls")
+        cols = [view.get_column(c).to_list() for c in KEY_COLUMNS]
+        ends = [v for v in view.get_column("end_ts_ms").to_list() if v is not None]
+        last = max(ends) if ends else 2**62
+        keys = {f"{m}|{a}|{b}|{c}" for m, a, b, c in zip(*cols, strict=True) if m is not None}
+        held.append((i, keys))
+        for key in keys:
+            if key not in owner or (last, i) < owner[key]:
+                owner[key] = (last, i)
+    lost_by_trace = {i: {k for k in keys if owner[k][1] != i} for i, keys in held}
+    return {i: keys for i, keys in lost_by_trace.items() if keys}
+
+
+def drop_inherited_calls(traces: list[Trace], lost: dict[int, set[str]] | None = None) -> list[Trace]:
+    """Give each call copied into several session files to one session only (CASES B06).
+
+    `--resume`, `--continue` and forks start a new file whose first lines are copies of earlier calls
+    (same `message.id` and usage). A call found in more than one transcript trace of a run belongs to
+    the trace whose last timestamp is earliest (the session it was first written in; argument order
+    breaks ties); the other traces drop it, with its tool uses and their results and the events written
+    up to the last copied main-thread call, count it in `inherited_calls` and say so in a warning.
+
+    Parameters
+    ----------
+    traces
+        Traces of one run, in argument order.
+    lost
+        `inherited_calls(traces)`, when already known.
+
+    Returns
+    -------
+    list of Trace
+        The same traces (new objects where something was dropped), in the same order.
+    """
+    lost_by_trace = inherited_calls(traces) if lost is None else lost
+    if not lost_by_trace:
+        return traces
+    # Plain Python over the tables' columns (frames or lists): importing Polars for this alone would cost
+    # a run over a projects folder 0.3 s and 130 MB, and resumed sessions are common there.
+    out = list(traces)
+    for idx, drop in lost_by_trace.items():
+        t = traces[idx]
+        if t.slim:
+            continue  # only its call keys are here (a worker read it, and it could not be read again)
+        tables = {name: _table_columns(t.view(name)) for name in TABLES}
+        calls = tables["calls"]
+        keys = zip(*(calls[c] for c in KEY_COLUMNS), strict=True)
+        keep_calls = [m is None or f"{m}|{a}|{b}|{c}" not in drop for m, a, b, c in keys]
+        dropped_ids = {m for m, keep in zip(calls["message_id"], keep_calls, strict=True) if not keep}
+        # The copies are the new file's first lines: events among them (a copied compaction boundary, the
+        # copied prompts) belong to the original session too.
+        copied_main = [
+            seq
+            for seq, kind, keep in zip(calls["seq"], calls["thread_kind"], keep_calls, strict=True)
+            if not keep and kind == THREAD_MAIN
+        ]
+        last_copied = max(copied_main) if copied_main else None
+        uses = tables["tool_uses"]
+        keep_uses = [m is None or m not in dropped_ids for m in uses["message_id"]]
+        uses_drop = {
+            tid for tid, keep in zip(uses["tool_use_id"], keep_uses, strict=True) if not keep and tid is not None
+        }
+        keep_results = [tid is None or tid not in uses_drop for tid in tables["tool_results"]["tool_use_id"]]
+        keep_events = [last_copied is None or seq > last_copied for seq in tables["events"]["seq"]]
+        out[idx] = Trace(
+            **{
+                **t.__dict__,
+                "tables": {
+                    name: {c: list(itertools.compress(values, keep)) for c, values in tables[name].items()}
+                    for name, keep in (
+                        ("calls", keep_calls),
+                        ("tool_uses", keep_uses),
+                        ("tool_results", keep_results),
+                        ("events", keep_events),
+                    )
+                },
+                "inherited_calls": len(drop),
+                "warnings": [
+                    *t.warnings,
+                    f"{len(drop)} call(s) copied from another session's file (resume, continue or fork): counted there",
+                ],
+            }
+        )
+    return out
+
+
+def _table_columns(table: Table) -> dict[str, list[Any]]:
+    """A table's columns as lists, in its column order (a frame's values are copied out of it)."""
+    return {name: table.get_column(name).to_list() for name in table.columns}

@@ -1,0 +1,137 @@
+"""Lines → records → builders: reading one file into a trace's builder (or one builder per stream-json run).
+
+`feed` takes the lines worth decoding (`lines.Lines`), decodes each once (`records.decode`), skips and
+counts what is not a record (not JSON, not an object, a truncated last line, a repeated uuid, CASES B29),
+starts a new builder at each stream-json run (`formats.starts_run`), and hands each record to its builder
+behind a firewall: a record that raises while it is routed costs its line only, named with the exception.
+`finish` names the runs, decides each one's format and reads a transcript's subagent files after it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import IO, Any
+
+import orjson
+
+from contexttrace.errors import TraceReadError
+from contexttrace.reading.claude.builder import Builder
+from contexttrace.reading.claude.dialects import format_of, starts_run
+from contexttrace.reading.claude.lines import Lines, open_trace
+from contexttrace.reading.claude.records import NOT_JSON, Line, decode
+from contexttrace.reading.contract import FORMAT_TRANSCRIPT
+from contexttrace.reading.model import SourceFile, Trace
+from contexttrace.reading.urls import is_url, read_meta
+
+
+def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bool) -> int:
+    """Read one file into the last builder of `builders`, starting a new one at each run when asked.
+
+    With `split_runs` (the file a trace is named by), a `system/init` line after a run's init or calls
+    starts a new run; non-JSON lines after a `result` line are counted in the run that follows them.
+    Returns the number of lines read.
+
+    Raises
+    ------
+    TraceReadError
+        The file could not be read to its end.
+    """
+    cur = builders[-1]
+    cur.facts.files.append(src.path)
+    cur.prev_ts = None
+    path = src.path
+    lines = Lines(fh, path, cur.diag)
+    after_result = False
+    pending_bad: list[tuple[int, str]] = []  # bad lines after a result: counted in the next run
+    for raw in lines:
+        rec = decode(raw)
+        if type(rec) is not Line:
+            if rec is not NOT_JSON:
+                cur.diag.skip(path, lines.number, f"not a JSON object ({type(rec).__name__})")
+            elif not raw.endswith(b"\n"):
+                cur.diag.truncated_last = True  # a file still being written: one quiet note
+                cur.diag.skipped += 1
+            elif after_result:
+                pending_bad.append((lines.number, "not JSON"))
+            else:
+                cur.diag.skip(path, lines.number, "not JSON")
+            continue
+        uid = rec.uuid
+        if type(uid) is str and uid:
+            seen = cur.seen
+            if uid in seen.uuids:  # a record written again (CASES B29): one record, counted once
+                seen.repeated += 1
+                continue
+            seen.uuids.add(uid)
+        kind = rec.type
+        if type(kind) is not str:
+            kind = None  # a `type` that is not a string (a list, say: fuzz 01) is an unknown line type
+        if split_runs and kind == "system" and starts_run(rec, kind, cur.evidence.has_init or bool(cur.calls.rows)):
+            cur.evidence.count_skipped(lines.take_skipped())
+            cur = Builder(path, path)
+            cur.facts.files.append(path)
+            builders.append(cur)
+            lines.diag = cur.diag
+        if pending_bad:
+            for n, reason in pending_bad:
+                cur.diag.skip(path, n, reason)
+            pending_bad.clear()
+        after_result = kind == "result"
+        try:
+            cur.add(rec, kind, lines.number, src)
+        except Exception as exc:  # the line firewall: a value no rule expected costs this line only
+            cur.diag.skip(path, lines.number, f"not read ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
+    for n, reason in pending_bad:
+        cur.diag.skip(path, n, reason)
+    cur.evidence.count_skipped(lines.take_skipped())
+    return lines.number
+
+
+def finish(main: str, builders: list[Builder], subagents: Iterable[SourceFile]) -> list[Trace]:
+    """The traces of a main file read into `builders`: runs named, a transcript's subagent files read.
+
+    Raises what `formats.format_of` raises for a file of no known format.
+    """
+    runs = [b for b in builders if b.evidence.records or b.diag.skipped] or builders[:1]
+    subagents = tuple(subagents)
+    if len(runs) == 1 and subagents and not runs[0].evidence.records:
+        # A session file with no record left (cut short, damaged): its intact subagent files still count.
+        read_subagents(runs[0], subagents)
+        subagents = ()
+    formats = [format_of(b.evidence, b.has_rows(), b.diag.skipped, b.diag.nul_seen, main) for b in runs]
+    if len(runs) > 1:
+        for i, b in enumerate(runs, 1):
+            b.name = f"{main}#{i}"
+    elif formats[0] == FORMAT_TRANSCRIPT:
+        read_subagents(runs[0], subagents)
+    return [b.build(f) for b, f in zip(runs, formats, strict=True)]
+
+
+def read_subagents(builder: Builder, subagents: Iterable[SourceFile]) -> None:
+    """Read a session's subagent files into its builder, after its main file; an unreadable one is a warning."""
+    for sub in subagents:
+        try:
+            with open_trace(sub.path) as sub_fh:
+                feed([builder], sub, sub_fh, split_runs=False)
+        except TraceReadError as exc:
+            builder.diag.warnings.append(f"{sub.path}: {exc.reason}")
+            continue
+        if sub.agent_id is not None:
+            meta = agent_meta(sub.path)
+            builder.facts.agents[sub.agent_id] = {"file": sub.path, "kind": sub.thread_kind, **(meta or {})}
+
+
+def agent_meta(path: str) -> dict[str, Any] | None:
+    """The `agent-<id>.meta.json` beside a subagent file (`agentType`, `description`, ...), if any."""
+    meta_path = path[: -len(".jsonl")] + ".meta.json" if path.endswith(".jsonl") else None
+    if meta_path is not None and is_url(meta_path):  # a subagent file behind an fsspec URL (issue 17)
+        return read_meta(meta_path)
+    if meta_path is None or not os.path.isfile(meta_path):
+        return None
+    try:
+        with open(meta_path, "rb") as fh:
+            loaded = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return loaded if isinstance(loaded, dict) else None

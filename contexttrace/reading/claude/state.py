@@ -1,0 +1,277 @@
+"""The builder's state, one small class per concern, each declaring its fields next to its own `merge`.
+
+A large transcript is read in two parts (`split`): a worker reads the tail into a builder of its own, and
+`builder.Builder.merge_tail` merges each piece of state here as if one builder had read both parts in
+order. A field added to a class must be merged in that class's `merge`, or named in its `NOT_MERGED` with
+the reason (tests/test_reading_merge.py checks that every field is one or the other).
+
+Row layouts: rows are tuples in their table's column order (`schema.py`), less the columns `builder.build`
+adds (`USE_ROW`, `RESULT_ROW`); call rows live in `calls.Calls`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from contexttrace.reading.claude.content import MAX_TOKENS
+from contexttrace.reading.contract import TOOL_RESULT_SCHEMA
+from contexttrace.reading.model import LineNote
+
+#: How many bad lines per file are named one by one before the rest are only counted.
+MAX_LINE_NOTES = 3
+#: A tool-use row as the builder holds it: the row of its call in place of its thread (set by `build`),
+#: and no `input_chars` (the length of `input_json`, set by `build`).
+USE_ROW = (
+    "seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "file_path", "ts_ms",
+    "agent_type", "agent_description", "agent_prompt_chars", "read_path", "cwd",
+)  # fmt: skip
+#: A tool-result row as the builder holds it: `TOOL_RESULT_SCHEMA` but `cleared_seq` (set by `build`).
+RESULT_ROW = tuple(c for c in TOOL_RESULT_SCHEMA if c != "cleared_seq")
+_USE_ID, _RESULT_ID = USE_ROW.index("tool_use_id"), RESULT_ROW.index("tool_use_id")
+
+
+class Seen:
+    """Record uuids seen: a repeated uuid is one record, its copies dropped and counted (CASES B29)."""
+
+    __slots__ = ("repeated", "uuids")
+    NOT_MERGED: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.uuids: set[str] = set()
+        self.repeated = 0
+
+    def merge(self, tail: Seen) -> None:
+        self.uuids |= tail.uuids
+        self.repeated += tail.repeated
+
+
+class Diagnostics:
+    """What was skipped, marked or doubted, and said: skipped lines (the first `MAX_LINE_NOTES` per file
+    named), NUL damage, values that are not counts, unreadable subagent files."""
+
+    __slots__ = (
+        "bad_numbers",
+        "bad_usage",
+        "notes",
+        "notes_per_file",
+        "nul_lines",
+        "nul_seen",
+        "oversized",
+        "skipped",
+        "truncated_last",
+        "warnings",
+    )
+    NOT_MERGED: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.skipped = 0
+        self.oversized = 0  # lines above `lines.OVERSIZED_LINE_BYTES` that hold no figure (CASES B20)
+        self.truncated_last = False
+        self.notes: list[LineNote] = []
+        #: file -> lines skipped in it (a truncated last line not included)
+        self.notes_per_file: dict[str, int] = {}
+        self.nul_lines = 0  # lines that were only NUL padding (CASES B30)
+        self.nul_seen = False  # any NUL byte (no record decoded and NULs seen: a binary file)
+        self.bad_usage = 0  # usage counts that were not plausible token counts, read as 0 (B27)
+        self.bad_numbers = 0  # other counts out of range or of the wrong type, read as unknown (fuzz 04, 09)
+        self.warnings: list[str] = []
+
+    def skip(self, path: str, line: int, reason: str) -> None:
+        """Count a skipped line of `path`, naming it when fewer than `MAX_LINE_NOTES` of the file were."""
+        self.skipped += 1
+        shown = self.notes_per_file.get(path, 0)
+        self.notes_per_file[path] = shown + 1
+        if shown < MAX_LINE_NOTES:
+            self.notes.append(LineNote(path, line, reason))
+
+    def number(self, raw: Any) -> int | None:
+        """A count other than usage (tokens a boundary states, a duration in ms): the int when it fits
+        0 <= n < 2**53, else None (unknown), counted when a value was written (fuzz 04, 09)."""
+        if type(raw) is int and 0 <= raw < MAX_TOKENS:
+            return raw
+        if raw is not None:
+            self.bad_numbers += 1
+        return None
+
+    def merge(self, tail: Diagnostics, main_path: str, line0: int, uncounted_usage: int) -> None:
+        """Add a tail's: its main-file notes' lines continue this part's (`line0`); the first
+        `MAX_LINE_NOTES` bad lines of each file stay named; `uncounted_usage` bad usage fields are those a
+        whole read would not have met (`calls.Calls.merge`)."""
+        self.skipped += tail.skipped
+        self.oversized += tail.oversized
+        self.truncated_last = self.truncated_last or tail.truncated_last  # (the head's: cut short since)
+        for path, count in tail.notes_per_file.items():
+            shown = self.notes_per_file.get(path, 0)
+            shift = line0 if path == main_path else 0
+            named = [LineNote(n.path, n.line + shift, n.reason) for n in tail.notes if n.path == path]
+            self.notes.extend(named[: max(0, MAX_LINE_NOTES - shown)])
+            self.notes_per_file[path] = shown + count
+        self.nul_lines += tail.nul_lines
+        self.nul_seen = self.nul_seen or tail.nul_seen
+        self.bad_usage += tail.bad_usage - uncounted_usage
+        self.bad_numbers += tail.bad_numbers
+        self.warnings.extend(tail.warnings)
+
+
+class Facts:
+    """What the trace says about itself, outside its rows."""
+
+    __slots__ = (
+        "agents",
+        "cli_version",
+        "cwd",
+        "denied_ids",
+        "files",
+        "result",
+        "session_id",
+        "subagents_read",
+        "surface",
+        "synthetic",
+    )  # fmt: skip
+    #: stream-json only (a tail that shows stream-json is never merged: `split.read_tail`)
+    NOT_MERGED = frozenset({"surface", "result", "denied_ids"})
+
+    def __init__(self) -> None:
+        self.session_id: str | None = None
+        self.cli_version: str | None = None
+        self.cwd: str | None = None
+        self.surface: dict[str, Any] | None = None  # from stream-json's system/init
+        self.result: dict[str, Any] | None = None  # stream-json's last result line (`formats.run_totals`)
+        self.denied_ids: set[str] = set()  # tool uses a result line lists as refused
+        self.files: list[str] = []
+        self.agents: dict[str, dict[str, Any]] = {}
+        self.synthetic = 0  # synthetic assistant lines: API errors, not calls
+        self.subagents_read = False  # the session's subagent files are read in (by a tail's reader)
+
+    def merge(self, tail: Facts, with_subagents: bool) -> None:
+        self.session_id = self.session_id if self.session_id is not None else tail.session_id
+        self.cli_version = self.cli_version if self.cli_version is not None else tail.cli_version
+        self.cwd = self.cwd if self.cwd is not None else tail.cwd
+        self.files.extend(tail.files[1:])  # the subagent files it read
+        self.agents.update(tail.agents)
+        self.synthetic += tail.synthetic
+        self.subagents_read = with_subagents
+
+
+class ToolUses:
+    """Tool-use rows (`USE_ROW` order), deduplicated by tool_use id."""
+
+    __slots__ = ("ids", "rows")
+    NOT_MERGED: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+        self.ids: set[str] = set()
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.rows,)  # (a pickle carries the rows; `__setstate__` rebuilds the ids from them)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (self.rows,) = state
+        self.ids = {row[_USE_ID] for row in self.rows if row[_USE_ID] is not None}
+
+    def merge(self, tail: ToolUses, seq0: int, line0: int, main_rows: int, moved: list[int]) -> None:
+        for k, use in enumerate(tail.rows):
+            tid = use[2]
+            if tid is not None and tid in self.ids:
+                continue
+            line = use[1] + line0 if k < main_rows else use[1]
+            self.rows.append((use[0] + seq0, line, tid, use[3], moved[use[4]], *use[5:]))
+        self.ids |= tail.ids
+
+
+class ToolResults:
+    """Tool-result rows (`RESULT_ROW` order), deduplicated by tool_use id, and the results a
+    microcompaction cleared (CASES B34)."""
+
+    __slots__ = ("cleared", "ids", "rows")
+    NOT_MERGED: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+        self.ids: set[str] = set()
+        self.cleared: dict[str, int] = {}  # tool_use_id -> seq of the microcompaction that cleared it
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.rows, self.cleared
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.rows, self.cleared = state
+        self.ids = {row[_RESULT_ID] for row in self.rows if row[_RESULT_ID] is not None}
+
+    def merge(self, tail: ToolResults, seq0: int, line0: int, main_rows: int, rename: dict[str, str]) -> None:
+        for k, res in enumerate(tail.rows):
+            tid = res[2]
+            if tid is not None and tid in self.ids:
+                continue
+            line = res[1] + line0 if k < main_rows else res[1]
+            self.rows.append((res[0] + seq0, line, tid, rename.get(res[3], res[3]), *res[4:]))
+        self.ids |= tail.ids
+        for tid, seq in tail.cleared.items():
+            self.cleared.setdefault(tid, seq + seq0)
+
+
+class Events:
+    """Event rows (`EVENT_SCHEMA` order): compactions, prompts, errors, durations, attachments."""
+
+    __slots__ = ("rows",)
+    NOT_MERGED: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+
+    def merge(self, tail: Events, seq0: int, line0: int, main_rows: int, rename: dict[str, str]) -> None:
+        for k, ev in enumerate(tail.rows):
+            line = ev[1] + line0 if k < main_rows else ev[1]
+            self.rows.append((ev[0] + seq0, line, rename.get(ev[2], ev[2]), *ev[3:]))
+
+
+class Stamps:
+    """Timestamps of every user/assistant/system line (any thread), in reading order, and those parsed
+    already (a tail's reader parses its own, so the merging process does not)."""
+
+    __slots__ = ("ms", "stamps")
+    NOT_MERGED: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.stamps: list[str] = []
+        self.ms: dict[str | None, int | None] = {}
+
+    def merge(self, tail: Stamps) -> None:
+        self.stamps.extend(tail.stamps)
+        self.ms.update(tail.ms)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_ms(
+    stamps: Iterable[str | None], known: dict[str | None, int | None] | None = None
+) -> dict[str | None, int | None]:
+    """Unix epoch ms (floored) of every ISO-8601 timestamp in `stamps` (and of None: None); None for a value
+    that is not a date with a time. A timestamp without an offset is read as UTC. `known`: values
+    already parsed, not parsed again.
+
+    >>> epoch_ms(["2026-01-24T04:08:00.123Z", "2026-01-24T06:08:00.5+02:00", "soon"])
+    {None: None, '2026-01-24T04:08:00.123Z': 1769227680123, '2026-01-24T06:08:00.5+02:00': 1769227680500, 'soon': None}
+    """
+    out: dict[str | None, int | None] = {None: None}
+    if known:
+        out.update(known)
+    for value in stamps:
+        if value in out:
+            continue
+        try:
+            if value is None or len(value) <= 10:  # a date without a time
+                raise ValueError
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            out[value] = None
+            continue
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        since = moment - _EPOCH  # (its fields summed: half the time of `// timedelta(milliseconds=1)`, same floor)
+        out[value] = since.days * 86_400_000 + since.seconds * 1000 + since.microseconds // 1000
+    return out

@@ -1,0 +1,499 @@
+"""Turn a `compare.Comparison` into text: the table and what is printed under it, CSV, JSON, stderr notes.
+
+All of `context compare`'s number formatting and sentences live here; `compare` holds only data.
+Renderers return `str` (or lines for stderr) and never print. The table is a GitHub pipe table, as
+`context trace`'s, so the output pastes as markdown.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+from contexttrace.render.trace import TABLE_FORMAT, _clean, _safe, fmt_usd
+from contexttrace.reports import compare as cmp
+
+
+class CompareFormat(StrEnum):
+    """What `context compare --format` prints. `table` and `markdown` print the same pipe table; markdown
+    makes the titles under it headings."""
+
+    TABLE = "table"
+    MARKDOWN = "markdown"
+    CSV = "csv"
+    JSON = "json"
+
+
+#: How a metric is named in the table and the readings (its key is the JSON and CSV name).
+LABELS = {"result_chars": "result chars", "cost_usd": "cost", "health_score": "health"}
+
+#: Columns of the CSV: every key of a row (`compare.metric_row`), in this order.
+CSV_COLUMNS = [
+    "metric", "condition", "runs", "unit", "median", "min", "max", "delta", "delta_pct", "noise",
+    "within_noise", "p_value", "ci_low", "ci_high", "lower_bound_runs",
+]  # fmt: skip
+
+_HEADERS = ["metric", "condition", "runs", "median", "range", "Δ", "Δ %", "noise", "p", "95% CI"]
+_ALIGN = ["left", "left", "right", "right", "right", "right", "right", "left", "right", "right"]
+
+
+def label(metric: str) -> str:
+    """The name a metric prints as (``cost_usd`` → ``cost``)."""
+    return LABELS.get(metric, metric)
+
+
+# -- numbers ---------------------------------------------------------------------------------------
+
+
+def fmt_value(value: float | None, unit: str, signed: bool = False) -> str:
+    """A median, bound or difference in its unit: thousands separators, one decimal only when there is
+    one (the median of an even number of runs), USD as `render.fmt_usd` without the ≈; None → ``–``.
+
+    >>> fmt_value(26009, "tokens"), fmt_value(4.5, "calls"), fmt_value(3000, "tokens", signed=True)
+    ('26,009', '4.5', '+3,000')
+    >>> fmt_value(-0.05, "usd", signed=True), fmt_value(0, "count", signed=True)
+    ('-$0.0500', '0')
+    """
+    if value is None:
+        return "–"
+    if unit == "usd":
+        text = fmt_usd(value, estimate=False)
+        return ("+" + text) if signed and value > 0 and text != "$0.00" else text
+    text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+    return ("+" + text) if signed and value > 0 else text
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value: two decimals, three below 0.01, ``<0.001`` below that; None → ``–``.
+
+    >>> fmt_p(0.6123), fmt_p(0.0021645), fmt_p(0.0001), fmt_p(None)
+    ('0.61', '0.002', '<0.001', '–')
+    """
+    if p is None:
+        return "–"
+    if p < 0.001:
+        return "<0.001"
+    return f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+
+
+def _median_cell(row: dict[str, Any]) -> str:
+    if row["unit"] == "usd" and row["median"] is not None:
+        return fmt_usd(row["median"], lower_bound=row["lower_bound_runs"] > 0)
+    return fmt_value(row["median"], row["unit"])
+
+
+def _range_cell(row: dict[str, Any]) -> str:
+    if row["min"] is None:
+        return "–"
+    return f"{fmt_value(row['min'], row['unit'])}–{fmt_value(row['max'], row['unit'])}"
+
+
+def _pct_cell(pct: float | None) -> str:
+    """``+11.5%``, ``0%``; ``–`` when the baseline's median is 0 (no percentage of nothing)."""
+    if pct is None:
+        return "–"
+    return "0%" if pct == 0 else f"{pct:+.1f}%"
+
+
+def _noise_cell(row: dict[str, Any]) -> str:
+    """``within ±342``: whether Δ is inside the noise band, and the band (`compare.noise_of`)."""
+    if row["within_noise"] is None:
+        return "–"
+    word = "within" if row["within_noise"] else "beyond"
+    return f"{word} ±{fmt_value(row['noise'], row['unit'])}"
+
+
+def _ci_cell(row: dict[str, Any]) -> str:
+    if row["ci_low"] is None:
+        return "–"
+    return f"[{fmt_value(row['ci_low'], row['unit'], True)}, {fmt_value(row['ci_high'], row['unit'], True)}]"
+
+
+def _table_row(row: dict[str, Any], baseline: str) -> list[str]:
+    is_base = row["condition"] == baseline
+    pct = row["delta_pct"]
+    return [
+        label(row["metric"]),
+        row["condition"],
+        str(row["runs"]),
+        _median_cell(row),
+        _range_cell(row),
+        "baseline" if is_base else fmt_value(row["delta"], row["unit"], signed=True),
+        "" if is_base else _pct_cell(pct),
+        "" if is_base else _noise_cell(row),
+        "" if is_base else fmt_p(row["p_value"]),
+        "" if is_base else _ci_cell(row),
+    ]
+
+
+# -- renderers -------------------------------------------------------------------------------------
+
+
+def render_compare(comparison: cmp.Comparison, fmt: CompareFormat = CompareFormat.TABLE) -> str:
+    """Render a comparison for stdout in one format (`CompareFormat`); dispatches to the functions below."""
+    if fmt is CompareFormat.JSON:
+        return render_compare_json(comparison)
+    if fmt is CompareFormat.CSV:
+        return render_compare_csv(comparison)
+    return render_compare_table(comparison, markdown=fmt is CompareFormat.MARKDOWN)
+
+
+def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> str:
+    """The comparison table, then the readings, the surface differences and a legend.
+
+    Parameters
+    ----------
+    comparison
+        From `compare.compare`.
+    markdown
+        Titles under the table as markdown headings (``#### Readings``) rather than lines ending in ``:``.
+
+    Returns
+    -------
+    str
+        A pipe table: one row per metric and condition (metric by metric, each condition's rows
+        together): runs, median, range (min–max), and for the other conditions Δ (median − the
+        baseline's), Δ %, noise (``within``/``beyond`` the runs' spread, ``–`` with one run a side), p (rank
+        test) and the 95 % CI of Δ (``–`` below `compare.MIN_RUNS_FOR_TEST` runs a side). Cost medians carry
+        ≈ (list prices), ≥ when a run's cost is a lower bound. Then, after blank lines, the readings and
+        the surface as ``- `` lines, and the legend.
+    """
+    from tabulate import tabulate  # imported here, as in `render._table`: start-up of the other commands
+
+    rows = [_table_row(r, comparison.baseline) for r in comparison.rows]
+    table = tabulate(rows, headers=_HEADERS, tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=_ALIGN)
+    parts = [table]
+    title = (lambda t: f"#### {t}") if markdown else (lambda t: f"{t}:")
+    lines = readings_text(comparison)
+    if lines:
+        parts.append("\n".join([title("Readings (medians over the runs; spec 004)"), *(f"- {x}" for x in lines)]))
+    lines = surface_text(comparison)
+    if lines:
+        parts.append(
+            "\n".join([title("Surface (what start-up offered, from system/init)"), *(f"- {x}" for x in lines)])
+        )
+    parts.append(_legend(markdown))
+    return _safe("\n\n".join(parts))
+
+
+def _legend(markdown: bool) -> str:
+    text = (
+        "noise: Δ (median − the baseline's median) is within the noise when it is no larger than the wider "
+        "of the two conditions' interquartile ranges (the middle half of their runs). p: two-sided "
+        "Mann–Whitney U; 95% CI: bootstrap interval of Δ; both need "
+        f"{cmp.MIN_RUNS_FOR_TEST} runs on each side. docs/compare.md says how to read them."
+    )
+    return f"_{text}_" if markdown else text
+
+
+def render_compare_csv(comparison: cmp.Comparison) -> str:
+    """The rows (`compare.metric_row`) as CSV, columns `CSV_COLUMNS`, raw numbers (empty for None).
+
+    Readings, surface and warnings are not rows: `render_compare_notes` gives them for stderr.
+    """
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for row in comparison.rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return _safe(out.getvalue().rstrip("\n"))
+
+
+def compare_dict(comparison: cmp.Comparison) -> dict[str, Any]:
+    """The `--json` object (docs/compare.md names every key): raw numbers, and each reading, surface
+    difference and warning also as the sentence the table prints."""
+    base = comparison.baseline
+    return {
+        "schema_version": cmp.SCHEMA_VERSION,
+        "baseline": base,
+        "metrics": comparison.metrics,
+        "statistics": {
+            "noise": "iqr",
+            "test": "mann-whitney-u",
+            "alternative": "two-sided",
+            "min_runs": cmp.MIN_RUNS_FOR_TEST,
+            "ci": "bootstrap-percentile",
+            "ci_level": cmp.CI_LEVEL,
+            "resamples": cmp.RESAMPLES,
+            "seed": cmp.SEED,
+        },
+        "conditions": [
+            {
+                "name": c.name,
+                "paths": c.paths,
+                "runs": [_run_dict(r) for r in c.runs],
+                "no_call": c.no_call,
+                "failures": c.failures,
+                "surface": c.surface,
+            }
+            for c in comparison.conditions
+        ],
+        "rows": comparison.rows,
+        "readings": [
+            {
+                "kind": r["kind"],
+                "condition": r["condition"],
+                "baseline": r.get("baseline"),
+                "metrics": [x["metric"] for x in (r["rows"] if "rows" in r else [r["row"]])],
+                "text": _reading(r),
+            }
+            for r in comparison.readings
+        ],
+        "surface": {
+            "within": [{**d, "text": _within_text(d)} for d in comparison.surface_within],
+            "between": [
+                {
+                    "condition": b["condition"],
+                    "baseline": b["baseline"],
+                    "differences": [{**d, "text": _difference_text(d)} for d in b["differences"]],
+                    "text": _between_text(b),
+                }
+                for b in comparison.surface_between
+            ],
+        },
+        "warnings": [_warning_text(w) for w in comparison.warnings],
+    }
+
+
+def _run_dict(run: cmp.RunFigures) -> dict[str, Any]:
+    out: dict[str, Any] = {"trace": run.trace, "path": run.path}
+    for key, metric in cmp.METRICS.items():
+        out[key] = metric.value(run)
+    out["cost_is_lower_bound"] = bool(cmp.METRICS["cost_usd"].lower_bound(run))
+    return out
+
+
+def render_compare_json(comparison: cmp.Comparison) -> str:
+    """The `--json` object (`compare_dict`), indented, keys sorted; valid UTF-8 whatever the traces held."""
+    data = compare_dict(comparison)
+    option = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+    try:
+        return orjson.dumps(data, option=option).decode()
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_clean(data), option=option).decode()
+
+
+def render_compare_notes(comparison: cmp.Comparison, fmt: CompareFormat = CompareFormat.TABLE) -> list[str]:
+    """Lines for stderr: each warning (``warning:``, or ``note:`` for the baseline checks); with CSV, which
+    has no room for them, the readings and the surface differences too."""
+    out: list[str] = []
+    if fmt is CompareFormat.CSV:
+        out.extend(f"reading: {x}" for x in readings_text(comparison))
+        out.extend(f"surface: {x}" for x in surface_text(comparison))
+    for w in comparison.warnings:
+        prefix = "note" if w["kind"] in ("baseline_offers", "same_start") else "warning"
+        out.append(f"{prefix}: {_warning_text(w)}")
+    return [_safe(x) for x in out]
+
+
+# -- sentences -------------------------------------------------------------------------------------
+
+
+def readings_text(comparison: cmp.Comparison) -> list[str]:
+    """The readings (`compare.readings`) as sentences, one per reading."""
+    return [_reading(r) for r in comparison.readings]
+
+
+def _judged(row: dict[str, Any]) -> str:
+    """``beyond the noise, p = 0.002``: how far a difference stands out, for the sentences."""
+    parts = []
+    if row["within_noise"] is not None:
+        parts.append("within the noise" if row["within_noise"] else "beyond the noise")
+    if row["p_value"] is not None:
+        parts.append(f"p = {fmt_p(row['p_value'])}")
+    return ", ".join(parts)
+
+
+def _reading(r: dict[str, Any]) -> str:
+    if r["kind"] == "baseline":
+        row, offered = r["row"], _offered(r["offers"])
+        head = (
+            f"{r['condition']}: start-up loads {fmt_value(row['median'], 'tokens')} tokens before any work "
+            f"(first, {row['runs']} run{'s' if row['runs'] != 1 else ''})"
+        )
+        if offered:
+            return head + f"; not the harness's own baseline: it offers {offered}, which a free workspace does not"
+        return head + ": in an empty workspace, that is the harness's own baseline"
+    if r["kind"] == "startup":
+        row = r["row"]
+        base_median = row["median"] - row["delta"]
+        judged = _judged(row)
+        figures = f"first: {fmt_value(row['median'], 'tokens')} − {fmt_value(base_median, 'tokens')}"
+        figures += f"; {judged}" if judged else ""
+        head = f"{r['condition']} − {r['baseline']}: "
+        if row["delta"] == 0:
+            return head + f"start-up is the same size ({figures})"
+        verb = "costs" if row["delta"] > 0 else "saves"
+        return (
+            head
+            + f"what start-up loads {verb} ≈ {fmt_value(abs(row['delta']), 'tokens')} tokens on every call ({figures})"
+        )
+    return f"{r['condition']} − {r['baseline']}, over the run: " + _run_phrase(r["rows"])
+
+
+def _amount(row: dict[str, Any]) -> str:
+    """One difference as words: ``4,100 more tokens at the peak``, ``2 calls``, ``≈$0.0500 more``."""
+    size = abs(row["delta"])
+    more = " more" if row["delta"] > 0 else ""
+    if row["metric"] == "peak":
+        return f"{fmt_value(size, 'tokens')}{more} tokens at the peak"
+    if row["metric"] == "calls":
+        return f"{fmt_value(size, 'calls')}{more} call{'' if size == 1 else 's'}"
+    if row["metric"] == "cost_usd":
+        return f"≈{fmt_value(size, 'usd')}{more}"
+    return f"{fmt_value(size, row['unit'])}{more} {label(row['metric'])}"
+
+
+def _run_phrase(rows: list[dict[str, Any]]) -> str:
+    def said(row: dict[str, Any]) -> str:
+        judged = _judged(row)
+        return _amount(row) + (f" ({judged})" if judged else "")
+
+    cost = [said(r) for r in rows if r["delta"] > 0]
+    saved = [said(r) for r in rows if r["delta"] < 0]
+    same = [_SAME.get(r["metric"], label(r["metric"])) for r in rows if r["delta"] == 0]
+    parts = []
+    if cost:
+        parts.append("cost " + _and(cost))
+    if saved:
+        parts.append("saved " + _and(saved))
+    if same:
+        parts.append("the same " + _and(same))
+    return "; ".join(parts)
+
+
+#: How "the same ..." names a metric in the run reading.
+_SAME = {"calls": "number of calls", "peak": "peak", "cost_usd": "cost"}
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+#: How each surface field is named: (one, several).
+_SURFACE_NAMES = {
+    "tools": ("tool", "tools"),
+    "skills": ("skill", "skills"),
+    "agents": ("agent", "agents"),
+    "slash_commands": ("slash command", "slash commands"),
+    "mcp_servers": ("MCP server", "MCP servers"),
+    "plugins": ("plugin", "plugins"),
+    "model": ("model", "model"),
+    "cli_version": ("CLI version", "CLI version"),
+    "permission_mode": ("permission mode", "permission mode"),
+}
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "not recorded"
+    if isinstance(value, list):
+        return ", ".join(value) if value else "none"
+    return str(value)
+
+
+def _difference_text(d: dict[str, Any]) -> str:
+    """``+2 MCP servers: figma, github``, ``+1 skill``, ``model a → b``."""
+    one, several = _SURFACE_NAMES[d["field"]]
+    kind = cmp.SURFACE_FIELDS[d["field"]]
+    if kind == "count" and d["baseline"] is not None and d["value"] is not None:
+        n = d["value"] - d["baseline"]
+        return f"{n:+d} {one if abs(n) == 1 else several}"
+    if "added" in d:
+        signed = [("+", d["added"]), ("-", d["removed"])]
+        return "; ".join(
+            f"{sign}{len(names)} {one if len(names) == 1 else several}: {', '.join(names)}"
+            for sign, names in signed
+            if names
+        )
+    return f"{several} {_shown(d['baseline'])} → {_shown(d['value'])}"
+
+
+def _between_text(b: dict[str, Any]) -> str:
+    if not b["differences"]:
+        return f"{b['condition']}: the same surface as {b['baseline']}"
+    return f"{b['condition']} differs from {b['baseline']} in: " + "; ".join(
+        _difference_text(d) for d in b["differences"]
+    )
+
+
+def surface_text(comparison: cmp.Comparison) -> list[str]:
+    """What the conditions differ in (spec 004's surface), one line per condition against the baseline,
+    and a line per condition whose runs recorded no `system/init` (session transcripts)."""
+    out = [_between_text(b) for b in comparison.surface_between]
+    for c in comparison.conditions:
+        if c.surface is not None and all(c.surface.get(k) is None for k in ("tools", "mcp_servers", "plugins")):
+            out.append(
+                f"{c.name}: its runs recorded no system/init (session transcripts): only the model and CLI "
+                "version are compared"
+            )
+    return out
+
+
+def _within_text(d: dict[str, Any]) -> str:
+    several = _SURFACE_NAMES[d["field"]][1]
+    shown = []
+    for i, g in enumerate(d["values"]):
+        n = len(g["runs"])
+        runs = f"{n} run{'s' if n != 1 else ''}"
+        if i:  # the runs that differ from the most common value, named (up to three)
+            runs += ": " + ", ".join(g["runs"][:3]) + (", ..." if n > 3 else "")
+        shown.append(f"{_shown(g['value'])} ({runs})")
+    return (
+        f"condition {d['condition']}: its runs differ in {several}: "
+        + "; ".join(shown)
+        + (". Runs that differ there are not the same condition (spec 004)")
+    )
+
+
+def _offered(offers: dict[str, Any]) -> str:
+    """``MCP servers a, b and plugins c``; empty when nothing is offered."""
+    parts = []
+    if offers["mcp_servers"]:
+        parts.append(f"MCP servers {', '.join(offers['mcp_servers'])}")
+    if offers["plugins"]:
+        parts.append(f"plugins {', '.join(offers['plugins'])}")
+    return " and ".join(parts)
+
+
+def _warning_text(w: dict[str, Any]) -> str:
+    kind = w["kind"]
+    if kind == "no_runs":
+        why = []
+        if w["no_call"]:
+            why.append(f"{w['no_call']} with no model call")
+        if w["failures"]:
+            why.append(f"{w['failures']} could not be read")
+        reason = f" ({'; '.join(why)})" if why else ""
+        return f"condition {w['condition']}: no run to compare in {', '.join(w['paths'])}{reason}"
+    if kind == "no_call":
+        n = len(w["runs"])
+        names = ", ".join(w["runs"][:3]) + (", ..." if n > 3 else "")
+        return f"condition {w['condition']}: {n} run(s) with no model call left out of every figure: {names}"
+    if kind == "shared_run":
+        return f"{w['trace']} is a run of {_and(w['conditions'])}: conditions should not share runs"
+    if kind == "surface_within":
+        return _within_text(w)
+    if kind == "baseline_offers":
+        return (
+            f"baseline {w['condition']} offers {_offered(w)} at start-up, which a free workspace does "
+            "not: user-level settings load into every run. For a free baseline point CLAUDE_CONFIG_DIR at an "
+            "empty directory (spec 004)"
+        )
+    # same_start
+    row = w["row"]
+    base_median = row["median"] - row["delta"]
+    how = "within the noise" if row["within_noise"] is not None else "equal"
+    surface = "; the same surface" if w["same_surface"] else ""
+    c, b = w["condition"], w["baseline"]
+    return (
+        f"{c} starts as {b} does (first {fmt_value(row['median'], 'tokens')} vs {fmt_value(base_median, 'tokens')}, "
+        f"{how}{surface}). If {c} should load more (a CLAUDE.md, skills, MCP servers), either it did not, or {b} "
+        f"loaded it too: a CLAUDE.md in {b}'s working directory or any directory above it, or a user-level "
+        f"~/.claude/CLAUDE.md. Run {b} in a directory with no guidance file above it (the system temp dir "
+        "usually qualifies) with CLAUDE_CONFIG_DIR pointing at an empty directory (spec 004)"
+    )

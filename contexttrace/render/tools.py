@@ -1,0 +1,155 @@
+"""Text and JSON of `context tools` (issue 13): one table per trace, the top context consumers under it.
+
+Every number is formatted here (`render.fmt_int`, `render.fmt_usd`); estimates carry ≈. The reports come
+from `tools.build_tools`; nothing here computes a figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from contexttrace.render.trace import _clean, _safe, _table, fmt_int, fmt_usd
+from contexttrace.reports.tools import ERROR_CLASS_LABELS, THREAD_GROUP_MAIN, ToolsReport, sort_rows
+from contexttrace.reports.trace import RunResult
+
+HEADERS = ["thread", "tool", "error classes", "calls", "errors", "denied", "p50", "p95", "tokens → ctx",
+           "input → ctx", "re-read tax"]  # fmt: skip
+#: Marks a result cut short: its full output was persisted to a file (a `<persisted-output>` preview), or the
+#: tool cut it at a cap (`tool_results.capped`: toolUseResult.truncated / truncatedByTokenCap).
+CUT_MARK = "⊘"
+
+
+def fmt_duration(ms: int | None) -> str:
+    """≈ a duration: ms below 1 s, seconds below 100 s, then minutes; None → ``"-"`` (not measured).
+
+    >>> fmt_duration(85), fmt_duration(1428), fmt_duration(141874), fmt_duration(None)
+    ('≈85ms', '≈1.4s', '≈2.4m', '-')
+    """
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"≈{ms}ms"
+    if ms < 100_000:
+        return f"≈{ms / 1000:.1f}s"
+    return f"≈{ms / 60_000:.1f}m"
+
+
+def _approx(tokens: int) -> str:
+    return "0" if not tokens else "≈" + fmt_int(tokens)
+
+
+def _classes(row: dict[str, Any]) -> str:
+    return ", ".join(f"{ERROR_CLASS_LABELS[k]} {n}" for k, n in row["error_classes"].items() if n) or "-"
+
+
+def _tax(row: dict[str, Any]) -> str:
+    return fmt_usd(row["reread_tax_usd"], lower_bound=row["reread_unpriced_calls"] > 0)
+
+
+def _cells(row: dict[str, Any]) -> list[str]:
+    tool = row["tool"] if row["parent"] is None else "  ↳ " + row["tool"]
+    return [
+        row["thread"],
+        tool,
+        _classes(row),
+        fmt_int(row["calls"]),
+        fmt_int(row["errors"]),
+        fmt_int(row["denials"]),
+        fmt_duration(row["p50_duration_ms"]),
+        fmt_duration(row["p95_duration_ms"]),
+        _approx(row["tokens_to_context"]),
+        _approx(row["input_tokens_to_context"]),
+        _tax(row),
+    ]
+
+
+#: The columns of the `context report` panel (`tools_panel_of`).
+PANEL_COLUMNS = [
+    {"key": "thread", "label": "thread"},
+    {"key": "tool", "label": "tool"},
+    {"key": "calls", "label": "calls", "numeric": True},
+    {"key": "errors", "label": "errors", "numeric": True},
+    {"key": "classes", "label": "error classes"},
+    {"key": "p95", "label": "p95", "numeric": True},
+    {"key": "tokens", "label": "tokens → context", "numeric": True},
+    {"key": "tax", "label": "re-read tax", "numeric": True},
+]
+
+
+def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
+    """The `context report` panel of one trace's tools (one row per tool and thread, sorted by calls; MCP
+    tools under their server), or None when the trace has no tool call."""
+    rows = [
+        {
+            "thread": row["thread"],
+            "tool": row["tool"],
+            "calls": fmt_int(row["calls"]),
+            "errors": fmt_int(row["errors"]),
+            "classes": _classes(row),
+            "p95": fmt_duration(row["p95_duration_ms"]),
+            "tokens": _approx(row["tokens_to_context"]),
+            "tax": _tax(row),
+        }
+        for row in sort_rows(r.rows, "calls")
+        if row["parent"] is None
+    ]
+    if not rows:
+        return None
+    top = "; ".join(
+        f"{c['tool']} ≈{fmt_int(c['tokens_to_context'])} tokens at call {c['call']}" for c in r.top_consumers[:3]
+    )
+    note = f"Top context consumers (main thread): {top}" if top else None
+    return {"id": "tools", "title": "Tools (context tools)", "kind": "table", "columns": PANEL_COLUMNS,
+            "rows": rows, "note": note}  # fmt: skip
+
+
+def render_tools_table(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
+    """One block per trace: its name, the tools table sorted by `sort` (`tools.SORT_KEYS`), and the top
+    context consumers (tokens, the main-thread call that first carried them, ⊘ for a persisted or capped
+    result)."""
+    blocks = []
+    for r in run.reports:
+        rows = [row for row in sort_rows(r.rows, sort) if by_tool or row["parent"] is None]
+        lines = [_safe(f"{r.trace}")]
+        if rows:
+            lines.append(_table([_cells(row) for row in rows], HEADERS, left=3))
+        else:
+            lines.append("no tool calls")
+        lines.extend(_notes(r))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _notes(r: ToolsReport) -> list[str]:
+    out = []
+    if r.rows and not r.durations_known:
+        out.append("durations: - (the trace has no timestamps on its tool calls; stream-json writes none)")
+    elif r.rows:
+        out.append("durations ≈: tool_use → tool_result, permission waits included")
+    if r.mcp_server_guessed:
+        out.append("mcp: server names split from tool names (no server list in the trace)")
+    if r.top_consumers:
+        out.append("Top context consumers (main thread):")
+        for i, c in enumerate(r.top_consumers, 1):
+            mark = f" {CUT_MARK} persisted" if c["persisted"] else f" {CUT_MARK} capped" if c["capped"] else ""
+            call = f"call {c['call']}" if c["call"] is not None else "no call after it"
+            cleared = ", cleared" if c["cleared"] else ""
+            out.append(_safe(f"  {i}. {c['tool']} ≈{fmt_int(c['tokens_to_context'])} tokens{mark}, {call}{cleared}, "
+                             f"re-read {fmt_int(c['reread_calls'])}× {fmt_usd(c['reread_tax_usd'])}"))  # fmt: skip
+    return out
+
+
+def render_tools_json(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
+    """A JSON list, one object per trace (`ToolsReport.to_dict`), rows in `sort` order."""
+    out = []
+    for r in run.reports:
+        obj = r.to_dict(by_tool)
+        keep = {id(row) for row in obj["tools"]}
+        obj["tools"] = [row for row in sort_rows(r.rows, sort) if id(row) in keep]
+        out.append(obj)
+    return orjson.dumps(_clean(out), option=orjson.OPT_INDENT_2).decode()
+
+
+__all__ = ["THREAD_GROUP_MAIN", "fmt_duration", "render_tools_json", "render_tools_table", "tools_panel_of"]

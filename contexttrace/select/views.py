@@ -1,0 +1,189 @@
+"""What one command shows of a run: which records, in what order, the totals, the threshold breaches.
+
+`make_view` is the one step between `runner.analyze` and `render`: it turns the reports into their JSON
+records (the contract `schemas` describes), keeps those `--since/--until/--project/--session` admit
+(`filters.select`), groups them (`--group-by`), orders them (`--sort`), adds up the totals row and checks
+`--fail-on` (`thresholds.check`). `exit_code` gives the command's code. Every command that prints traces
+(`context trace`, `context usage`, and the ones to come) goes through it, so each option means the same
+everywhere. It never prints and never formats a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import tzinfo
+from enum import StrEnum
+from typing import Any
+
+from contexttrace.errors import ExitCode
+from contexttrace.reports.schemas import SCHEMA_VERSIONS
+from contexttrace.reports.trace import RunResult, TraceReport, build_report
+from contexttrace.reports.usage import build_usage
+from contexttrace.select.filters import (
+    Selected,
+    Selection,
+    group_usage,
+    select,
+    sort_order,
+    trace_totals,
+    unique_labels,
+    usage_totals,
+)
+from contexttrace.select.thresholds import METRICS, CheckResult, Threshold, check
+
+
+class Format(StrEnum):
+    """`--format`: a pipe table for the terminal, GitHub-flavoured markdown for a CI job summary, CSV
+    (raw numbers, one row per trace), or JSON (`--json`)."""
+
+    TABLE = "table"
+    MARKDOWN = "markdown"
+    CSV = "csv"
+    JSON = "json"
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """The options every trace-printing command shares (parsed; see `cli` for their flags)."""
+
+    fmt: Format = Format.TABLE
+    thresholds: tuple[Threshold, ...] = ()
+    selection: Selection = field(default_factory=Selection)
+    sort: str | None = None
+    descending: bool = False
+    totals: bool = True
+    tz: tzinfo | None = None  # None: local time
+    group_by: str | None = None  # `context usage` only
+    scan: bool = False  # a folder (or the default roots) was read: show the project and start columns
+    with_calls: bool = False  # `--calls`: JSON records carry `prompt_tokens`
+
+
+@dataclass
+class View:
+    """A command's output before rendering.
+
+    `kind` is ``trace``, ``usage`` or ``usage-group`` (the `schemas` name of the records). `records`
+    are the JSON records in display order; for ``trace``/``usage`` `reports` holds the report objects
+    in the same order (empty for groups). `labels` name each record in the table and in breaches.
+    `totals` is the totals row (None when not shown: one record, `--no-totals`, CSV and JSON never show it).
+    """
+
+    kind: str
+    options: ViewOptions
+    records: list[dict[str, Any]]
+    labels: list[str]
+    reports: list[Any] = field(default_factory=list)
+    totals: dict[str, Any] | None = None
+    check: CheckResult = field(default_factory=lambda: CheckResult([], []))
+    selected: Selected = field(default_factory=Selected)
+    total_records: int = 0  # records before the selection
+    #: the per-trace records selected, in display order (the groups' traces, for `usage-group`): what
+    #: `--db` records
+    traces: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def dated_by_mtime(self) -> int:
+        """Records among those shown whose `start` is their file's modification time."""
+        return sum(r.get("start_source") == "file_mtime" for r in self.records)
+
+
+def make_view(run: RunResult, kind: str, options: ViewOptions) -> View:
+    """Select, group, sort, total and check the reports of a run.
+
+    Parameters
+    ----------
+    run
+        From `runner.analyze`: `TraceReport`s (``context trace``) or `usage.UsageReport`s.
+    kind
+        ``trace`` or ``usage``: what the reports are.
+    options
+        The shared options.
+
+    Returns
+    -------
+    View
+        Selection first (on each trace), then grouping (``usage`` with `group_by`: records become the
+        group rows, kind ``usage-group``), then the order (`--sort`; else argument order, groups by
+        group), then thresholds on what is shown (each trace, or each group) and the totals row.
+
+    Raises
+    ------
+    ValueError
+        An unknown `--sort` key for this output (the message lists the valid ones).
+    """
+    records = [r.to_dict(options.with_calls) for r in run.reports]
+    selected = select(records, options.selection)
+    reports = [run.reports[i] for i in selected.kept]
+    records = [records[i] for i in selected.kept]
+    traces = records
+    if kind == "usage" and options.group_by:
+        kind, reports = "usage-group", []
+        records = group_usage(records, options.group_by, options.tz, SCHEMA_VERSIONS["usage-group"])
+        labels = [_group_label(r["group"]) for r in records]
+    else:
+        labels = unique_labels(records)
+    if options.sort:
+        order = sort_order(records, kind, options.sort, options.descending)
+        records, labels = [records[i] for i in order], [labels[i] for i in order]
+        reports = [reports[i] for i in order] if reports else reports
+        traces = records if kind != "usage-group" else traces
+    show_totals = options.totals and len(records) > 1 and options.fmt in (Format.TABLE, Format.MARKDOWN)
+    totals = None
+    if show_totals:
+        totals = trace_totals(records) if kind == "trace" else usage_totals(records)
+    return View(
+        kind=kind,
+        options=options,
+        records=records,
+        labels=labels,
+        reports=reports,
+        totals=totals,
+        check=check(records, labels, options.thresholds),
+        selected=selected,
+        total_records=len(run.reports),
+        traces=traces,
+    )
+
+
+#: The label of a group with no key (a trace with no date, no project, a model row with no name).
+NO_GROUP = "(none)"
+
+
+def _group_label(key: str | None) -> str:
+    return NO_GROUP if key is None else key
+
+
+def selected_run(run: RunResult, view: View) -> RunResult:
+    """`run` with only the reports `view` shows, in its order (for the renderers that take a run)."""
+    return replace(run, reports=list(view.reports))
+
+
+def exit_code(run: RunResult, view: View | None = None) -> ExitCode:
+    """The command's exit code: 1 when a trace could not be read (whatever else happened: a trace that
+    was not read was not checked either), else 3 when a threshold was breached, else 0."""
+    if not run.ok:
+        return ExitCode.TRACE_ERROR
+    if view is not None and not view.check.ok:
+        return ExitCode.THRESHOLD
+    return ExitCode.OK
+
+
+def metrics_of(kind: str) -> dict[str, Any]:
+    """The metrics `--fail-on` and `--sort` know for a record kind."""
+    return METRICS[kind]
+
+
+def needs_cost(options: ViewOptions) -> bool:
+    """True when `context trace` must price its traces: a ``cost`` threshold or ``--sort cost``."""
+    sort = (options.sort or "").strip().lower()
+    return sort == "cost" or any(t.metric.name == "cost" for t in options.thresholds)
+
+
+def build_report_with_cost(trace: Any, window: int | None = None) -> TraceReport:
+    """`report.build_report` plus `cost_usd` and `cost_is_lower_bound` from `usage.build_usage` (every
+    thread, as `context usage` prints it). A module-level function, so worker processes can run it."""
+    report = build_report(trace, window)
+    total = build_usage(trace, window).total
+    report.extra["cost_usd"] = total["cost_usd"]
+    report.extra["cost_is_lower_bound"] = total["cost_is_lower_bound"]
+    return report

@@ -1,0 +1,251 @@
+"""The result store's second layer: the reports built from its entries, so that a warm run builds none.
+
+`store.py` keeps what the reader extracted from each source (its `Trace` list); a warm run still built
+every report from those traces, and the reports were two thirds of it (benchmarks/README.md). This
+layer keeps, beside each entry, what `runner` hands on for it: each trace slimmed to its call keys
+(`Trace.slimmed`: what `calls.inherited_calls` reads across a run's sessions) with its built report.
+
+A report is served only when every input of its build is as it was:
+
+* the entry's stamp (the source's files: path, size, modification time, inode, subagent files);
+* the build (`BUILDS`: its name and report type) and the window it was given (`-1` for none);
+* `code_version`: the reader's version and a hash of every module and data file of the package, so a
+  change to any report code or to the price table never meets an old report. (Finer keys — only the
+  modules a build imports — would keep reports across unrelated edits, at the risk of missing one.)
+
+A report is a pure function of those (`report.build_report` reads the trace, the window, the package's
+data, and for a stream-json trace without timestamps its file's modification time, which the stamp
+holds). A trace that loses calls to another session (CASES B06) gets its report built again, exactly
+as for a worker's answer (`runner._analyze`).
+
+Trust, as for entries: a typed msgpack document (`list[tuple[Trace, <report type>]]`, no code runs),
+behind a CRC-32, its traces checked as slim traces of equal-length key columns; anything else is a miss,
+deleted. Only builds named in `BUILDS` are kept (`context trace`'s); other commands build their reports
+from the stored traces as before. Nothing here raises into a run.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import sqlite3
+import sys
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from contexttrace.discover.local import TraceSource
+from contexttrace.reading import Trace
+from contexttrace.reading.model import KEY_COLUMNS
+from contexttrace.reports.trace import TraceReport, build_report
+from contexttrace.storage import store as _store
+from contexttrace.storage.store import ResultStore, _key, reader_version, stamp_of
+
+
+def store_today() -> int:
+    """`store._today`, looked up when called (tests move the day)."""
+    return _store._today()
+
+
+#: The builds whose reports are kept: the function -> (its name in the store, the type its reports decode to).
+BUILDS: dict[Callable[..., Any], tuple[str, type]] = {build_report: ("trace", TraceReport)}
+#: `window` as kept for "no window".
+_NO_WINDOW = -1
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def code_version() -> str:
+    """The reader's version and a hash of the package's `.py` files and `data/` files (names and bytes).
+
+    >>> code_version().startswith(reader_version() + "+")
+    True
+    """
+    return f"{reader_version()}+{_code_hash()}"
+
+
+@functools.cache
+def _code_hash() -> str:
+    """A hash of the package's files, and of the Python and the decoding libraries that build a report (a store
+    shared by two environments with the same package never serves one's reports to the other)."""
+    import orjson
+
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{sys.version}|{msgspec.__version__}|{orjson.__version__}\0".encode())
+    files = sorted([*_PACKAGE.rglob("*.py"), *(_PACKAGE / "data").glob("*")])
+    for path in files:
+        if "__pycache__" in path.parts or not path.is_file():
+            continue
+        digest.update(os.fsencode(path.relative_to(_PACKAGE)) + b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@functools.cache
+def _decoder(report_type: type) -> msgspec.msgpack.Decoder[Any]:
+    return msgspec.msgpack.Decoder(list[tuple[Trace, report_type]])  # type: ignore[valid-type]
+
+
+_ENCODER = msgspec.msgpack.Encoder()
+
+
+def _sound(pairs: Any, window: int | None) -> bool:
+    """Whether decoded pairs are what `keep` wrote for `window`: at least one, each report built with that
+    window, each trace slim with exactly `Trace.slimmed`'s columns (the call keys and `end_ts_ms`, in order)
+    as lists of one length."""
+    if not isinstance(pairs, list) or not pairs:
+        return False
+    for trace, report in pairs:
+        if not trace.slim or list(trace.tables) != ["calls"] or getattr(report, "window", window) != window:
+            return False
+        columns = trace.tables["calls"]
+        if type(columns) is not dict or list(columns) != _SLIM_COLUMNS:
+            return False
+        if any(type(v) is not list for v in columns.values()) or len({len(v) for v in columns.values()}) != 1:
+            return False
+    return True
+
+
+_SLIM_COLUMNS = [*KEY_COLUMNS, "end_ts_ms"]
+
+
+def _checksum(key: tuple[Any, ...], data: bytes) -> int:
+    """CRC-32 of a row's key (path, spelling, build, window, version, stamp) and its document: a row found
+    under another key (a damaged index) fails it."""
+    return zlib.crc32(data, zlib.crc32(msgspec.msgpack.encode(key)))
+
+
+def _usable(window: int | None) -> bool:
+    """Windows the store keeps reports for: none, or a window of at least a token (`analyze` takes any int;
+    a value below 1 is no window a trace can have, and -1 is how "none" is kept)."""
+    return window is None or window >= 1
+
+
+def lookup(
+    sources: Sequence[TraceSource], build: Callable[..., Any], window: int | None, warnings: list[str]
+) -> list[list[tuple[Trace, Any]] | None]:
+    """For each source, the (slim trace, report) pairs kept for it by `build` with `window`, or None.
+
+    All None when `build` is not in `BUILDS` or the store cannot be used; an entry that fails its checks
+    is deleted and missed. The store's warnings are moved to `warnings`. Raises nothing.
+    """
+    spec = BUILDS.get(build)
+    if spec is None or not sources or not _usable(window):
+        return [None] * len(sources)
+    store = ResultStore.for_path()
+    try:
+        found = _lookup(store, sources, spec, window)
+    except Exception as exc:  # the firewall: the store never fails a run
+        found = [None] * len(sources)
+        store.warnings.append(f"result store {store.path}: kept reports not used ({type(exc).__name__}: {exc})")
+    store.take_warnings(warnings)
+    return found
+
+
+def _lookup(
+    store: ResultStore, sources: Sequence[TraceSource], spec: tuple[str, type], window: int | None
+) -> list[list[tuple[Trace, Any]] | None]:
+    name, report_type = spec
+    version = code_version()
+    out: list[list[tuple[Trace, Any]] | None] = []
+    hits: list[tuple[bytes, bytes]] = []
+    with store._lock:
+        for source in sources:
+            stamp = stamp_of(source)
+            conn = store._connection() if stamp is not None else None
+            if stamp is None or conn is None:
+                out.append(None)
+                continue
+            path, spelling = _key(source)
+            key = (path, spelling, name, _NO_WINDOW if window is None else window)
+            try:
+                row = conn.execute(
+                    "SELECT checksum, data FROM reports WHERE path = ? AND spelling = ? AND build = ? "
+                    "AND window = ? AND version = ? AND stamp = ?",
+                    (*key, version, stamp[0]),
+                ).fetchone()
+            except sqlite3.DatabaseError as exc:
+                store._corrupt(exc)
+                out.append(None)
+                continue
+            pairs = _decode(row, (*key, version, stamp[0]), report_type, window) if row is not None else None
+            if row is not None and pairs is None:  # damaged, or not written by this code: never trusted
+                try:
+                    conn.execute(
+                        "DELETE FROM reports WHERE path = ? AND spelling = ? AND build = ? AND window = ?", key
+                    )
+                except sqlite3.DatabaseError as exc:
+                    store._corrupt(exc)
+            out.append(pairs)
+            if pairs is not None:
+                hits.append((path, spelling))
+        _mark_used(store, hits)
+    return out
+
+
+def _mark_used(store: ResultStore, hits: list[tuple[bytes, bytes]]) -> None:
+    """Date today the entries whose reports were served (so the daily prune, `store.KEEP_DAYS`, keeps
+    what is in use): one transaction, writing only rows not dated today."""
+    conn = store._conn
+    if not hits or conn is None:
+        return
+    today = store_today()
+    store.write_many(
+        conn,
+        "UPDATE entries SET used = ? WHERE path = ? AND spelling = ? AND used != ?",
+        [(today, path, spelling, today) for path, spelling in hits],
+    )
+
+
+def _decode(
+    row: tuple[Any, Any], key: tuple[Any, ...], report_type: type, window: int | None
+) -> list[tuple[Trace, Any]] | None:
+    checksum, data = row
+    if not isinstance(data, bytes) or _checksum(key, data) != checksum:
+        return None
+    try:
+        pairs = _decoder(report_type).decode(data)
+    except (msgspec.DecodeError, ValueError, TypeError):
+        return None
+    return pairs if _sound(pairs, window) else None
+
+
+def keep(
+    source: TraceSource, stamp: bytes, build: Callable[..., Any], window: int | None, pairs: list[tuple[Trace, Any]]
+) -> bool:
+    """Keep the reports built from `source` (read under `stamp`) by `build` with `window`, each beside its
+    trace slimmed; not when `build` is not in `BUILDS`, a report failed, or the files changed since `stamp`.
+    Returns whether they were kept; raises nothing (in whichever process built them)."""
+    spec = BUILDS.get(build)
+    if spec is None or not pairs or not _usable(window) or any(not isinstance(r, spec[1]) for _, r in pairs):
+        return False
+    try:
+        return _keep(source, stamp, spec[0], window, pairs)
+    except Exception:  # the firewall: the store never fails a run
+        return False
+
+
+def _keep(source: TraceSource, stamp: bytes, name: str, window: int | None, pairs: list[tuple[Trace, Any]]) -> bool:
+    now = stamp_of(source)
+    if now is None or now[0] != stamp:  # changed while it was read or reported
+        return False
+    data = _ENCODER.encode([(t if t.slim else t.slimmed(), r) for t, r in pairs])
+    path, spelling = _key(source)
+    store = ResultStore.for_path(getattr(source, "store", None) or None)  # a `StoredSource` names its store
+    with store._lock:
+        conn = store._connection()
+        if conn is None:
+            return False
+        try:
+            key = (path, spelling, name, _NO_WINDOW if window is None else window, code_version(), stamp)
+            conn.execute(
+                "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*key, _checksum(key, data), data)
+            )
+        except sqlite3.DatabaseError as exc:
+            store._corrupt(exc)
+            return False
+    return True
