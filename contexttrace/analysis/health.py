@@ -40,7 +40,6 @@ from contexttrace.analysis.metrics import (
     round_half_up,
     window_choice,
 )
-from contexttrace.reading.contract import FORMAT_STREAM_JSON
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace
@@ -453,7 +452,7 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
             row = (seq, name, path if name == "Read" else None, failed and not denied, denied, res[0], max(ci, 0))
         tools.append(new(ToolCall, row))
     compactions = [Compaction(seq, trigger, pre) for seq, _kind, trigger, pre, *_ in frames.bounds]
-    times = _moments(frames) if trace.format != FORMAT_STREAM_JSON else {}
+    times = _moments(frames) if trace.has.timestamps else {}
     return SessionRows(calls, tools, compactions, times, AXIS_TIME if times else AXIS_CALLS)
 
 

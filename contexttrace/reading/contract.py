@@ -16,6 +16,7 @@ so sorting by `seq` gives file order with stable ties; timestamps are never used
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,6 +28,35 @@ THREAD_COMPACTION = "compaction"
 
 FORMAT_STREAM_JSON = "stream-json"
 FORMAT_TRANSCRIPT = "transcript"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a trace records, for code above `reading/` to ask instead of which format the trace came from.
+
+    Each reader sets these on the `Trace` it builds; a figure that needs what a trace does not record is
+    shown as unknown, never as zero.
+    """
+
+    #: Every line carries its moment (`ts_ms` on calls and events): a time axis, durations, a start.
+    timestamps: bool
+    #: A closing line carries the run's totals (tokens per model, cost, duration): the stream-json `result`.
+    #: When it is missing, totals summed from the calls are a lower bound.
+    run_totals: bool
+    #: A run with no prompt line is one turn (a `claude -p` run states its task on the command line).
+    prompt_outside_trace: bool
+    #: The file's folder names its project (`~/.claude/projects/<project>/<session>.jsonl`).
+    project_folder: bool
+
+
+#: Each format's capabilities, by the name a `Trace` (and its JSON record's ``format``) carries. A new
+#: format adds its entry here, beside its reader.
+CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
+    FORMAT_STREAM_JSON: Capabilities(
+        timestamps=False, run_totals=True, prompt_outside_trace=True, project_folder=False
+    ),
+    FORMAT_TRANSCRIPT: Capabilities(timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=True),
+}
 
 #: The version of what the reader extracts. The result store (`store.py`) keeps each file's `Trace` under
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a

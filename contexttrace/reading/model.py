@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from contexttrace.reading.contract import (
     CALL_SCHEMA,
+    CAPABILITIES_BY_FORMAT,
     EVENT_SCHEMA,
     THREAD_MAIN,
     TOOL_RESULT_SCHEMA,
     TOOL_USE_SCHEMA,
+    Capabilities,
     polars_schema,
 )
 
@@ -140,6 +142,11 @@ class Trace:
     timestamps_ms: list[int] = field(default_factory=list)
     #: True when `tables` hold only the call identity columns (`slimmed`): read the trace again for the rest.
     slim: bool = False
+
+    @property
+    def has(self) -> Capabilities:
+        """What this trace records: its format's `Capabilities` (`contract.CAPABILITIES_BY_FORMAT`)."""
+        return CAPABILITIES_BY_FORMAT[self.format]
 
     def slimmed(self) -> Trace:
         """This trace with its tables cut to what `inherited_calls` reads (`calls`: message id, input-side

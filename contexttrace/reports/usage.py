@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis import metrics
 from contexttrace.analysis.pricing import PriceTable, call_cost_usd, load_prices, normalize_model, price_of
-from contexttrace.reading.contract import FORMAT_STREAM_JSON, THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
+from contexttrace.reading.contract import THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.select.filters import trace_facts
 
@@ -646,7 +646,7 @@ def _main_calls(calls: Table) -> list[tuple[Any, ...]]:
 def _turn_table(trace: Trace, ev: list[tuple[Any, ...]], main: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """`turn_table` from the main thread's event rows (`_main_events`) and call rows (`_main_calls`)."""
     starts: list[tuple[int, int | None, int | None]] = [(e[_SEQ], e[_LINE], e[_TS]) for e in ev if e[_KIND] == "prompt"]
-    if not starts and trace.format == FORMAT_STREAM_JSON and main:
+    if not starts and trace.has.prompt_outside_trace and main:
         starts = [(min(c[0] for c in main), None, None)]
     durations = [(e[_SEQ], e[_DURATION]) for e in ev if e[_KIND] == "turn_duration" and e[_DURATION] is not None]
     bounds = [e[_SEQ] for e in ev if e[_KIND] == "compact_boundary"]
@@ -1127,7 +1127,7 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
     main_calls = _main_calls(trace.view("calls"))
     turns = _turn_table(trace, events, main_calls)
     warnings = list(trace.warnings)
-    usage_rows, usage_warnings = model_usage_rows(trace.result) if trace.format == FORMAT_STREAM_JSON else ([], [])
+    usage_rows, usage_warnings = model_usage_rows(trace.result) if trace.has.run_totals else ([], [])
     warnings.extend(usage_warnings)
     warnings.extend(metrics.context_windows(trace.result)[1])  # in the words `context trace` uses
     warnings.extend(result_warnings(trace.result))
@@ -1150,7 +1150,7 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
     note = metrics.unmeasured_warning(unmeasured, len(main_calls))
     if note is not None:
         warnings.append(note)
-    if trace.format == FORMAT_STREAM_JSON and trace.result is None and priced:
+    if trace.has.run_totals and trace.result is None and priced:
         total = _with_reasons(total, "no_result_line")
     agents = _agent_rows(trace, priced)
     agents_cost = sum(a["cost_usd"] for a in agents)

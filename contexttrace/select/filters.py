@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from contexttrace.reading.contract import FORMAT_TRANSCRIPT
+from contexttrace.reading.contract import CAPABILITIES_BY_FORMAT
 from contexttrace.reading.urls import is_folder, is_url, modified_ms
 from contexttrace.select.thresholds import METRICS, metric_rank
 
@@ -71,9 +71,9 @@ def trace_facts(trace: Trace) -> dict[str, Any]:
     """
     path = Path(trace.path)
     cwd = trace.cwd
-    project = _last_part(cwd) if cwd else (path.parent.name or None if trace.format == FORMAT_TRANSCRIPT else None)
+    project = _last_part(cwd) if cwd else (path.parent.name or None if trace.has.project_folder else None)
     suffix = trace.name[len(trace.path) :] if trace.name.startswith(trace.path) else ""
-    if trace.format == FORMAT_TRANSCRIPT and trace.session_id and path.stem == trace.session_id and project:
+    if trace.has.project_folder and trace.session_id and path.stem == trace.session_id and project:
         label = f"{project}/{trace.session_id[:SESSION_ID_CHARS]}{suffix}"
     else:
         label = (path.name if trace.path != "-" else "-") + suffix
@@ -248,7 +248,8 @@ def project_names(record: Mapping[str, Any]) -> list[str]:
     """The names `--project` matches: the project, its full working directory, and a transcript's folder."""
     names = [record.get("project"), record.get("cwd")]
     path = record.get("path")
-    if record.get("format") == FORMAT_TRANSCRIPT and path and path != "-":
+    has = CAPABILITIES_BY_FORMAT.get(record.get("format") or "")
+    if has is not None and has.project_folder and path and path != "-":
         names.append(Path(path).parent.name)
     return [n for n in names if n]
 
