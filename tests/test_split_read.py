@@ -284,7 +284,8 @@ def test_workers_never_wait_on_each_other_with_large_tasks_and_answers(tmp_path)
     for s in range(20):
         _session(tmp_path, f"small{s:02d}", 1500, 300)
     code = (
-        "from contexttrace.run import runner; from contexttrace.reading.claude import split; split.SPLIT_MIN_BYTES = 1\n"
+        "from contexttrace.run import runner; from contexttrace.reading.claude import split\n"
+        "split.SPLIT_MIN_BYTES = 1\n"
         f"two = runner.analyze([{str(tmp_path)!r}], workers=2); one = runner.analyze([{str(tmp_path)!r}], workers=1)\n"
         "assert [r.__dict__ for r in two.reports] == [r.__dict__ for r in one.reports]\n"
         "print(len(two.reports), sum(r.calls for r in two.reports))\n"

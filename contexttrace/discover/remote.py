@@ -15,7 +15,7 @@ Names keep the argument's spelling: a file found under ``s3://b/traces/`` is ``s
 A path argument with ``*``, ``?`` or ``[`` that names no file is a glob, expanded (sorted) here: on disk
 with `glob.glob` (``**`` recursive), behind a URL with the file system's `glob`.
 
-Reading: `open_url` and `read_meta` are what `reading.lines.open_trace` and `reading.feed.agent_meta`
+Reading: `open_url` and `read_meta` are what `reading.files.open_trace` and `reading.claude.feed.agent_meta`
 call for a URL. fsspec is imported only when a URL is met (`import contexttrace` never imports it). This
 module never prints; a URL that cannot be listed is that argument's error (`TraceSource.error`), one that
 cannot be read is that trace's `TraceReadError`. The result store never keeps a trace read from a URL

@@ -1,18 +1,14 @@
-"""Reading trace bytes into `Trace` objects: the one package that knows both trace formats.
+"""Reading trace bytes into `Trace` objects: the one package that knows trace formats.
 
-A stream-json capture (`claude -p ... --output-format stream-json --verbose`) or a session transcript
-(`~/.claude/projects/<project>/<session>.jsonl` plus its subagent files) becomes a `Trace`: four column
-tables whose columns `schema.py` fixes, plus the few facts that are not rows. The stages, each a module
-(docs/architecture.md draws the data flow):
+A trace file of any agent's format becomes one `Trace` per run (`model.py`): four column tables whose
+columns `contract.py` fixes, the facts that are not rows, and what the trace records (`Trace.has`,
+`contract.Capabilities`). The package's parts:
 
-* `lines`: bytes → lines (encodings, NUL damage, blank lines, lines skipped by their type);
-* `records`: a line → a typed record (`msgspec` Structs, the lenient path for the rest);
-* `formats`: what tells stream-json from transcripts (evidence, threads, key spellings, runs);
-* `calls`: which lines are one model call, and calls copied across sessions;
-* `content`: what a content block measures;
-* `builder`: records → rows, in state classes that merge themselves;
-* `feed`, `api`, `split`: a file read into builders, a trace read (whole or in two parts);
-* `model`: the `Trace` and its tables.
+* `api`: `read_trace` and `split_point`, which pick a file's reader by its first bytes (`FORMATS`);
+* `formats`: the seam, the `TraceFormat` protocol every reader implements;
+* `files`, `urls`: opening a file (standard input, fsspec URLs, UTF-16 captures);
+* `contract`, `model`: the tables' columns and the `Trace`;
+* `claude/`: Claude Code's reader (stream-json captures and session transcripts with subagent files).
 
 It never prints and never exits: problems are raised as `errors.ContextTraceError` or reported in the
 returned `Trace`.
@@ -20,7 +16,7 @@ returned `Trace`.
 
 from __future__ import annotations
 
-from contexttrace.reading.claude.api import read_trace
+from contexttrace.reading.api import FORMATS, format_of, read_trace, split_point
 from contexttrace.reading.claude.builder import Builder
 from contexttrace.reading.claude.calls import drop_inherited_calls, inherited_calls
 from contexttrace.reading.claude.content import DENIAL_PREFIXES, MAX_TOKENS, result_size
@@ -31,7 +27,6 @@ from contexttrace.reading.claude.split import (
     PendingTail,
     TailPart,
     read_tail,
-    split_point,
     stable_text_hash,
 )
 from contexttrace.reading.claude.state import MAX_LINE_NOTES
@@ -40,6 +35,7 @@ from contexttrace.reading.model import TABLES, ColumnView, LineNote, SourceFile,
 
 __all__ = [
     "DENIAL_PREFIXES",
+    "FORMATS",
     "MAX_LINE_NOTES",
     "MAX_TOKENS",
     "OVERSIZED_LINE_BYTES",
@@ -55,6 +51,7 @@ __all__ = [
     "TailPart",
     "Trace",
     "drop_inherited_calls",
+    "format_of",
     "gc_paused",
     "inherited_calls",
     "read_tail",

@@ -55,7 +55,7 @@ def reason(exc: BaseException) -> str:
 
 
 def open_url(url: str) -> IO[bytes]:
-    """Open the file at a URL for reading, buffered (``peek`` works: `lines.open_trace` looks for UTF-16).
+    """Open the file at a URL for reading, buffered (``peek`` works: `files.open_trace` looks for UTF-16).
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""`read_trace`: one trace file (either format) and its subagent files → `Trace` objects."""
+"""`read_claude`: one Claude Code trace file (either format) and its subagent files → `Trace` objects."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from typing import IO
 
 from contexttrace.reading.claude.builder import Builder
 from contexttrace.reading.claude.feed import feed, finish
-from contexttrace.reading.claude.lines import open_trace
 from contexttrace.reading.claude.split import PendingTail, TailPart, read_head
 from contexttrace.reading.collector import gc_paused
+from contexttrace.reading.files import open_trace
 from contexttrace.reading.model import SourceFile, Trace
 
 
-def read_trace(
+def read_claude(
     main: str | os.PathLike[str],
     subagents: Iterable[SourceFile] = (),
     fh: IO[bytes] | None = None,
@@ -34,7 +34,7 @@ def read_trace(
         Path of the file, or ``"-"`` for standard input.
     subagents
         The session's subagent files (`<session>/subagents/agent-*.jsonl`, flat `agent-*.jsonl` with
-        its `sessionId`, `agent-acompact-*` summariser files), as `sources.find_traces` finds them.
+        its `sessionId`, `agent-acompact-*` summariser files), as `discover.find_traces` finds them.
         Ignored when `main` turns out to be stream-json.
     fh
         An already open binary file to read instead of opening `main`.
@@ -47,7 +47,7 @@ def read_trace(
     Returns
     -------
     list of Trace
-        One per run, in file order; never empty. Tables: `schema.CALL_SCHEMA`, `TOOL_USE_SCHEMA`,
+        One per run, in file order; never empty. Tables: `contract.CALL_SCHEMA`, `TOOL_USE_SCHEMA`,
         `TOOL_RESULT_SCHEMA`, `EVENT_SCHEMA`.
 
     Raises
@@ -64,7 +64,7 @@ def read_trace(
     >>> import io
     >>> line = b'{"type":"assistant","sessionId":"s","message":{"id":"m1","usage":{"input_tokens":5,'
     >>> line += b'"cache_creation_input_tokens":0,"cache_read_input_tokens":95,"output_tokens":7}}}\\n'
-    >>> [trace] = read_trace("t.jsonl", fh=io.BytesIO(line))
+    >>> [trace] = read_claude("t.jsonl", fh=io.BytesIO(line))
     >>> trace.format, trace.view("calls").get_column("prompt_tokens").to_list()
     ('transcript', [100])
     """

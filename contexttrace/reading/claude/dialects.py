@@ -5,7 +5,7 @@ results, `system` lines), so the builder handles them alike; what differs is kep
 can be (FORMATS.md §1):
 
 * **Evidence** (`Evidence`): which keys and line types each format writes, counted per line, and the
-  decision on their weight (`format_of`, fuzz 07); another agent's trace named (Codex CLI, Gemini CLI).
+  decision on their weight (`dialect_of`, fuzz 07); another agent's trace named (Codex CLI, Gemini CLI).
 * **Threads** (`Threads.thread_of`): stream-json names a subagent's thread by `parent_tool_use_id`;
   transcripts mark sidechain lines with `isSidechain` and `agentId`, or (CLI 1.0.x) only by the chain of
   `parentUuid`s from a sidechain root.
@@ -158,7 +158,7 @@ class Evidence:
         self.seen_transcript = self.seen_transcript or tail.seen_transcript
 
 
-def format_of(ev: Evidence, has_rows: bool, skipped: int, nul_seen: bool, path: str) -> str:
+def dialect_of(ev: Evidence, has_rows: bool, skipped: int, nul_seen: bool, path: str) -> str:
     """The format of a file (or run) on the weight of evidence: a session transcript when its lines with
     transcript keys outnumber those with stream-json keys, stream-json when those do or an init / result
     line was seen (fuzz 07: one stray `parent_tool_use_id` must not make a transcript stream-json and lose

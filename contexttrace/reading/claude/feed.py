@@ -17,10 +17,11 @@ import orjson
 
 from contexttrace.errors import TraceReadError
 from contexttrace.reading.claude.builder import Builder
-from contexttrace.reading.claude.dialects import format_of, starts_run
-from contexttrace.reading.claude.lines import Lines, open_trace
+from contexttrace.reading.claude.dialects import dialect_of, starts_run
+from contexttrace.reading.claude.lines import Lines
 from contexttrace.reading.claude.records import NOT_JSON, Line, decode
 from contexttrace.reading.contract import FORMAT_TRANSCRIPT
+from contexttrace.reading.files import open_trace
 from contexttrace.reading.model import SourceFile, Trace
 from contexttrace.reading.urls import is_url, read_meta
 
@@ -91,7 +92,7 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
 def finish(main: str, builders: list[Builder], subagents: Iterable[SourceFile]) -> list[Trace]:
     """The traces of a main file read into `builders`: runs named, a transcript's subagent files read.
 
-    Raises what `formats.format_of` raises for a file of no known format.
+    Raises what `dialects.dialect_of` raises for a file of no known format.
     """
     runs = [b for b in builders if b.evidence.records or b.diag.skipped] or builders[:1]
     subagents = tuple(subagents)
@@ -99,7 +100,7 @@ def finish(main: str, builders: list[Builder], subagents: Iterable[SourceFile]) 
         # A session file with no record left (cut short, damaged): its intact subagent files still count.
         read_subagents(runs[0], subagents)
         subagents = ()
-    formats = [format_of(b.evidence, b.has_rows(), b.diag.skipped, b.diag.nul_seen, main) for b in runs]
+    formats = [dialect_of(b.evidence, b.has_rows(), b.diag.skipped, b.diag.nul_seen, main) for b in runs]
     if len(runs) > 1:
         for i, b in enumerate(runs, 1):
             b.name = f"{main}#{i}"

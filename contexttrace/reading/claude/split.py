@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from contexttrace.errors import TraceReadError
 from contexttrace.reading.claude.builder import Builder, epoch_ms
 from contexttrace.reading.claude.feed import feed, read_subagents
-from contexttrace.reading.claude.lines import Head, is_utf16, open_trace
+from contexttrace.reading.claude.lines import Head
 from contexttrace.reading.collector import gc_paused
+from contexttrace.reading.files import is_utf16, open_trace
 from contexttrace.reading.model import SourceFile
 
 #: A file at least this large is read in two parts at once when a second core is free (`runner`).
@@ -83,7 +84,7 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
             return None
         with open(path, "rb") as fh:
             if is_utf16(fh.read(4)):
-                return None  # read whole, decoded (`lines.open_trace`)
+                return None  # read whole, decoded (`files.open_trace`)
             fh.seek(int((TAIL_BYTE_COST * size + after_bytes) / (1 + TAIL_BYTE_COST)))
             fh.readline()  # the rest of the line the middle falls in
             start = fh.tell()
@@ -159,6 +160,6 @@ def read_head(main: str, tail: TailPart | PendingTail) -> Builder | None:
     ):
         return None  # (records repeated across the cut, CASES B29: the whole read drops them in order)
     if not (builder.evidence.seen_transcript or builder.has_rows() or part.main_transcript or any(part.main_rows)):
-        return None  # the main file alone is no transcript: the whole read says what it is (`formats.format_of`)
+        return None  # the main file alone is no transcript: the whole read says what it is (`dialects.dialect_of`)
     builder.merge_tail(part.builder, lines, part.main_rows, part.with_subagents)
     return builder

@@ -1,0 +1,70 @@
+"""Opening a trace file, whatever its agent: standard input, fsspec URLs, and UTF-16 captures.
+
+Every reader reads bytes from the handle `open_trace` gives: a UTF-16 capture (Windows PowerShell's `>`),
+recognised by its byte-order mark or a `{` written as a UTF-16 unit, is decoded and handed on as UTF-8, so
+no reader meets UTF-16. The handle supports ``peek``, which `formats.format_of` uses to recognise a file
+by its first bytes without consuming them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from typing import IO
+
+from contexttrace.errors import TraceReadError
+from contexttrace.reading.urls import is_url, open_url
+
+#: Byte-order marks of UTF-16 (Windows PowerShell's `>` and `Out-File` write UTF-16LE with one, CASES B36).
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def open_trace(path: str) -> IO[bytes]:
+    """Open a trace file (or standard input for ``"-"``) for reading its lines, decoding UTF-16.
+
+    Raises
+    ------
+    TraceReadError
+        The file is missing, a directory, or cannot be read.
+    """
+    if path == "-":
+        return _utf8(sys.stdin.buffer)
+    if "://" in path and is_url(path):  # an fsspec URL: s3://, gs://, file://, memory://
+        return _utf8(open_url(path))
+    if os.path.isdir(path):
+        raise TraceReadError(path, "is a directory where a file was expected")
+    try:
+        # 256 KiB: with a 1 MiB buffer the first `peek` of `_utf8` cost 0.1 ms per file more (measured)
+        return _utf8(open(path, "rb", buffering=256 * 1024))
+    except FileNotFoundError:
+        raise TraceReadError(path, "no such file") from None
+    except OSError as exc:
+        raise TraceReadError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def is_utf16(start: bytes) -> bool:
+    r"""Whether a file starting with these 4 bytes is UTF-16: a UTF-16 byte-order mark, or `{` and another
+    ASCII character as two UTF-16 units (one NUL before a UTF-8 record is damage, not UTF-16).
+
+    >>> is_utf16(b'{\x00"\x00'), is_utf16(b'\x00{\x00"'), is_utf16(b'\x00{"t'), is_utf16(b"\xff\xfe{\x00")
+    (True, True, False, True)
+    """
+    if start.startswith(_UTF16_BOMS):
+        return True
+    le = start[:2] == b"{\x00" and start[3:4] == b"\x00" and start[2:3] not in (b"", b"\x00")
+    be = start[:2] == b"\x00{" and start[2:3] == b"\x00" and start[3:4] not in (b"", b"\x00")
+    return le or be
+
+
+def _utf8(fh: IO[bytes]) -> IO[bytes]:
+    """`fh` itself, or for a UTF-16 file its whole text decoded and given back as UTF-8 bytes (a UTF-16
+    capture is a Windows run's stdout: small). An undecodable unit becomes U+FFFD. Raises OSError."""
+    peek = getattr(fh, "peek", None)
+    if peek is None or not is_utf16(peek(4)[:4]):
+        return fh
+    data = fh.read()
+    if fh is not sys.stdin.buffer:
+        fh.close()
+    codec = "utf-16" if data.startswith(_UTF16_BOMS) else ("utf-16-le" if data.startswith(b"{") else "utf-16-be")
+    return io.BytesIO(data.decode(codec, errors="replace").encode("utf-8", errors="replace"))
