@@ -8,7 +8,7 @@ that the projection of a month of traces (benchmarks/README.md, "Dask engine") i
    processes and shuts it down: what a user pays). The ratio of each round, then their median and range.
 3. The same in one process with the cluster already up (what the engine itself adds: the scheduler, the
    pickled answers), `runner.analyze` local against `analyze(engine=DaskEngine(client))`, paired rounds.
-4. Per-file costs: each source read and built alone in this process (`runner._read_built`, as a worker
+4. Per-file costs: each source read and built alone in this process (`work.read_built`, as a worker
    does it), its bytes and the pickled size of its answer; a least-squares line `seconds = a + b * MB`;
    and the scheduler's cost per task (`client.map` of a no-op over 2,000 tasks).
 
@@ -38,7 +38,8 @@ import realcorpus
 from contexttrace.discover.local import find_traces
 from contexttrace.reports.trace import build_report
 from contexttrace.run.dask_engine import DaskEngine
-from contexttrace.run.runner import _read_built, analyze
+from contexttrace.run.runner import analyze
+from contexttrace.run.work import read_built
 
 CLI = [sys.executable, "-m", "contexttrace", "context"]
 
@@ -121,7 +122,7 @@ def per_file_costs(projects: str, client: Any) -> dict[str, Any]:
     for source in sources:
         size = sum(os.path.getsize(p) for p in [source.path, *(s.path for s in source.subagents)])
         start = time.perf_counter()
-        answer = _read_built(source, build_report, None, slim=True)
+        answer = read_built(source, build_report, None, slim=True)
         rows.append((size / 2**20, time.perf_counter() - start, len(pickle.dumps(answer))))
     mb = [r[0] for r in rows]
     secs = [r[1] for r in rows]

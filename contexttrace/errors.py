@@ -39,3 +39,8 @@ class TraceFormatError(ContextTraceError):
 
 class EmptyTraceError(ContextTraceError):
     """The file is readable but holds no JSON record at all."""
+
+
+class EngineError(ContextTraceError):
+    """An engine that cannot run: its packages missing, its scheduler unreachable, an option it does not
+    take. `path` names the option (``--engine dask``, ``--scheduler ADDRESS``)."""

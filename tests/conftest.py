@@ -111,16 +111,16 @@ def result(tid, content="ok", *, is_error=None, stream=False, **extra):
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The main files the reader reads in this process (runs here use one process unless they say)."""
-    from contexttrace.run import runner
+    from contexttrace.run import work
 
     seen: list[str] = []
-    real = runner.read_trace
+    real = work.read_trace
 
     def counting(path, *args, **kwargs):
         seen.append(str(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "read_trace", counting)
+    monkeypatch.setattr(work, "read_trace", counting)
     return seen
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from contexttrace.render.trace import render_json
 from contexttrace.reports.usage import build_usage
-from contexttrace.run import runner
+from contexttrace.run import runner, work
 from contexttrace.run.runner import analyze
 from contexttrace.storage import reports as built
 from contexttrace.storage import store
@@ -24,15 +24,17 @@ from .test_store import _append, _session
 
 @pytest.fixture
 def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The traces whose report is built in this process (`runner.build_guarded`)."""
+    """The traces whose report is built in this process (`work.build_guarded`, called by the runner and by
+    `work.read_built`)."""
     seen: list[str] = []
-    real = runner.build_guarded
+    real = work.build_guarded
 
     def counting(build, trace, window):
         seen.append(trace.name)
         return real(build, trace, window)
 
     monkeypatch.setattr(runner, "build_guarded", counting)
+    monkeypatch.setattr(work, "build_guarded", counting)
     return seen
 
 
@@ -107,6 +109,13 @@ def test_report_of_other_code_is_not_served(tmp_path, settled, reads, builds, mo
     assert [v for _, _, v in _reports()] == [built.code_version()]
 
 
+def test_code_version_hashes_the_whole_package():
+    """`code_version` hashes every module of the package and its data files (the price table), not only the
+    modules beside `storage/reports.py`."""
+    files = {p.relative_to(built._PACKAGE).as_posix() for p in built._PACKAGE.rglob("*")}
+    assert {"__init__.py", "reports/trace.py", "analysis/pricing.py", "data/prices.json"} <= files
+
+
 def _flip(conn: sqlite3.Connection) -> None:
     [(data,)] = conn.execute("SELECT data FROM reports").fetchall()
     conn.execute("UPDATE reports SET data = ?", (data[:50] + bytes([data[50] ^ 1]) + data[51:],))
@@ -168,11 +177,11 @@ def test_damaged_report_is_never_served(damage, tmp_path: Path, settled, reads, 
 def test_served_reports_keep_their_entry_in_use(tmp_path, settled, reads, monkeypatch):
     """A run served from reports dates the entry used that day, so the daily prune keeps it (and its reports)."""
     main = _session(tmp_path)
-    today = store._today()
+    today = store.current_day()
     _json([str(main)], cache=True)
-    monkeypatch.setattr(store, "_today", lambda: today + store.KEEP_DAYS)
+    monkeypatch.setattr(store, "current_day", lambda: today + store.KEEP_DAYS)
     _json([str(main)], cache=True)  # served from its report: the entry dated today + KEEP_DAYS
-    monkeypatch.setattr(store, "_today", lambda: today + 2 * store.KEEP_DAYS)
+    monkeypatch.setattr(store, "current_day", lambda: today + 2 * store.KEEP_DAYS)
     reads.clear()
     _json([str(main)], cache=True)
     assert reads == [] and len(_reports()) == 1

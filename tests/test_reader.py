@@ -118,11 +118,11 @@ def test_reader_frames_follow_the_schema(write):
 def test_reading_and_reports_never_import_polars():
     """Workers read and build reports without Polars (its import is a third of a worker's start-up)."""
     code = (
-        "import sys; from contexttrace.run.runner import _read_built; "
+        "import sys; from contexttrace.run.work import read_built; "
         "from contexttrace.reports.trace import build_report; "
         "from contexttrace.reports.usage import build_usage; from contexttrace.discover.local import find_traces; "
         "[s] = find_traces(['samples/b-spotter-compaction']); "
-        "[(t, r)] = _read_built(s, build_report, 200000); u = build_usage(t); "
+        "[(t, r)] = read_built(s, build_report, 200000); u = build_usage(t); "
         "assert r.calls == 139 and u.total['calls'] == 152, (r.calls, u.total['calls']); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'polars'))"
     )

@@ -58,7 +58,7 @@ def _same(run, serial):
 def test_a_worker_that_dies_leaves_its_tasks_here(monkeypatch, serial):
     """A forked worker that dies in the middle of its share (here: at its second task): the tasks it did
     not answer are done by this process, and the run is the one-process run."""
-    real = runner._read_built
+    real = runner.read_built
     pid = os.getpid()
     calls = {"n": 0}
 
@@ -78,7 +78,7 @@ def test_a_worker_that_dies_leaves_its_tasks_here(monkeypatch, serial):
     shares = []
     real_shares = runner._shares
     monkeypatch.setattr(runner, "_shares", lambda *a: shares.append(real_shares(*a)) or shares[-1])
-    monkeypatch.setattr(runner, "_read_built", counting)
+    monkeypatch.setattr(runner, "read_built", counting)
     _same(analyze([str(SAMPLES)], workers=2), serial)
     [(mine, theirs)] = shares
     assert here["n"] == len(mine) + len(theirs) - 1  # all but the one task the worker answered

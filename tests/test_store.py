@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 from contexttrace.cli.app import app
 from contexttrace.render.trace import render_diagnostics, render_json
 from contexttrace.reports.usage import build_usage
-from contexttrace.run import runner
+from contexttrace.run import runner, work
 from contexttrace.run.runner import analyze
-from contexttrace.storage import store
+from contexttrace.storage import stamps, store
 
 from .conftest import CASES, ROOT, SAMPLES, assistant, jsonl, result
 
@@ -70,7 +70,7 @@ def test_store_output_identical_cold_and_warm(corpus, tmp_path, settled, reads):
     cold and with it warm; the warm run reads only the sources that failed (failures are never kept)."""
     paths = CORPORA[corpus](tmp_path)
     sources = [s for s in runner.find_traces(paths) if not s.orphan]
-    failing = sorted(s.path for s in sources if isinstance(runner._read(s), runner.TraceFailure))
+    failing = sorted(s.path for s in sources if isinstance(work.read_source(s), runner.TraceFailure))
     plain = _outputs(paths, cache=False)
     cold = _outputs(paths, cache=True)
     reads.clear()
@@ -190,7 +190,7 @@ def test_store_other_reader_version_is_never_served(tmp_path, settled, reads, mo
     main = _session(tmp_path)
     analyze([str(main)], cache=True, workers=1)
     before = store.reader_version()
-    monkeypatch.setattr(store, "READER_VERSION", store.READER_VERSION + 1)
+    monkeypatch.setattr(stamps, "READER_VERSION", stamps.READER_VERSION + 1)
     store.reader_version.cache_clear()
     try:
         assert store.reader_version() != before
@@ -211,16 +211,16 @@ def test_store_forgets_entries_unused_for_keep_days(tmp_path, settled, reads, mo
     """An entry served is dated that day; one no run used for `KEEP_DAYS` is deleted by the first run of a
     later day (a deleted session's entry does not stay for ever)."""
     main = _session(tmp_path)
-    today = store._today()
+    today = store.current_day()
     analyze([str(main)], cache=True, workers=1)
-    monkeypatch.setattr(store, "_today", lambda: today + 20)
+    monkeypatch.setattr(store, "current_day", lambda: today + 20)
     reads.clear()
     analyze([str(main)], cache=True, workers=1)  # served, and dated day +20
     assert reads == []
-    monkeypatch.setattr(store, "_today", lambda: today + 20 + store.KEEP_DAYS)
+    monkeypatch.setattr(store, "current_day", lambda: today + 20 + store.KEEP_DAYS)
     analyze([str(main)], cache=True, workers=1)
     assert reads == []  # 30 days after its last use: kept
-    monkeypatch.setattr(store, "_today", lambda: today + 20 + 2 * store.KEEP_DAYS + 1)
+    monkeypatch.setattr(store, "current_day", lambda: today + 20 + 2 * store.KEEP_DAYS + 1)
     analyze([str(main)], cache=True, workers=1)
     assert reads == [str(main)]  # unused for 31 days: pruned, read again (and kept again)
     assert _entries() == 1
@@ -250,14 +250,14 @@ def test_store_keeps_no_file_changed_a_moment_ago(tmp_path):
 def test_store_keeps_no_file_changed_while_read(tmp_path, settled, monkeypatch):
     """A file that grew while it was read is not kept under the stamp taken before."""
     main = _session(tmp_path)
-    real = runner.read_trace
+    real = work.read_trace
 
     def growing(path, *args, **kwargs):
         out = real(path, *args, **kwargs)
         _append(main)
         return out
 
-    monkeypatch.setattr(runner, "read_trace", growing)
+    monkeypatch.setattr(work, "read_trace", growing)
     analyze([str(main)], cache=True, workers=1)
     assert _entries() == 0
 
@@ -444,7 +444,7 @@ _WRITER = textwrap.dedent(
     """
     import dataclasses, sys, time
     from pathlib import Path
-    from contexttrace.storage import store
+    from contexttrace.storage import stamps, store
     from contexttrace.reading import read_trace
     from contexttrace.discover.local import TraceSource, find_traces
 

@@ -9,43 +9,29 @@ are attached to their session:
 * flat `agent-*.jsonl` beside the session file whose lines carry the session's `sessionId` (2.0.x);
 * inline `isSidechain` lines inside the session file (1.0.x) need no attaching.
 
-With no path, the session roots are searched: `$CLAUDE_CONFIG_DIR/projects` for each comma-separated
-entry of `CLAUDE_CONFIG_DIR` when it is set, else `~/.config/claude/projects` and `~/.claude/projects`
-(CASES B28). This module reads at most the first lines of flat agent files; it never prints.
+A URL (``s3://...``, ``file:///...``) and a quoted glob that names no file are `remote`'s to list and
+expand; `find_traces` takes every kind of argument. With no path, the session roots are searched:
+`$CLAUDE_CONFIG_DIR/projects` for each comma-separated entry of `CLAUDE_CONFIG_DIR` when it is set,
+else `~/.config/claude/projects` and `~/.claude/projects`. This module reads at most the first lines of
+flat agent files; it never prints.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
-from contexttrace.discover.remote import is_glob
-from contexttrace.discover.remote import sources_of as remote_sources
+from contexttrace.discover.model import (
+    SUBAGENT_ALONE,
+    TraceSource,
+    is_agent_name,
+    session_id_in,
+    subagent_file,
+)
+from contexttrace.discover.remote import expand_glob, is_glob, url_sources
 from contexttrace.reading import SourceFile
-from contexttrace.reading.contract import THREAD_COMPACTION, THREAD_SUBAGENT
-from contexttrace.reading.urls import is_url
-
-
-@dataclass(frozen=True)
-class TraceSource:
-    """A file to read as a trace, with the subagent files attached to it.
-
-    `explicit` is True when the user named the file itself (a file with no model call is then still
-    reported, as a zero row); False when a directory scan found it (such a file is left out).
-    """
-
-    path: str
-    subagents: tuple[SourceFile, ...] = field(default=())
-    explicit: bool = True
-    orphan: bool = False  # a flat agent-*.jsonl whose session file is not there: left out, counted
-    error: str | None = None  # a path that cannot be a trace (unlistable folder, FIFO, ...): its failure
-    #: subagent files or folders that were found but could not be listed or read (a warning of the trace)
-    unreadable: tuple[str, ...] = field(default=())
+from contexttrace.reading.urls import is_url, reason
 
 
 def default_roots() -> list[Path]:
@@ -65,46 +51,21 @@ def default_roots() -> list[Path]:
 
 
 def _is_agent_file(path: Path) -> bool:
-    return path.name.startswith("agent-") and path.suffix == ".jsonl"
+    return is_agent_name(path.name)
 
 
 def _agent_source(path: Path) -> SourceFile:
-    # The `.meta.json` beside it is read by the reader, in the process that reads the file.
-    agent_id = path.stem.removeprefix("agent-")
-    kind = THREAD_COMPACTION if agent_id.startswith("acompact") else THREAD_SUBAGENT
-    return SourceFile(str(path), thread_kind=kind, agent_id=agent_id)
+    return subagent_file(str(path), path.stem.removeprefix("agent-"))
 
 
 def _session_id_of(path: Path) -> str | None:
-    """The first top-level `sessionId` string of a file (a flat agent file names its parent session).
-
-    The link may come late (fuzz 13: after line 20, behind lines that carry none), so every line is
-    looked at; only lines whose bytes hold `"sessionId"` are decoded, and a line that does not decode
-    (truncated, NUL padding, lone surrogates) is passed over. Raises nothing: None when no line names one
-    or the file cannot be read.
-    """
+    """The session a flat agent file names in its lines (`model.session_id_in`). Raises nothing: None when
+    no line names one or the file cannot be read."""
     try:
         with path.open("rb") as fh:
             return session_id_in(fh)
     except OSError:
         return None
-
-
-def session_id_in(lines: Iterable[bytes]) -> str | None:
-    """The first top-level `sessionId` string among the lines of an open binary file (`_session_id_of`'s
-    rule, shared with `remote.py`'s object stores): only lines whose bytes hold ``"sessionId"`` are decoded,
-    NULs dropped, a line that does not decode passed over. Raises what reading `lines` raises."""
-    for raw in lines:
-        if b'"sessionId"' not in raw:
-            continue
-        try:
-            rec = orjson.loads(raw.replace(b"\x00", b""))
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
-            return str(rec["sessionId"])
-    return None
-    return None
 
 
 def _subagents_of(session: Path) -> tuple[tuple[SourceFile, ...], tuple[str, ...]]:
@@ -126,13 +87,9 @@ def _subagents_of(session: Path) -> tuple[tuple[SourceFile, ...], tuple[str, ...
         for dirpath, dirnames, filenames in os.walk(nested, onerror=cannot_list, followlinks=True):
             dirnames.sort()
             if "subagents" in Path(dirpath).relative_to(nested).parts:
-                found.extend(os.path.join(dirpath, n) for n in sorted(filenames) if _is_agent_name(n))
+                found.extend(os.path.join(dirpath, n) for n in sorted(filenames) if is_agent_name(n))
     found.extend(str(p) for p in _flat_agents(session.parent).get(session.stem, []))
     return tuple(_agent_source(Path(p)) for p in found), tuple(unreadable)
-
-
-def _is_agent_name(name: str) -> bool:
-    return name.startswith("agent-") and name.endswith(".jsonl")
 
 
 def _not_a_file(path: Path) -> str | None:
@@ -197,10 +154,10 @@ def _sources_of(arg: str) -> list[TraceSource]:
     system refuses (too long, a NUL byte in it)."""
     if arg == "-":
         return [TraceSource("-")]
-    if arg.startswith("~") and not os.path.lexists(arg):  # a quoted '~/dir': as a quoted glob's ~ (issue 17)
+    if arg.startswith("~") and not os.path.lexists(arg):  # a quoted '~/dir': expanded, as a quoted glob's ~
         arg = os.path.expanduser(arg)
-    if is_url(arg) or (is_glob(arg) and not os.path.lexists(arg)):  # fsspec URLs, quoted globs (issue 17)
-        return remote_sources(arg)
+    if is_url(arg) or (is_glob(arg) and not os.path.lexists(arg)):  # fsspec URLs, quoted globs
+        return _url_or_glob_sources(arg)
     p = Path(arg)
     if p.is_dir():
         if not os.access(p, os.R_OK | os.X_OK):
@@ -220,11 +177,23 @@ def _sources_of(arg: str) -> list[TraceSource]:
     return [TraceSource(arg)]
 
 
-#: The warning of a subagent file named on its own: it has no main thread, so nothing is graded.
-SUBAGENT_ALONE = (
-    "a subagent file named on its own: its calls are a subagent's (no main thread to grade); name its "
-    "session file, or the session's folder, to see them in their session"
-)
+def _url_or_glob_sources(arg: str) -> list[TraceSource]:
+    """The sources of a URL or of a glob argument that names no file.
+
+    A glob is expanded (`remote.expand_glob`: on disk, or behind a URL) and each match taken as its own
+    argument: a URL by `remote.url_sources`, a path on disk by `_sources_of`; a glob that matches nothing
+    is a trace whose reading says "no such file". A URL is `remote.url_sources`'. Raises what `_sources_of`
+    raises for a path on disk; a glob or URL that cannot be listed is its `TraceSource.error`.
+    """
+    if is_glob(arg) and (is_url(arg) or not os.path.lexists(arg)):  # (a file may be named with a `*`)
+        try:
+            matches = expand_glob(arg)
+        except (OSError, ImportError, ValueError) as exc:
+            return [TraceSource(arg, error=f"cannot read this path ({reason(exc).removeprefix('cannot read: ')})")]
+        if matches == [arg]:
+            return url_sources(arg) if is_url(arg) else [TraceSource(arg)]
+        return [s for m in matches for s in (url_sources(m) if is_url(m) else _sources_of(m))]
+    return url_sources(arg)
 
 
 def _first_of_each(sources: list[TraceSource]) -> list[TraceSource]:

@@ -1,38 +1,37 @@
-"""Traces behind fsspec URLs and quoted globs: finding sessions and subagent files, opening files (issue 17).
+"""Traces behind fsspec URLs, and quoted globs: listing sessions and their subagent files, expanding globs.
 
 A path argument that starts with a scheme (``s3://bucket/traces/``, ``gs://...``, ``file:///srv/traces``,
 ``memory://...``) is a URL, listed and read through `fsspec` (``s3://`` needs `s3fs`, ``gs://`` `gcsfs`: the
-``s3`` and ``gcs`` extras). Discovery follows `sources.py` rule for rule, so a folder on an object store
+``s3`` and ``gcs`` extras). Discovery follows `local`'s rules one for one, so a folder on an object store
 gives the same sessions, in the same order, with the same subagent files as the same folder on disk:
 
 * a URL to a folder (an object-store prefix) is searched recursively: every ``*.jsonl`` not named
   ``agent-*`` outside a ``subagents`` folder is a session; ``<session>/**/subagents/**/agent-*.jsonl``
   files are attached to ``<session>.jsonl`` (sorted by path), then the flat ``agent-*.jsonl`` beside it
   whose lines name its `sessionId`; the rest are orphans (counted, never read);
-* a URL to a file is one trace, with its subagent files found as `sources._subagents_of` finds them.
+* a URL to a file is one trace, with its subagent files found as `local` finds them beside a file.
 
 Names keep the argument's spelling: a file found under ``s3://b/traces/`` is ``s3://b/traces/<rest>``.
 A path argument with ``*``, ``?`` or ``[`` that names no file is a glob, expanded (sorted) here: on disk
-with `glob.glob` (``**`` recursive), behind a URL with the file system's `glob`.
+with `glob.glob` (``**`` recursive), behind a URL with the file system's `glob`; `local.find_traces` takes
+each match as an argument of its own.
 
-Reading: `open_url` and `read_meta` are what `reading.files.open_trace` and `reading.claude.feed.agent_meta`
-call for a URL. fsspec is imported only when a URL is met (`import contexttrace` never imports it). This
-module never prints; a URL that cannot be listed is that argument's error (`TraceSource.error`), one that
-cannot be read is that trace's `TraceReadError`. The result store never keeps a trace read from a URL
-(it stamps files with `os.stat`).
+Opening a URL to read it is `reading.urls`'s. fsspec is imported only when a URL is met (`import
+contexttrace` never imports it). This module never prints; a URL that cannot be listed is that
+argument's error (`TraceSource.error`), one that cannot be read is that trace's `TraceReadError`. The
+result store never keeps a trace read from a URL (it stamps files with `os.stat`). It imports nothing of
+`discover` but `model`.
 """
 
 from __future__ import annotations
 
 import glob
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from contexttrace.discover.model import SUBAGENT_ALONE, TraceSource, is_agent_name, session_id_in, subagent_file
+from contexttrace.reading.model import SourceFile
 from contexttrace.reading.urls import filesystem, is_url, reason
-
-if TYPE_CHECKING:
-    from contexttrace.discover.local import TraceSource
-    from contexttrace.reading.model import SourceFile
 
 #: Characters that make a path argument a glob (`glob.has_magic`'s set).
 _GLOB_CHARS = frozenset("*?[")
@@ -70,32 +69,26 @@ def expand_glob(pattern: str) -> list[str]:
     return out or [pattern]
 
 
-def sources_of(arg: str) -> list[TraceSource]:
-    """The sources a URL or a glob argument names (`sources.find_traces` calls this for either).
+def url_sources(arg: str) -> list[TraceSource]:
+    """The sources one URL names (a glob in it taken literally; `expand_glob` expands globs).
 
-    A glob is expanded (`expand_glob`) and each match read as its own argument: a URL as below, a path on
-    disk by `sources._sources_of`. A URL to a folder is searched (`_scan`), a URL to a file is one trace
-    with its subagent files (`_file_source`), a URL to nothing is a trace whose reading says "no such
-    file". Raises what `sources._sources_of` raises for a path on disk; a URL that cannot be listed is its
-    `TraceSource.error`, never an exception.
+    Parameters
+    ----------
+    arg
+        A URL as the argument spelled it (``s3://bucket/traces/``); the sources' names keep that spelling.
+
+    Returns
+    -------
+    list of TraceSource
+        A folder: its sessions sorted by path, each with its subagent files, then the orphan agent files
+        (`_scan`); ``[source]`` with the error ``is a directory where a file was expected`` for a folder
+        named ``*.jsonl`` that holds none. A file: one source with its subagent files (`_file_source`). A
+        URL to nothing: one source whose reading says "no such file". A URL that cannot be listed: one
+        source whose `error` says why.
+
+    The OSError, ImportError (fsspec or the scheme's package missing) and ValueError that listing raises
+    are the argument's `TraceSource.error`, never raised.
     """
-    from contexttrace.discover.local import TraceSource, _sources_of
-
-    if is_glob(arg) and (is_url(arg) or not os.path.lexists(arg)):  # (a file may be named with a `*`)
-        try:
-            matches = expand_glob(arg)
-        except (OSError, ImportError, ValueError) as exc:
-            return [TraceSource(arg, error=f"cannot read this path ({reason(exc).removeprefix('cannot read: ')})")]
-        if matches == [arg]:
-            return _url_sources(arg) if is_url(arg) else [TraceSource(arg)]
-        return [s for m in matches for s in (_url_sources(m) if is_url(m) else _sources_of(m))]
-    return _url_sources(arg)
-
-
-def _url_sources(arg: str) -> list[TraceSource]:
-    """The sources of one URL (no glob in it): a folder searched, a file with its subagent files."""
-    from contexttrace.discover.local import TraceSource
-
     try:
         fs, path = filesystem(arg)
         if fs.isdir(path):
@@ -111,25 +104,14 @@ def _url_sources(arg: str) -> list[TraceSource]:
         return [TraceSource(arg, error=f"cannot read this path ({why})")]
 
 
-def _is_agent_name(name: str) -> bool:
-    return name.startswith("agent-") and name.endswith(".jsonl")
-
-
 def _agent_file(url: str) -> SourceFile:
-    """`sources._agent_source` for a URL (a `Path` would fold its ``//``)."""
-    from contexttrace.reading.contract import THREAD_COMPACTION, THREAD_SUBAGENT
-    from contexttrace.reading.model import SourceFile
-
-    agent_id = url.rsplit("/", 1)[1][len("agent-") : -len(".jsonl")]
-    kind = THREAD_COMPACTION if agent_id.startswith("acompact") else THREAD_SUBAGENT
-    return SourceFile(url, thread_kind=kind, agent_id=agent_id)
+    """The `SourceFile` of a subagent file's URL (split by hand: a `Path` would fold its ``//``)."""
+    return subagent_file(url, url.rsplit("/", 1)[1][len("agent-") : -len(".jsonl")])
 
 
 def _session_id_of(fs: Any, path: str) -> str | None:
-    """`sources._session_id_of` through a file system: the first top-level `sessionId` string of a flat
-    agent file, looked for on the lines whose bytes hold ``"sessionId"``. Raises nothing."""
-    from contexttrace.discover.local import session_id_in
-
+    """The session a flat agent file names in its lines (`model.session_id_in`), read through a file
+    system. Raises nothing: None when no line names one or the file cannot be read."""
     try:
         with fs.open(path, "rb") as fh:
             return session_id_in(fh)
@@ -145,13 +127,11 @@ def _relative_files(fs: Any, root: str) -> list[str]:
 
 
 def _file_source(fs: Any, path: str, url: str) -> TraceSource:
-    """The source of a URL that names a file (`sources._sources_of` for a file)."""
-    from contexttrace.discover.local import SUBAGENT_ALONE, TraceSource
-
+    """The source of a URL that names a file, as `local` makes one for a file on disk."""
     name = url.rsplit("/", 1)[-1]
     if not name.endswith(".jsonl"):
         return TraceSource(url)
-    if _is_agent_name(name):
+    if is_agent_name(name):
         return TraceSource(url, unreadable=(SUBAGENT_ALONE,))
     parent, stem = path.rsplit("/", 1)[0], name[: -len(".jsonl")]
     url_parent = url.rsplit("/", 1)[0]
@@ -159,19 +139,18 @@ def _file_source(fs: Any, path: str, url: str) -> TraceSource:
     if fs.isdir(f"{parent}/{stem}"):
         for rel in _relative_files(fs, f"{parent}/{stem}"):
             *folders, file_name = rel.split("/")
-            if "subagents" in folders and _is_agent_name(file_name):
+            if "subagents" in folders and is_agent_name(file_name):
                 nested.append((tuple(folders), file_name))
     files = [f"{url_parent}/{stem}/" + "/".join((*folders, n)) for folders, n in sorted(nested)]
-    flat = sorted(n for n in (f.rsplit("/", 1)[-1] for f in fs.ls(parent, detail=False)) if _is_agent_name(n))
+    flat = sorted(n for n in (f.rsplit("/", 1)[-1] for f in fs.ls(parent, detail=False)) if is_agent_name(n))
     files += [f"{url_parent}/{n}" for n in flat if _session_id_of(fs, f"{parent}/{n}") == stem]
     return TraceSource(url, tuple(_agent_file(f) for f in files))
 
 
 def _scan(fs: Any, root: str, spelling: str) -> list[TraceSource]:
-    """`sources._scan` over a folder of a file system: sessions sorted by path, their nested subagent files
-    (sorted by path) then their flat ones, then the orphans sorted; names spelled from `spelling`."""
-    from contexttrace.discover.local import TraceSource
-
+    """A folder of a file system searched as `local` searches one on disk: sessions sorted by path, their
+    nested subagent files (sorted by path) then their flat ones, then the orphans sorted; names spelled
+    from `spelling`."""
     sessions: list[str] = []
     nested: dict[str, list[str]] = {}  # session `<folder>/<stem>` (relative) -> its agent files
     flat: dict[str, list[str]] = {}  # folder (relative, "" for the root) -> its flat agent files
@@ -179,9 +158,9 @@ def _scan(fs: Any, root: str, spelling: str) -> list[TraceSource]:
         *folders, name = rel.split("/")
         folder = "/".join(folders)
         if "subagents" in folders:
-            if _is_agent_name(name):
+            if is_agent_name(name):
                 nested.setdefault("/".join(folders[: folders.index("subagents")]), []).append(rel)
-        elif _is_agent_name(name):
+        elif is_agent_name(name):
             flat.setdefault(folder, []).append(rel)
         elif name.endswith(".jsonl"):
             sessions.append(rel)

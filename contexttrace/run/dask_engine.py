@@ -1,13 +1,13 @@
-"""``--engine dask``: the runner's per-source unit of work mapped over Dask's distributed scheduler (issue 17).
+"""``--engine dask``: a run's unit of work (`work.read_built`) mapped over Dask's distributed scheduler.
 
-`DaskEngine.run` keeps `runner._run`'s contract, so `runner._analyze` reduces its results exactly as it
-reduces the local engine's (same order, figures, warnings, exit code):
+`DaskEngine.run` keeps the local engine's contract (`engine.Engine`), so the runner reduces its results
+exactly as it reduces the local engine's (same order, figures, warnings, exit code):
 
-* one task per source: `runner._read_built(source, build, window, slim=True)`, which reads the source
-  and builds each trace's report on the worker behind the runner's firewall (a bad file is that trace's
+* one task per source: `work.read_built(source, build, window, slim=True)`, which reads the source and
+  builds each trace's report on the worker behind the firewall (a bad file is that trace's
   `TraceFailure`, returned, never raised), and sends back the report with the trace slimmed to its call
-  keys (what `runner._analyze` needs to drop calls inherited across sessions; a trace that inherited some
-  is read again in the client, as after the local engine's workers);
+  keys (what the runner needs to drop calls inherited across sessions; a trace that inherited some is
+  read again in the client, as after the local engine's workers);
 * results are put back in source order by task, each taken once: a worker that dies mid-run has its
   tasks rerun by the scheduler on another worker (``distributed.scheduler.allowed-failures`` times), and a
   task that still has no answer (it raised, or killed every worker it ran on) is done in this process,
@@ -44,10 +44,10 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from contexttrace.discover.local import TraceSource
+from contexttrace.discover.model import TraceSource
+from contexttrace.errors import EngineError
 from contexttrace.reading.urls import is_url
-from contexttrace.run.engine import EngineError
-from contexttrace.run.runner import _read_built
+from contexttrace.run.work import read_built
 from contexttrace.storage.store import StoredSource
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class DaskEngine:
     client
         A connected `distributed.Client` to use instead (tests, notebooks); never closed here.
     keep_in_store
-        Whether workers keep what they read in this machine's result store (`store.py`). None: yes on a
+        Whether workers keep what they read in this machine's result store (`storage.store`). None: yes on a
         LocalCluster this engine starts, no with a scheduler address or a given client.
     """
 
@@ -177,15 +177,15 @@ class DaskEngine:
         progress: Callable[[int, int], None] | None,
         workers: int | None = None,
     ) -> list[Result]:
-        """Read (and build) every source on the cluster; `runner._run`'s contract.
+        """Read (and build) every source on the cluster; the contract of `engine.Engine.run`.
 
         Parameters
         ----------
         sources
-            From `sources.find_traces` (or `store.lookup`: `StoredSource`s are kept where they are read).
+            From `discover.local.find_traces` (or `store.lookup`: `StoredSource`s are kept where they are read).
         build
             Turns a trace and the window into its report, on the worker when it pickles (with cloudpickle);
-            else the workers send whole traces and `runner._analyze` builds the reports here.
+            else the workers send whole traces and the runner builds the reports here.
         window
             Context window in tokens, or None.
         progress
@@ -224,7 +224,7 @@ class DaskEngine:
                 progress(done, total)
 
         for i in here:
-            finish(i, _read_built(sources[i], build, window))
+            finish(i, read_built(sources[i], build, window))
         answered = 0
         lost = False
         if sent:
@@ -233,7 +233,7 @@ class DaskEngine:
                     raise EngineError(self._label(), f"worker {value.worker}: {value.reason}")
                 lost = lost or (value is None and self._scheduler_lost())
                 answered += value is not None
-                finish(i, value if value is not None else _read_built(sources[i], build, window))
+                finish(i, value if value is not None else read_built(sources[i], build, window))
         if lost and self.scheduler is not None:
             self.notices.append(
                 f"the scheduler at {self.scheduler} was lost after {answered} of {len(sent)} sources; "
@@ -372,7 +372,7 @@ def refuse_relative(paths: list[str], scheduler: str) -> None:
     address: they run in folders of their own (often on other machines), where ``traces/a.jsonl`` names
     another file or none. (A LocalCluster's workers share this process's folder.) A path is not made
     absolute here: a trace is named as its path is spelled, and the output must be the local engine's for
-    the same arguments. ``~/dir`` is absolute (`sources.find_traces` expands it); ``-`` is read here.
+    the same arguments. ``~/dir`` is absolute (`discover.local.find_traces` expands it); ``-`` is read here.
 
     Raises
     ------
@@ -396,7 +396,7 @@ def refuse_relative(paths: list[str], scheduler: str) -> None:
 
 
 def version() -> str:
-    """This process's contexttrace version and reader version (`schema.READER_VERSION`), as ``0.1.0/4``: what
+    """This process's contexttrace version and reader version (`reading.contract.READER_VERSION`), as ``0.1.0/4``: what
     every worker must run for the output to be this machine's (`_check_workers`)."""
     from contexttrace import __version__
     from contexttrace.reading.contract import READER_VERSION
@@ -462,7 +462,7 @@ def _stat_seen(path: str) -> Seen:
 
 
 def _seen(source: TraceSource) -> tuple[Seen, ...]:
-    """What this process sees of a source's files on disk, as `store.stamp_of` looks at them: the size and
+    """What this process sees of a source's files on disk, as `stamps.stamp_of` looks at them: the size and
     modification time of the main file and of each subagent file (URLs other than ``file://`` are the
     object store's, the same for everyone: not stamped). Raises nothing."""
     paths = [_local_path(p) for p in (source.path, *(s.path for s in source.subagents))]
@@ -484,10 +484,10 @@ def _differs(seen: Seen, there: Seen) -> str | None:
 
 
 def _read_checked(source: TraceSource, seen: tuple[Seen, ...] | None, expect: str, **read: Any) -> Result | _Refused:
-    """A task on a worker: `runner._read_built(source, **read)` when this worker runs contexttrace
+    """A task on a worker: `work.read_built(source, **read)` when this worker runs contexttrace
     `expect` (`version`: a worker that joined after `_check_workers`) and sees each file of `seen` as the
     command's process saw it (None: not checked); else a `_Refused` naming the worker and what differs,
-    and nothing is read. Raises what `_read_built` raises (nothing: its firewall)."""
+    and nothing is read. Raises what `read_built` raises (nothing: its firewall)."""
     worker = _worker_address()
     if version() != expect:
         return _Refused(worker, f"runs contexttrace {version()}, this machine {expect}")
@@ -499,7 +499,7 @@ def _read_checked(source: TraceSource, seen: tuple[Seen, ...] | None, expect: st
                 f"{what}; workers must see the files at the same paths as this machine, or read URLs "
                 f"(s3://...): {DOCS}",
             )
-    return _read_built(source, **read)
+    return read_built(source, **read)
 
 
 def _worker_address() -> str:

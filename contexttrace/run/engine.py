@@ -1,14 +1,15 @@
 """Which engine reads a run's traces: this machine's processes (``local``) or a Dask cluster (``dask``).
 
-The work of a command is a map over trace files (read one source and build its report: `runner._read_built`,
-behind the runner's firewall) and a small reduction (calls inherited across sessions dropped, reports in
-argument order, failures, warnings: `runner._analyze`). The ``local`` engine is the runner's own process
-pool (`runner._run`), untouched here. The ``dask`` engine (`dask_engine.DaskEngine`) maps the same unit of
-work over Dask's distributed scheduler, on a `LocalCluster` of this machine or a running ``dask
-scheduler``, and hands the results to the same reduction, so the output is byte-identical.
+The work of a command is a map over trace files (read one source and build its report: `work.read_built`,
+behind the firewall) and a small reduction (calls inherited across sessions dropped, reports in argument
+order, failures, warnings: `runner.analyze`). The ``local`` engine is the runner's own process pool,
+untouched here. The ``dask`` engine (`dask_engine.DaskEngine`) maps the same unit of work over Dask's
+distributed scheduler, on a `LocalCluster` of this machine or a running ``dask scheduler``, and hands the
+results to the same reduction, so the output is byte-identical.
 
 This module imports neither Dask nor fsspec: `open_engine` checks that they are installed and names what
-to install when they are not (`EngineError`). It never prints.
+to install when they are not (`EngineError`). It imports `dask_engine` only when a run asks for it;
+`dask_engine` never imports this module. It never prints.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from contexttrace.errors import ContextTraceError
+from contexttrace.errors import EngineError
 
 if TYPE_CHECKING:
     from contexttrace.discover.local import TraceSource
@@ -39,13 +40,8 @@ class EngineName(StrEnum):
     DASK = "dask"  # a Dask cluster: a LocalCluster here, or the scheduler at --scheduler
 
 
-class EngineError(ContextTraceError):
-    """An engine that cannot run: its packages missing, its scheduler unreachable, an option it does not
-    take. `path` names the option (``--engine dask``, ``--scheduler ADDRESS``)."""
-
-
 class Engine(Protocol):
-    """What reads a run's sources in place of `runner._run` (the local engine)."""
+    """What reads a run's sources in place of the runner's own processes (the local engine)."""
 
     def run(
         self,
@@ -55,7 +51,9 @@ class Engine(Protocol):
         progress: Callable[[int, int], None] | None,
         workers: int | None,
     ) -> list[list[tuple[Trace, Any]] | TraceFailure]:
-        """`runner._run`'s contract: for each source in order, its (trace, report) pairs or its failure."""
+        """Read (and build, when `build` is given) every source: for each source in order, its (trace,
+        report) pairs (`work.read_built`'s answer) or its failure. `progress` is called with (done, total)
+        as sources are done; `workers` is the local engine's process count (another engine may ignore it)."""
         ...
 
 

@@ -8,12 +8,12 @@ a host process running other threads, whose locks a fork would copy held) a work
 caller's main script: a script that calls `analyze` without an `if __name__ == "__main__":` guard still
 works) and its share is sent to it over its standard input.
 
-A task is a function of the package and its arguments (`runner._read_built`, `reading.read_tail`); a
+A task is a function of the package and its arguments (`work.read_built`, `reading.read_tail`); a
 worker answers each task in order as soon as it is done, over a pipe, as a frame: the task's number and
 the answer's size (`HEADER`), then the pickled answer. A task that raises, or whose answer cannot be
 pickled, is answered with None; an answer that cannot be unpickled here is taken as None; a worker that
 dies leaves its unanswered tasks: in each case the parent does the task itself, where the same exception
-becomes that trace's failure (the firewall, `runner._read`).
+becomes that trace's failure (the firewall, `work.read_source`).
 """
 
 from __future__ import annotations
@@ -282,6 +282,7 @@ class Pool:
         return self.ready()
 
     def close(self) -> None:
+        """Wait for every worker to end, killing one still running after 10 seconds."""
         for w in self.workers:
             w.finish(timeout=10)
 

@@ -1,21 +1,23 @@
 """Run the reader over many traces: discovery, parallel reading, cross-file identity, reports.
 
 This is the library's entry point for a whole command: `analyze(paths, window)` returns a
-`report.RunResult`. Files are read in worker processes (both cores) when there are several and they are
-large enough to pay for the workers; the result never depends on how they were read. It never prints:
-progress goes to an optional callback.
+`reports.trace.RunResult`. Files are read in worker processes (both cores) when there are several and
+they are large enough to pay for the workers; the result never depends on how they were read. It never
+prints: progress goes to an optional callback.
 
-Parallel runs use `workers - 1` worker processes plus this process, which reads too. The files are
-shared out once, before the workers start (`_shares`: largest first, each to the process with the least
-to read so far), and each process reads its fixed share (`_worker.py`: a worker is a fork of this process
-while it runs a single thread (Linux), else a new `python -m contexttrace.run.pool` that is sent its
-share). Each worker builds the reports of the traces it read (when `build` can be pickled) and sends them
-back with slim traces (call keys only), one answer per file as soon as it is read; a trace that inherited
-calls from another session (`drop_inherited_calls`) is read again here and its report rebuilt. A session
-transcript of `reading.SPLIT_MIN_BYTES` or more is read in two parts at once: a worker reads its tail and
-subagent files first (`reading.read_tail`) while this process reads its head and merges. A task a worker
-could not answer (it raised, or the worker died) is done here. Standard input is always read here, in
-one process.
+Each source is read and its reports built by `work.read_built` (the unit of work, behind the firewall),
+in this process or a worker. Parallel runs use `workers - 1` worker processes plus this process, which
+reads too. The files are shared out once, before the workers start (`_shares`: largest first, each to
+the process with the least to read so far), and each process reads its fixed share (`pool`: a worker is
+a fork of this process while it runs a single thread (Linux), else a new `python -m
+contexttrace.run.pool` that is sent its share). Each worker builds the reports of the traces it read
+(when `build` can be pickled) and sends them back with slim traces (call keys only), one answer per file
+as soon as it is read; a trace that inherited calls from another session (`drop_inherited_calls`) is
+read again here and its report rebuilt. A session transcript of `reading.SPLIT_MIN_BYTES` or more is
+read in two parts at once: a worker reads its tail and subagent files first (`reading.read_tail`) while
+this process reads its head and merges. A task a worker could not answer (it raised, or the worker
+died) is done here. Standard input is always read here, in one process. Another engine (`engine`: a
+Dask cluster) may read the sources in place of these processes; the reduction here is the same.
 """
 
 from __future__ import annotations
@@ -28,21 +30,20 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from contexttrace.discover.local import TraceSource, default_roots, find_traces
-from contexttrace.errors import ContextTraceError, EmptyTraceError
+from contexttrace.discover.local import default_roots, find_traces
+from contexttrace.discover.model import TraceSource
 from contexttrace.reading import (
     PendingTail,
-    TailPart,
     Trace,
     drop_inherited_calls,
     gc_paused,
     inherited_calls,
     read_tail,
-    read_trace,
     split_point,
 )
 from contexttrace.reports.trace import RunResult, TraceFailure, build_report
-from contexttrace.storage import reports as built_store
+from contexttrace.run.work import build_guarded, read_built, read_source
+from contexttrace.storage import reports as kept_reports
 from contexttrace.storage import store
 
 #: Below this many bytes in all, worker processes cost more than they save.
@@ -59,27 +60,6 @@ if TYPE_CHECKING:
     from contexttrace.run.pool import Task
 
 
-def _read(source: TraceSource, tail: TailPart | PendingTail | None = None) -> list[Trace] | TraceFailure:
-    """Read one source; every exception becomes its `TraceFailure` (the firewall: one trace never takes
-    the run down). A `ContextTraceError` is a reason the reader gives on purpose (missing file, binary,
-    no record of either format); anything else is a defect, named by its exception type. A
-    `store.StoredSource` (one the result store did not hold: `_run_stored`) is kept in the store once
-    read, by whichever process read it; a failure never is."""
-    if source.error is not None:
-        return TraceFailure(source.path, source.error)
-    try:
-        traces = read_trace(source.path, source.subagents, tail=tail)
-    except ContextTraceError as exc:
-        return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError), line=exc.line)
-    except Exception as exc:  # the firewall: this trace fails, the run goes on
-        return TraceFailure.unexpected(source.path, exc, "read")
-    if isinstance(source, store.StoredSource):
-        store.keep(source, traces)  # raises nothing
-    for trace in traces:  # subagent folders found but not listable: said, never silently dropped
-        trace.warnings.extend(source.unreadable)
-    return traces
-
-
 def _run_stored(
     sources: list[TraceSource],
     build: Callable[[Trace, int | None], Any],
@@ -90,16 +70,17 @@ def _run_stored(
     warnings: list[str],
     engine: Engine | None = None,
 ) -> list[list[tuple[Trace, Any]] | TraceFailure]:
-    """`_run` through the result store (`store.py`) when `cache`: the sources it holds are not read (their
-    reports are built here), the others go to `_run` as `StoredSource`s, kept where they are read. The
-    lookups are made here, before any worker starts, so the workers' shares and the split of a large file
-    count only what is read (measured against lookups in the workers: benchmarks/README.md). An `engine`
-    (engine.py: issue 17, a Dask cluster) reads in place of `_run`."""
+    """`_run` through the result store (`storage.store`) when `cache`: the sources it holds are not read
+    (their reports are served from `storage.reports`, or built here), the others go to `_run` as
+    `StoredSource`s, kept where they are read. The lookups are made here, before any worker starts, so the
+    workers' shares and the split of a large file count only what is read (measured against lookups in the
+    workers: benchmarks/README.md). An `engine` (`engine.open_engine`: a Dask cluster) reads in place of
+    `_run`."""
     run = _run if engine is None else engine.run
     if not cache:
         return run(sources, build, window, progress, workers)
     try:
-        kept = built_store.lookup(sources, build, window, warnings)  # reports kept with their entries (built.py)
+        kept = kept_reports.lookup(sources, build, window, warnings)  # reports kept with their entries
         found = iter(store.lookup([s for s, k in zip(sources, kept, strict=True) if k is None], warnings))
         held: list[list[Trace] | TraceSource | None] = [next(found) if k is None else None for k in kept]
         read = iter(run([f for f in held if isinstance(f, TraceSource)], build, window, progress, workers))
@@ -112,46 +93,11 @@ def _run_stored(
             elif got is not None:  # traces the store held, their reports not: built here, and kept
                 pairs = [(t, build_guarded(build, t, window)) for t in got]
                 if isinstance(got, store.Found):
-                    built_store.keep(source, got.stamp, build, window, pairs)
+                    kept_reports.keep(source, got.stamp, build, window, pairs)
                 out.append(pairs)
         return out
     finally:
         store.finish(warnings)
-
-
-def build_guarded(build: Callable[[Trace, int | None], Any], trace: Trace, window: int | None) -> Any | TraceFailure:
-    """`build(trace, window)`, or the trace's `TraceFailure` when it raises (the firewall, as `_read`)."""
-    try:
-        return build(trace, window)
-    except Exception as exc:
-        return TraceFailure.unexpected(trace.name, exc, "report")
-
-
-def _read_built(
-    source: TraceSource,
-    build: Callable[[Trace, int | None], Any] | None,
-    window: int | None,
-    tail: TailPart | PendingTail | None = None,
-    slim: bool = False,
-) -> list[tuple[Trace, Any]] | TraceFailure:
-    """Read one source (its main file's end maybe read elsewhere: `tail`) and, when `build` is given,
-    build each trace's report in the same process; with `slim` (a worker's answer), each built trace is
-    sent back `Trace.slimmed` (a twentieth of the bytes to pickle).
-
-    The cyclic garbage collector is paused meanwhile (`reader.gc_paused`): reports, like the reader,
-    make no reference cycles, and with a large trace's rows alive each full collection walks them all
-    (measured: the report of a 23,000-call trace 1.5 s -> 0.9 s).
-    """
-    with gc_paused():
-        read = _read(source, tail)
-        if isinstance(read, TraceFailure):
-            return read
-        if build is None:
-            return [(trace, None) for trace in read]
-        pairs = [(trace, build_guarded(build, trace, window)) for trace in read]
-        if isinstance(source, store.StoredSource):
-            built_store.keep(source, source.stamp, build, window, pairs)  # (only builds in `built.BUILDS`)
-        return [(trace.slimmed(), report) for trace, report in pairs] if slim else pairs
 
 
 def _whole_again(sources: list[TraceSource], cache: bool, warnings: list[str]) -> dict[int, list[Trace] | TraceFailure]:
@@ -168,7 +114,7 @@ def _whole_again(sources: list[TraceSource], cache: bool, warnings: list[str]) -
         out = {id(s): h for s, h in zip(unique, held, strict=True) if not isinstance(h, TraceSource)}
     for source in unique:
         if id(source) not in out:
-            out[id(source)] = _read(source)
+            out[id(source)] = read_source(source)
     return out
 
 
@@ -202,7 +148,7 @@ def read_sources(
     Parameters
     ----------
     sources
-        From `sources.find_traces`.
+        From `discover.local.find_traces`.
     progress
         Called with (done, total) after each source.
     workers
@@ -242,8 +188,8 @@ def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[in
 
 
 def _fork_safe() -> bool:
-    """`_worker.fork_safe`, imported when a run has workers: `import contexttrace` never imports
-    `_worker`, so that `python -m contexttrace.run.pool` runs it as a script without a second copy."""
+    """`pool.fork_safe`, imported when a run has workers: `import contexttrace` never imports `pool`, so
+    that `python -m contexttrace.run.pool` runs it as a script without a second copy."""
     from contexttrace.run.pool import fork_safe
 
     return fork_safe()
@@ -298,7 +244,7 @@ def _run(
     if workers <= 1:
         out: list[list[tuple[Trace, Any]] | TraceFailure] = []
         for i, source in enumerate(sources, 1):
-            out.append(_read_built(source, build, window))
+            out.append(read_built(source, build, window))
             if progress:
                 progress(i, total)
         return out
@@ -323,7 +269,7 @@ def _run(
         if i in splits:  # a tail: task number total + i (a worker started afresh hashes texts stably)
             s = sources[i]
             return (total + i, read_tail, (s.path, splits[i], s.subagents, not fork))
-        return (i, _read_built, (sources[i], remote_build, window, None, remote_build is not None))
+        return (i, read_built, (sources[i], remote_build, window, None, remote_build is not None))
 
     from contexttrace.run.pool import Pool
 
@@ -333,7 +279,7 @@ def _run(
             tail = (
                 PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork) if i in splits else None
             )
-            finish(i, _read_built(sources[i], build, window, tail))
+            finish(i, read_built(sources[i], build, window, tail))
             for j, value in pool.ready().items():
                 finish(j, value)
         for j, value in pool.drain().items():
@@ -341,7 +287,7 @@ def _run(
         # Tasks a worker did not answer are done here (a bug in them then surfaces as this trace's failure).
         for i in range(total):
             if slots[i] is None:
-                finish(i, _read_built(sources[i], build, window))
+                finish(i, read_built(sources[i], build, window))
     finally:
         pool.close()
     return [s for s in slots if s is not None]
@@ -368,13 +314,13 @@ def analyze(
         As `read_sources`.
     build
         Turns one trace and the window into the report object kept in `RunResult.reports`
-        (`report.build_report` for `context trace`; other commands pass their own).
+        (`reports.trace.build_report` for `context trace`; other commands pass their own).
     cache
-        Use the result store (`store.py`, in `store.cache_dir()`): files unchanged since a run that kept
+        Use the result store (`storage.store`, in `store.cache_dir()`): files unchanged since a run that kept
         them are not read again, and what is read is kept. The output is the same either way. The CLI
         passes True unless `--no-cache`; standard input is never kept.
     engine
-        What reads the sources (`engine.open_engine`: a Dask cluster, issue 17); None: this machine's
+        What reads the sources (`engine.open_engine`: a Dask cluster); None: this machine's
         processes (`workers`). The output is the same either way.
 
     Returns
@@ -389,19 +335,18 @@ def analyze(
 
 
 def _run_gc_paused() -> contextlib.AbstractContextManager[None]:
-    """Pause the cyclic garbage collector for a whole run (`reader.gc_paused`), when this process runs no
-    other Python thread; else leave it to `_read_built`, which pauses it while each trace is read.
+    """Pause the cyclic garbage collector for a whole run (`reading.gc_paused`), when this process runs no
+    other Python thread; else leave it to `work.read_built`, which pauses it while each trace is read.
 
     Nothing a run does makes reference cycles, yet every collection walks all the objects still alive:
     while a trace is read, its rows; between traces, the answers unpickled from the workers and the
     reports kept so far (a pytest session or a notebook adds its own heap to each full pass). Pausing it
     per trace only moved the cost: the first collection after each trace walked what that trace had
     left. Measured on the 200-session benchmark directory: `analyze` 1.90 s with the collector running
-    between traces, 1.60 s with it off (medians of 6, interleaved); the paired benchmark ratio went
-    from 0.98-1.06 to 0.78-0.95. The collector is process-wide, though: another thread of the host
-    (a notebook's, a server's) that makes cycles during a long run would grow for its whole length
-    (a reviewer's thread making cycles over a 5,000-file run: 2.2 GB against 0.2 GB), so with other
-    threads alive the run keeps the per-trace pause only.
+    between traces, 1.60 s with it off (medians of 6, interleaved). The collector is process-wide,
+    though: another thread of the host (a notebook's, a server's) that makes cycles during a long run
+    would grow for its whole length (a thread making cycles over a 5,000-file run: 2.2 GB against
+    0.2 GB), so with other threads alive the run keeps the per-trace pause only.
     """
     return gc_paused() if threading.active_count() == 1 else contextlib.nullcontext()
 

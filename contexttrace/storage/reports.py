@@ -1,27 +1,27 @@
 """The result store's second layer: the reports built from its entries, so that a warm run builds none.
 
-`store.py` keeps what the reader extracted from each source (its `Trace` list); a warm run still built
-every report from those traces, and the reports were two thirds of it (benchmarks/README.md). This
-layer keeps, beside each entry, what `runner` hands on for it: each trace slimmed to its call keys
-(`Trace.slimmed`: what `calls.inherited_calls` reads across a run's sessions) with its built report.
+`store` keeps what the reader extracted from each source (its `Trace` list); building every report from
+those traces would be two thirds of a warm run (benchmarks/README.md). This layer keeps, beside each
+entry, what the runner hands on for it: each trace slimmed to its call keys (`Trace.slimmed`: what
+`reading.inherited_calls` reads across a run's sessions) with its built report.
 
 A report is served only when every input of its build is as it was:
 
-* the entry's stamp (the source's files: path, size, modification time, inode, subagent files);
+* the entry's key and stamp (`stamps`: the source's files' paths, sizes, modification times, inodes);
 * the build (`BUILDS`: its name and report type) and the window it was given (`-1` for none);
 * `code_version`: the reader's version and a hash of every module and data file of the package, so a
   change to any report code or to the price table never meets an old report. (Finer keys — only the
   modules a build imports — would keep reports across unrelated edits, at the risk of missing one.)
 
-A report is a pure function of those (`report.build_report` reads the trace, the window, the package's
-data, and for a stream-json trace without timestamps its file's modification time, which the stamp
-holds). A trace that loses calls to another session (CASES B06) gets its report built again, exactly
-as for a worker's answer (`runner._analyze`).
+A report is a pure function of those (`reports.trace.build_report` reads the trace, the window, the
+package's data, and for a stream-json trace without timestamps its file's modification time, which the
+stamp holds). A trace that loses calls to another session (a resumed or forked session copies its parent's)
+gets its report built again, exactly as for a worker's answer (`runner.analyze`).
 
 Trust, as for entries: a typed msgpack document (`list[tuple[Trace, <report type>]]`, no code runs),
 behind a CRC-32, its traces checked as slim traces of equal-length key columns; anything else is a miss,
 deleted. Only builds named in `BUILDS` are kept (`context trace`'s); other commands build their reports
-from the stored traces as before. Nothing here raises into a run.
+from the stored traces. Nothing here raises into a run.
 """
 
 from __future__ import annotations
@@ -38,24 +38,21 @@ from typing import Any
 
 import msgspec
 
-from contexttrace.discover.local import TraceSource
+from contexttrace.discover.model import TraceSource
 from contexttrace.reading import Trace
 from contexttrace.reading.model import KEY_COLUMNS
 from contexttrace.reports.trace import TraceReport, build_report
-from contexttrace.storage import store as _store
-from contexttrace.storage.store import ResultStore, _key, reader_version, stamp_of
-
-
-def store_today() -> int:
-    """`store._today`, looked up when called (tests move the day)."""
-    return _store._today()
-
+from contexttrace.storage import store as result_store
+from contexttrace.storage.stamps import entry_key, reader_version, stamp_of
+from contexttrace.storage.store import ResultStore
 
 #: The builds whose reports are kept: the function -> (its name in the store, the type its reports decode to).
 BUILDS: dict[Callable[..., Any], tuple[str, type]] = {build_report: ("trace", TraceReport)}
 #: `window` as kept for "no window".
 _NO_WINDOW = -1
-_PACKAGE = Path(__file__).resolve().parent
+#: The package's folder (`contexttrace/`, above this module's `storage/`): every module and data file in it
+#: is hashed into `code_version`.
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def code_version() -> str:
@@ -128,10 +125,27 @@ def _usable(window: int | None) -> bool:
 def lookup(
     sources: Sequence[TraceSource], build: Callable[..., Any], window: int | None, warnings: list[str]
 ) -> list[list[tuple[Trace, Any]] | None]:
-    """For each source, the (slim trace, report) pairs kept for it by `build` with `window`, or None.
+    """Look up the reports kept for each source by `build` with `window`, before a run reads.
 
-    All None when `build` is not in `BUILDS` or the store cannot be used; an entry that fails its checks
-    is deleted and missed. The store's warnings are moved to `warnings`. Raises nothing.
+    Parameters
+    ----------
+    sources
+        The run's sources, in order.
+    build
+        The run's build; only those in `BUILDS` have kept reports.
+    window
+        Context window in tokens, or None.
+    warnings
+        The run's warnings: the store's are moved here.
+
+    Returns
+    -------
+    list
+        For each source, in order: its (slim trace, report) pairs as kept, or None. All None when
+        `build` is not in `BUILDS`, `window` is below 1, or the store cannot be used; a row that fails
+        its checks (checksum, decoding, slim columns, window) is deleted and missed.
+
+    Raises nothing: anything unexpected is a warning, and the reports are built as with `--no-cache`.
     """
     spec = BUILDS.get(build)
     if spec is None or not sources or not _usable(window):
@@ -153,14 +167,14 @@ def _lookup(
     version = code_version()
     out: list[list[tuple[Trace, Any]] | None] = []
     hits: list[tuple[bytes, bytes]] = []
-    with store._lock:
+    with store.lock:
         for source in sources:
             stamp = stamp_of(source)
-            conn = store._connection() if stamp is not None else None
+            conn = store.connection() if stamp is not None else None
             if stamp is None or conn is None:
                 out.append(None)
                 continue
-            path, spelling = _key(source)
+            path, spelling = entry_key(source)
             key = (path, spelling, name, _NO_WINDOW if window is None else window)
             try:
                 row = conn.execute(
@@ -169,7 +183,7 @@ def _lookup(
                     (*key, version, stamp[0]),
                 ).fetchone()
             except sqlite3.DatabaseError as exc:
-                store._corrupt(exc)
+                store.corrupt(exc)
                 out.append(None)
                 continue
             pairs = _decode(row, (*key, version, stamp[0]), report_type, window) if row is not None else None
@@ -179,7 +193,7 @@ def _lookup(
                         "DELETE FROM reports WHERE path = ? AND spelling = ? AND build = ? AND window = ?", key
                     )
                 except sqlite3.DatabaseError as exc:
-                    store._corrupt(exc)
+                    store.corrupt(exc)
             out.append(pairs)
             if pairs is not None:
                 hits.append((path, spelling))
@@ -190,12 +204,10 @@ def _lookup(
 def _mark_used(store: ResultStore, hits: list[tuple[bytes, bytes]]) -> None:
     """Date today the entries whose reports were served (so the daily prune, `store.KEEP_DAYS`, keeps
     what is in use): one transaction, writing only rows not dated today."""
-    conn = store._conn
-    if not hits or conn is None:
+    if not hits:
         return
-    today = store_today()
+    today = result_store.current_day()  # (looked up when called: tests move the day)
     store.write_many(
-        conn,
         "UPDATE entries SET used = ? WHERE path = ? AND spelling = ? AND used != ?",
         [(today, path, spelling, today) for path, spelling in hits],
     )
@@ -217,9 +229,28 @@ def _decode(
 def keep(
     source: TraceSource, stamp: bytes, build: Callable[..., Any], window: int | None, pairs: list[tuple[Trace, Any]]
 ) -> bool:
-    """Keep the reports built from `source` (read under `stamp`) by `build` with `window`, each beside its
-    trace slimmed; not when `build` is not in `BUILDS`, a report failed, or the files changed since `stamp`.
-    Returns whether they were kept; raises nothing (in whichever process built them)."""
+    """Keep the reports built from a source, each beside its trace slimmed (in whichever process built them).
+
+    Parameters
+    ----------
+    source
+        The source read; a `store.StoredSource` names its store, another source is kept in the default one.
+    stamp
+        The stamp its files had before they were read (`stamps.stamp_of`).
+    build, window
+        The build that made the reports and the window it was given.
+    pairs
+        The source's (trace, report) pairs, in order.
+
+    Returns
+    -------
+    bool
+        Whether they were kept: not when `build` is not in `BUILDS`, `window` is below 1, a report failed
+        (is not of the build's report type), the files changed since `stamp`, or the store cannot be
+        written.
+
+    Raises nothing.
+    """
     spec = BUILDS.get(build)
     if spec is None or not pairs or not _usable(window) or any(not isinstance(r, spec[1]) for _, r in pairs):
         return False
@@ -234,10 +265,10 @@ def _keep(source: TraceSource, stamp: bytes, name: str, window: int | None, pair
     if now is None or now[0] != stamp:  # changed while it was read or reported
         return False
     data = _ENCODER.encode([(t if t.slim else t.slimmed(), r) for t, r in pairs])
-    path, spelling = _key(source)
+    path, spelling = entry_key(source)
     store = ResultStore.for_path(getattr(source, "store", None) or None)  # a `StoredSource` names its store
-    with store._lock:
-        conn = store._connection()
+    with store.lock:
+        conn = store.connection()
         if conn is None:
             return False
         try:
@@ -246,6 +277,6 @@ def _keep(source: TraceSource, stamp: bytes, name: str, window: int | None, pair
                 "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*key, _checksum(key, data), data)
             )
         except sqlite3.DatabaseError as exc:
-            store._corrupt(exc)
+            store.corrupt(exc)
             return False
     return True

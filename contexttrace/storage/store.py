@@ -1,25 +1,18 @@
-"""The result store: what the reader extracted from each trace file, kept between runs (issue 11).
+"""The result store: what the reader extracted from each trace file, kept between runs.
 
 A re-run over a projects folder whose files did not change reads none of them again. For each source
 (a main file and its subagent files) the store keeps the `Trace` list that `read_trace` returned — the
 reader's column tables and the facts beside them, never rendered output — in one SQLite file in the
 user's cache folder (`cache_dir`: `platformdirs.user_cache_dir("contexttrace")`, or
-`$CONTEXTTRACE_CACHE_DIR`). Beside each entry, `built.py` keeps the reports `context trace` built from it
-(table `reports`), keyed by the entry's stamp, the build, the window and a hash of the package's code.
+`$CONTEXTTRACE_CACHE_DIR`). Beside each entry, `storage.reports` keeps the reports `context trace` built
+from it (table `reports`), keyed by the entry's stamp, the build, the window and a hash of the package's
+code.
 
-An entry is served only when all of these are as they were when it was kept (`stamp_of`):
-
-* the main file's path (absolute, and as it was spelled: trace names carry the spelling), size,
-  modification time (ns) and inode;
-* every subagent file's path, thread kind and agent id, in order, with its size, modification time and
-  inode, and those of the `.meta.json` beside it (the reader reads it too), or their absence;
-* the reader's version: `schema.READER_VERSION` and a fingerprint of the `Trace` fields and the four
-  tables' columns (`reader_version`), so a new column or field never meets an old entry either.
-
-An appended transcript is therefore read again in full. Resuming from its last complete line would need
+An entry is served only when its source's files and the reader's version are as they were when it was
+kept (`stamps`: the files' paths, sizes, modification times and inodes, and the reader's fingerprint).
+An appended transcript is therefore read again in full: resuming from its last complete line would need
 the reader's state before `build` (not the built `Trace`) and a proof that a resumed read equals a whole
-one, as the split-read tests give for `read_tail`; the reader is being rewritten (issue 11, items 2 and
-5), so that is left until its state classes settle. Reading an appended session again costs what reading
+one, as the split-read tests give for `read_tail`. Reading an appended session again costs what reading
 it costs (about 3 ms per MB).
 
 Never kept: standard input; a source that failed (`TraceFailure`); a source any of whose files changed
@@ -46,8 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
-import hashlib
 import os
 import sqlite3
 import threading
@@ -60,9 +51,9 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from contexttrace.discover.local import TraceSource
+from contexttrace.discover.model import TraceSource
 from contexttrace.reading import TABLES, Trace
-from contexttrace.reading.contract import READER_VERSION
+from contexttrace.storage.stamps import entry_key, reader_version, stamp_of
 
 #: Environment variable naming the folder of the store instead of the user's cache folder.
 ENV_DIR = "CONTEXTTRACE_CACHE_DIR"
@@ -84,13 +75,14 @@ _LAYOUT = "3"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # path: the main file, absolute (os.fsencode); spelling: as the source named it; stamp: `stamp_of`;
-    # used: the last day (`_today`) a run kept or served it. The small columns come before `data`, so a
+    # used: the last day (`current_day`) a run kept or served it. The small columns come before `data`, so a
     # scan of them never reads a blob's overflow pages.
     "CREATE TABLE entries (path BLOB NOT NULL, spelling BLOB NOT NULL, version TEXT NOT NULL, "
     "stamp BLOB NOT NULL, used INTEGER NOT NULL, checksum INTEGER NOT NULL, data BLOB NOT NULL, "
     "PRIMARY KEY (path, spelling))",
-    # The reports built from an entry (`built.py`): one per source, build and window (-1: none), under the
-    # entry's stamp and `built.code_version` (the reader's version and a hash of the package's code and data).
+    # The reports built from an entry (`storage.reports`): one per source, build and window (-1: none), under
+    # the entry's stamp and `reports.code_version` (the reader's version and a hash of the package's code and
+    # data).
     "CREATE TABLE reports (path BLOB NOT NULL, spelling BLOB NOT NULL, build TEXT NOT NULL, "
     "window INTEGER NOT NULL, version TEXT NOT NULL, stamp BLOB NOT NULL, checksum INTEGER NOT NULL, "
     "data BLOB NOT NULL, PRIMARY KEY (path, spelling, build, window))",
@@ -99,8 +91,12 @@ _SCHEMA = (
 _TABLE_SET = {"meta", "entries", "reports"}
 
 
-def _today() -> int:
-    """Days since the Unix epoch (UTC): when an entry was last used."""
+def current_day() -> int:
+    """Days since the Unix epoch (UTC), the unit in which an entry's last use is dated (`KEEP_DAYS`).
+
+    >>> current_day() > 20_000  # (2024-10-05 was day 20,000)
+    True
+    """
     return int(time.time() // 86_400)
 
 
@@ -120,27 +116,6 @@ def store_path() -> Path:
     return cache_dir() / FILE_NAME
 
 
-@functools.cache
-def reader_version() -> str:
-    """`READER_VERSION` and a fingerprint of what an entry holds: the typed layout of `Trace` (its fields and
-    their types, docstrings left out) and the four tables' columns with their dtypes.
-
-    >>> reader_version().startswith(f"{READER_VERSION}-")
-    True
-    """
-
-    def bare(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: bare(v) for k, v in value.items() if k not in ("title", "description")}
-        if isinstance(value, list):
-            return [bare(v) for v in value]
-        return value
-
-    layout = bare(msgspec.json.schema(list[Trace]))
-    blob = msgspec.json.encode([layout, TABLES], order="sorted")
-    return f"{READER_VERSION}-{hashlib.blake2b(blob, digest_size=6).hexdigest()}"
-
-
 @dataclass(frozen=True)
 class StoredSource(TraceSource):
     """A source the store did not hold: whoever reads it (this process or a worker) keeps what it read in
@@ -152,46 +127,11 @@ class StoredSource(TraceSource):
 
 class Found(list[Trace]):
     """The traces the store held for a source (`ResultStore.lookup`), with the stamp they were kept under
-    (what a report built from them is kept under: `built.keep`)."""
+    (what a report built from them is kept under: `storage.reports.keep`)."""
 
     def __init__(self, traces: list[Trace], stamp: bytes) -> None:
         super().__init__(traces)
         self.stamp = stamp
-
-
-def _stat(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):  # ValueError: a NUL in the name
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-def stamp_of(source: TraceSource) -> tuple[bytes, int] | None:
-    """What a source's files are now, as bytes to compare (`module docstring`), and the newest
-    modification time among them (ns); None for standard input, a source that is an error, one with a
-    subagent folder that could not be listed, or a main file that cannot be stat'ed (reading it fails,
-    and failures are not kept). Raises nothing."""
-    if source.path == "-" or source.error is not None or source.unreadable:
-        return None  # (a subagent folder that could not be listed: its warning is added after reading)
-    main = _stat(source.path)
-    if main is None:
-        return None
-    parts: list[Any] = [main]
-    newest = main[1]
-    for sub in source.subagents:
-        meta = sub.path[: -len(".jsonl")] + ".meta.json" if sub.path.endswith(".jsonl") else None
-        stats = (_stat(sub.path), _stat(meta) if meta is not None else None)
-        newest = max([newest, *(s[1] for s in stats if s is not None)])
-        parts.append((sub.path, sub.thread_kind, sub.agent_id, *stats))
-    try:
-        return msgspec.msgpack.encode(parts), newest
-    except UnicodeEncodeError:  # a file name that is not UTF-8 (kept as surrogates): not kept
-        return None
-
-
-def _key(source: TraceSource) -> tuple[bytes, bytes]:
-    return os.fsencode(os.path.abspath(source.path)), os.fsencode(source.path)
 
 
 def _sound(traces: Any) -> bool:
@@ -265,7 +205,7 @@ class ResultStore:
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self._off = False  # could not be opened: every lookup misses, nothing is kept
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
         self._encoder = msgspec.msgpack.Encoder()
         self._decoder: msgspec.msgpack.Decoder[list[Trace]] | None = None
         self._used: list[int] = []  # rowids of the hits of this lookup last used on another day
@@ -282,7 +222,10 @@ class ResultStore:
 
     # -- the connection -----------------------------------------------------------------------------
 
-    def _connection(self) -> sqlite3.Connection | None:
+    def connection(self) -> sqlite3.Connection | None:
+        """This process's connection to the file, opened (and the file created, checked, or discarded and
+        rebuilt) on first use; None when the store cannot be used (a warning says why, and every lookup
+        misses from then on). Call it holding `lock`. Raises nothing from SQLite."""
         if self._pid != os.getpid():  # a fork's copy: the parent's connection is never touched here
             self._conn, self._pid, self._off = None, os.getpid(), False
         if self._conn is not None or self._off:
@@ -353,7 +296,7 @@ class ResultStore:
                 conn.execute(statement)
             conn.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
-                [("format", _FORMAT), ("layout", _LAYOUT), ("reader", version), ("pruned", str(_today()))],
+                [("format", _FORMAT), ("layout", _LAYOUT), ("reader", version), ("pruned", str(current_day()))],
             )
             return
         meta = _meta(conn, tables)
@@ -367,7 +310,7 @@ class ResultStore:
             conn.execute("DELETE FROM entries WHERE version != ?", (version,))
             conn.execute("DELETE FROM reports")  # (built from entries of the other version)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('reader', ?)", (version,))
-        today = _today()
+        today = current_day()
         if meta.get("pruned") != str(today):
             conn.execute("DELETE FROM entries WHERE used < ?", (today - KEEP_DAYS,))
             # reports whose entry is gone (pruned, or replaced under another stamp) go with it
@@ -390,8 +333,9 @@ class ResultStore:
             return False
         return True
 
-    def _corrupt(self, exc: sqlite3.DatabaseError) -> None:
-        """A statement found the file damaged (not merely busy): discard it; it is rebuilt on next use."""
+    def corrupt(self, exc: sqlite3.DatabaseError) -> None:
+        """Handle what a statement raised: a damaged file (not merely busy, full or read-only) is discarded
+        with a warning, and rebuilt on next use; an `OperationalError` costs only the entry at hand."""
         if isinstance(exc, sqlite3.OperationalError):
             return  # busy past the timeout, disk full, read-only: this entry only
         self.warnings.append(f"result store {self.path}: {exc}; discarded and rebuilt")
@@ -403,12 +347,12 @@ class ResultStore:
         """For each source, its traces when the store holds them for its files as they are now; else the
         source to read: a `StoredSource` (kept once read), or the source itself when it cannot be kept."""
         out: list[list[Trace] | TraceSource] = []
-        with self._lock:
+        with self.lock:
             self._used = []
             for source in sources:
                 now = time.time_ns()
                 stamp = stamp_of(source)
-                conn = self._connection() if stamp is not None else None
+                conn = self.connection() if stamp is not None else None
                 if stamp is None or conn is None:
                     out.append(source)
                     continue
@@ -425,15 +369,18 @@ class ResultStore:
 
     def _mark_used(self) -> None:
         """Date the entries served today (one transaction; an entry is written at most once a day)."""
-        conn = self._conn
-        if not self._used or conn is None:
+        if not self._used:
             return
-        today = _today()
-        self.write_many(conn, "UPDATE entries SET used = ? WHERE rowid = ?", [(today, r) for r in self._used])
+        today = current_day()
+        self.write_many("UPDATE entries SET used = ? WHERE rowid = ?", [(today, r) for r in self._used])
 
-    def write_many(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """`sql` for each of `rows` in one transaction (rolled back whole if one fails); a damaged file is
-        `_corrupt`'s to handle. Raises nothing from SQLite."""
+    def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Run `sql` for each of `rows` in one transaction on the connection already open (rolled back
+        whole if one fails; nothing when no connection is open). A damaged file is `corrupt`'s to handle.
+        Call it holding `lock`. Raises nothing from SQLite."""
+        conn = self._conn
+        if not rows or conn is None:
+            return
         try:
             conn.execute("BEGIN")
             try:
@@ -443,10 +390,10 @@ class ResultStore:
                 conn.execute("ROLLBACK")
                 raise
         except sqlite3.DatabaseError as exc:
-            self._corrupt(exc)
+            self.corrupt(exc)
 
     def _get(self, conn: sqlite3.Connection, source: TraceSource, stamp: bytes) -> list[Trace] | None:
-        path, spelling = _key(source)
+        path, spelling = entry_key(source)
         try:
             rows = conn.execute(
                 "SELECT rowid, used, checksum, data FROM entries "
@@ -454,7 +401,7 @@ class ResultStore:
                 (path, spelling, reader_version(), stamp),
             ).fetchall()
         except sqlite3.DatabaseError as exc:
-            self._corrupt(exc)
+            self.corrupt(exc)
             return None
         if not rows:
             return None
@@ -464,8 +411,8 @@ class ResultStore:
             try:
                 conn.execute("DELETE FROM entries WHERE path = ? AND spelling = ?", (path, spelling))
             except sqlite3.DatabaseError as exc:
-                self._corrupt(exc)
-        elif used != _today():
+                self.corrupt(exc)
+        elif used != current_day():
             self._used.append(rowid)
         return traces
 
@@ -498,18 +445,18 @@ class ResultStore:
             data = self._encoder.encode(traces)
         except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError is a ValueError
             return False
-        path, spelling = _key(source)
-        with self._lock:
-            conn = self._connection()
+        path, spelling = entry_key(source)
+        with self.lock:
+            conn = self.connection()
             if conn is None:
                 return False
             try:
                 conn.execute(
                     "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (path, spelling, reader_version(), source.stamp, _today(), zlib.crc32(data), data),
+                    (path, spelling, reader_version(), source.stamp, current_day(), zlib.crc32(data), data),
                 )
             except sqlite3.DatabaseError as exc:
-                self._corrupt(exc)
+                self.corrupt(exc)
                 return False
         return True
 
@@ -559,7 +506,7 @@ class ResultStore:
     def clear(self) -> int:
         """Delete the store's file (and its -wal, -shm); returns the bytes they held. Raises OSError when
         they cannot be deleted. A run going on meanwhile keeps writing to the deleted file, harmlessly."""
-        with self._lock:
+        with self.lock:
             size = self._bytes()
             if self._conn is not None and self._pid == os.getpid():
                 with contextlib.suppress(sqlite3.Error):
@@ -572,14 +519,14 @@ class ResultStore:
 
     def take_warnings(self, into: list[str]) -> None:
         """Move this store's warnings to `into`."""
-        with self._lock:
+        with self.lock:
             into.extend(self.warnings)
             self.warnings.clear()
 
     def close(self) -> None:
         """Close this process's connection; a later use opens it again (and retries a store that could
         not be used: a long-lived process, such as a notebook's, recovers once the folder is fixed)."""
-        with self._lock:
+        with self.lock:
             if self._conn is not None and self._pid == os.getpid():
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.close()
@@ -588,14 +535,32 @@ class ResultStore:
 
 
 def keep(source: StoredSource, traces: list[Trace]) -> None:
-    """Keep what was read from `source` in its store (`runner._read`, in whichever process read it)."""
+    """Keep what was read from `source` in the store it names (`work.read_source`, in whichever process
+    read it), unless its files changed since its stamp was taken. Raises nothing."""
     ResultStore.for_path(source.store).keep(source, traces)
 
 
 def lookup(sources: Sequence[TraceSource], warnings: list[str]) -> list[list[Trace] | TraceSource]:
-    """`ResultStore.lookup` in the default store (`store_path()`); its warnings are moved to `warnings`.
+    """Look each source up in the default store (`store_path()`), before a run reads.
+
+    Parameters
+    ----------
+    sources
+        The run's sources, in order.
+    warnings
+        The run's warnings: the store's (a damaged file discarded, a store that cannot be used) are
+        moved here.
+
+    Returns
+    -------
+    list
+        For each source, in order: its traces as kept (a `Found`, with the stamp they were kept under)
+        when the store holds them for its files as they are now; else the source to read, a
+        `StoredSource` (kept once read) or the source itself when it cannot be kept (`ResultStore.lookup`).
+
     Raises nothing: anything unexpected (a `Trace` type msgspec cannot describe after a reader change,
-    say) is a warning, and every source is read as with `--no-cache`."""
+    say) is a warning, and every source is read as with `--no-cache`.
+    """
     store = ResultStore.for_path()
     try:
         found = store.lookup(sources)
