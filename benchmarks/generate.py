@@ -15,7 +15,7 @@ The generator writes traces in both formats with the line mix of the real sample
 
 Every figure is decided while writing (`Expected`): main calls, first / peak / growth prompt tokens,
 compactions, main-thread tool uses, failed results, repeats (simulated with the rule of
-`metrics.repeat_flags` over the generator's own records), result characters (code points, non-ASCII and
+`tool_figures.repeat_flags` over the generator's own records), result characters (code points, non-ASCII and
 astral characters included), subagent and compaction-summariser calls, skipped lines, truncation.
 
 Usage::
@@ -142,7 +142,7 @@ class _Writer:
         self.clock_ms = 1_770_000_000_000 + rng.randrange(0, 10**10)
         self.ctx = 0
         self.written = 0
-        # repeat rule (metrics.repeat_flags), simulated on the generator's own records
+        # repeat rule (tool_figures.repeat_flags), simulated on the generator's own records
         self.had: dict[tuple[str, bytes], int] = {}
         self.writers = 0
         self.recent_inputs: list[tuple[str, dict[str, Any]]] = []

@@ -15,9 +15,11 @@ import time
 import pytest
 from conftest import FIGURES, PAIRED, cli_reports, run_cli
 
-from contexttrace.analysis import metrics
-from contexttrace.analysis.health import health_of, session_rows_of
+from contexttrace.analysis.frame_rows import FrameRows
+from contexttrace.analysis.health import health_of
+from contexttrace.analysis.session import session_rows_of
 from contexttrace.analysis.weather import weather_of
+from contexttrace.analysis.window import window_choice
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import gc_paused
 from contexttrace.reports import trace as report
@@ -37,7 +39,7 @@ def _health_and_weather(traces_and_rows):
     with gc_paused():
         for trace, rows in traces_and_rows:
             session = session_rows_of(trace, rows)
-            choice = metrics.window_choice(trace)
+            choice = window_choice(trace)
             health = health_of(session, choice)
             weather = weather_of(session, choice.tokens)
             grades.append((health["grade"], weather["level"]))
@@ -49,7 +51,7 @@ def test_health_weather(timed, corpora):
     reads = read_sources(find_traces(list(corpus.paths)), workers=1)
     traces = [t for r in reads if isinstance(r, list) for t in r]
     assert len(traces) == len(corpus.expected)
-    grades = timed("health-weather-directory", _health_and_weather, [(t, metrics.FrameRows(t)) for t in traces])
+    grades = timed("health-weather-directory", _health_and_weather, [(t, FrameRows(t)) for t in traces])
     assert len(grades) == len(traces)
     assert all(g is None or g in "ABCDF" for g, _ in grades)
 

@@ -191,7 +191,7 @@ def test_b11_spike_is_flagged_and_compaction_effect_signed(write):
     assert (ev["context_before"], ev["context_after"], ev["effect_tokens"]) == (108228, 120000, 11772)
     assert ev["call"] == 4
     # Without --window, the spike alone does not make the window 1M: the grade sees a 200K window.
-    from contexttrace.analysis.metrics import window_choice
+    from contexttrace.analysis.window import window_choice
 
     [t] = read_trace(path)
     assert window_choice(t) == (200_000, "default")
@@ -348,7 +348,7 @@ def test_jsonl_helper_roundtrip():
 
 def test_b26_one_m_suffix_in_init_model_sets_the_window(write):
     """B26: a stream-json init naming `claude-opus-4-6[1m]` means a 1M window, even with a peak under 200K."""
-    from contexttrace.analysis.metrics import window_choice
+    from contexttrace.analysis.window import window_choice
 
     init = {"type": "system", "subtype": "init", "session_id": "s", "model": "claude-opus-4-6[1m]"}
     [t] = read_trace(write("r.jsonl", init, assistant("m1", 0, 0, 185000, parent="", model="claude-opus-4-6")))

@@ -7,9 +7,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from contexttrace.analysis import health
-from contexttrace.analysis.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, health_grade
-from contexttrace.analysis.metrics import WindowChoice
+from contexttrace.analysis import health, health_scores
+from contexttrace.analysis.health import health_grade
+from contexttrace.analysis.health_timeline import health_timeline
+from contexttrace.analysis.session import AXIS_CALLS, AXIS_TIME, Compaction, MainCall, SessionRows, ToolCall
+from contexttrace.analysis.window import WindowChoice
 from contexttrace.render.trace import render_health_bar, render_health_panel
 from contexttrace.run.runner import analyze
 
@@ -34,13 +36,13 @@ DATA = Path(__file__).resolve().parent / "data"
 )
 def test_fill_score_band_edges(fill, score):
     """Context Fill bands are `<` edges: the edge itself falls in the worse band; no call abstains."""
-    assert health.fill_score(fill) == score
+    assert health_scores.fill_score(fill) == score
 
 
 @pytest.mark.parametrize(("count", "score"), [(0, 100), (1, 75), (2, 55), (3, 35), (4, 15), (9, 15)])
 def test_compaction_score_counts(count, score):
     """Compactions: 0/1/2/3 exact, 4 and more are F."""
-    assert health.compaction_score(count) == score
+    assert health_scores.compaction_score(count) == score
 
 
 @pytest.mark.parametrize(
@@ -58,7 +60,7 @@ def test_compaction_score_counts(count, score):
 )
 def test_reread_score_band_edges(ratio, score):
     """Re-read bands are `<=` edges: the edge itself falls in the better band."""
-    assert health.reread_score(ratio) == score
+    assert health_scores.reread_score(ratio) == score
 
 
 @pytest.mark.parametrize(
@@ -77,7 +79,7 @@ def test_reread_score_band_edges(ratio, score):
 )
 def test_error_acceleration_band_edges(rates, score):
     """Error acceleration: second ÷ first error rate, `<=` edges; clean → errors gives 40."""
-    assert health.error_acceleration_score(rates) == score
+    assert health_scores.error_acceleration_score(rates) == score
 
 
 @pytest.mark.parametrize(
@@ -97,7 +99,7 @@ def test_error_acceleration_band_edges(rates, score):
 def test_tool_efficiency_band_edges(ratios, score):
     """Tool efficiency: second ÷ first productive share, `>=` edges; no writes in the first half abstains
     (the spec's 80 graded a session that never wrote "B")."""
-    assert health.tool_efficiency_score(ratios) == score
+    assert health_scores.tool_efficiency_score(ratios) == score
 
 
 @pytest.mark.parametrize(
@@ -106,7 +108,7 @@ def test_tool_efficiency_band_edges(ratios, score):
 )
 def test_grade_band_edges(score, letter):
     """Grades are `>=` edges on the composite."""
-    assert health.grade(score) == letter
+    assert health_scores.grade(score) == letter
 
 
 def _tool(i: int, name: str = "Bash", error: bool = False, path: str | None = None, denied: bool = False) -> ToolCall:
@@ -239,10 +241,10 @@ def test_abstaining_weights_are_renormalised():
 def test_composite_edges_are_exact_when_renormalised():
     """A renormalised composite on a grade edge takes the better grade: (80·40 + 100·10) / 50 = 84 → B, and
     (100·40 + 55·25) / 65 = 82.69 → B 83; with every signal abstaining there is no composite."""
-    assert health.composite([80, None, None, 100, None]) == (84, "B", [0.8, 0.0, 0.0, 0.2, 0.0])
-    assert health.composite([100, 55, None, None, None])[:2] == (83, "B")
-    assert health.composite([85, None, None, None, None])[:2] == (85, "A")
-    assert health.composite([None] * 5) is None
+    assert health_scores.composite([80, None, None, 100, None]) == (84, "B", [0.8, 0.0, 0.0, 0.2, 0.0])
+    assert health_scores.composite([100, 55, None, None, None])[:2] == (83, "B")
+    assert health_scores.composite([85, None, None, None, None])[:2] == (85, "A")
+    assert health_scores.composite([None] * 5) is None
 
 
 def test_no_model_call_grades_nothing():
@@ -283,8 +285,8 @@ def test_timeline_point_before_the_first_call_is_ungraded():
     tools = [_tool(0, "Read", path="a")]  # seq 10, its result 11: before the call
     calls = [MainCall(20, 1_000, 0, None, None, None), MainCall(30, 150_000, 0, None, None, None)]
     times = {10: 0.0, 11: 0.0, 20: 500.0, 30: 1_000.0}
-    rows = SessionRows(calls, tools, [], times, health.AXIS_TIME)
-    timeline = health.health_timeline(rows, 200_000)
+    rows = SessionRows(calls, tools, [], times, AXIS_TIME)
+    timeline = health_timeline(rows, 200_000)
     assert [(p["percent"], p["grade"], p["score"]) for p in timeline[:2]] == [(0, None, None), (5, None, None)]
     assert (timeline[10]["grade"], timeline[10]["score"]) == ("A", 100)
     # the end: fill 0.75 → 60, no compaction → 100, the rest abstain: (60·40 + 100·25) / 65 = 75.38 → B 75

@@ -1,4 +1,4 @@
-"""`health.health_timeline` (prefix sums, points that share a threshold or their measures graded once)
+"""`health_timeline.health_timeline` (prefix sums, points that share a threshold or their measures graded once)
 against the straightforward rule its docstring states: each point is `health_grade` of the rows cut at
 that point (`SessionRows.cut` on the calls axis, `SessionRows.cut_at_time` on the time axis), on random
 sessions: few and many calls, reads and re-reads, writes, failed and refused results read late, compactions,
@@ -9,17 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contexttrace.analysis.health import (
-    AXIS_CALLS,
-    AXIS_TIME,
-    TIMELINE_STEPS,
-    Compaction,
-    MainCall,
-    SessionRows,
-    ToolCall,
-    health_grade,
-    health_timeline,
-)
+from contexttrace.analysis.health import health_grade
+from contexttrace.analysis.health_timeline import TIMELINE_STEPS, health_timeline
+from contexttrace.analysis.session import AXIS_CALLS, AXIS_TIME, Compaction, MainCall, SessionRows, ToolCall
 
 _TOOL = st.tuples(
     st.sampled_from(["Read", "Read", "Edit", "Write", "Bash", "Grep"]),

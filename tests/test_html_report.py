@@ -11,7 +11,8 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contexttrace.analysis.health import read_counts, session_rows
+from contexttrace.analysis.health import read_counts
+from contexttrace.analysis.session import session_rows
 from contexttrace.reading import read_trace
 from contexttrace.render.html import data as html_report
 from contexttrace.render.html.data import (

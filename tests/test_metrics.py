@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from contexttrace.analysis import metrics
+from contexttrace.analysis import metrics, tool_figures
 from contexttrace.reading import read_trace
 from contexttrace.reports.trace import build_report
 
@@ -63,7 +63,7 @@ def test_repeat_flags_rules(steps, flags):
     """Spec 004: identical name+input to an earlier non-failed call with no writer (and, our choice, no
     compaction boundary) strictly between."""
     t = calls_with(*steps)
-    assert metrics.repeat_flags(t.tool_uses, t.tool_results, t.events)["is_repeat"].to_list() == flags
+    assert tool_figures.repeat_flags(t.tool_uses, t.tool_results, t.events)["is_repeat"].to_list() == flags
 
 
 def test_repeat_ignores_subagent_calls():
@@ -126,7 +126,7 @@ def test_largest_results_ranks_by_total_chars():
         result("c", "z" * 10),
         result("zz", "q" * 3),
     )
-    assert metrics.largest_results(t.tool_uses, t.tool_results) == [
+    assert tool_figures.largest_results(t.tool_uses, t.tool_results) == [
         {"tool": "Bash", "chars": 20},
         {"tool": "Read", "chars": 15},
         {"tool": "?", "chars": 3},
@@ -145,7 +145,7 @@ def test_repeat_same_result_tells_polling_apart():
         assistant("m4", 1, 1, 4, tools=[("t4", "BashOutput", {"bash_id": "b"})]),
         result("t4", "line 1\nline 2"),
     )
-    flags = metrics.repeat_flags(t.tool_uses, t.tool_results, t.events)
+    flags = tool_figures.repeat_flags(t.tool_uses, t.tool_results, t.events)
     assert flags["is_repeat"].to_list() == [False, True, False, True]
     assert flags["same_result"].to_list() == [False, True, False, False]
     rep = build_report(t)

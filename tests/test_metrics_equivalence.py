@@ -1,7 +1,7 @@
-"""Fast paths of `metrics` against the straightforward rules they replace, on random inputs: the spike rule
-in one pass (`metrics._spike_indexes`: `context_figures`, the window's peak rule) against
-`metrics._spike_between` at each index; `_largest_results` with unique tool_use_ids against the join
-that matches each row of a repeated id."""
+"""Fast paths of `metrics`, `window`, `tool_figures` and `frame_rows` against the straightforward rules they
+replace, on random inputs: the spike rule in one pass (`metrics.spike_indexes`: `context_figures`, the
+window's peak rule) against `metrics.is_spike` at each index; `largest_results_of` with unique
+tool_use_ids against the join that matches each row of a repeated id."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contexttrace.analysis import metrics
-from contexttrace.analysis.metrics import DEFAULT_WINDOW_TOKENS, LARGE_WINDOW_TOKENS, WindowChoice, _spike_between
+from contexttrace.analysis.frame_rows import main_rows
+from contexttrace.analysis.metrics import is_spike
+from contexttrace.analysis.tool_figures import largest_results_of
+from contexttrace.analysis.window import DEFAULT_WINDOW_TOKENS, LARGE_WINDOW_TOKENS, WindowChoice, window_choice_of
 
 # prompts around the spike factor's edges and the 200,000 default window; 0 is an unmeasured call
 _PROMPTS = st.lists(
@@ -22,12 +25,12 @@ _PROMPTS = st.lists(
 
 
 def _figures_by_the_rule(series: list[int], window: int | None) -> dict:
-    """`context_figures` as first written: each index tested against the window and `_spike_between`."""
+    """`context_figures` as first written: each index tested against the window and `is_spike`."""
     at = [i for i, v in enumerate(series) if metrics.measured(v)]
     values = [series[i] for i in at]
     if not values:
         return metrics.context_figures(series, window)  # no measured call: no spike rule involved
-    flagged = [k for k, v in enumerate(values) if (window is not None and v > window) or _spike_between(values, k)]
+    flagged = [k for k, v in enumerate(values) if (window is not None and v > window) or is_spike(values, k)]
     rest = [v for k, v in enumerate(values) if k not in set(flagged)]
     peak = max(values)
     return {"first": values[0], "peak": peak, "growth": peak - values[0], "fill": peak / window if window else None,
@@ -38,7 +41,7 @@ def _figures_by_the_rule(series: list[int], window: int | None) -> dict:
 def _choice_by_the_rule(prompts: list[int]) -> WindowChoice:
     """The last step of `window_choice` as first written: the largest prompt that is no spike."""
     series = [p for p in prompts if metrics.measured(p)]
-    steady = [v for i, v in enumerate(series) if not _spike_between(series, i)]
+    steady = [v for i, v in enumerate(series) if not is_spike(series, i)]
     if max(steady, default=0) > DEFAULT_WINDOW_TOKENS:
         return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
     return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")
@@ -54,14 +57,14 @@ def test_context_figures_flag_the_spikes_of_the_rule(series, window):
 @settings(max_examples=500, deadline=None)
 @given(series=_PROMPTS)
 def test_window_choice_peak_rule_is_the_rule(series):
-    """The peak rule of `_window_choice` (spikes looked for only past 200,000) equals the rule per index."""
+    """The peak rule of `window_choice_of` (spikes looked for only past 200,000) equals the rule per index."""
     trace = SimpleNamespace(result=None, surface=None)
-    got = metrics._window_choice(trace, ["m"] * len(series), series, None)  # type: ignore[arg-type]
+    got = window_choice_of(trace, ["m"] * len(series), series, None)  # type: ignore[arg-type]
     assert got == _choice_by_the_rule(series)
 
 
 def _largest_by_the_rule(names: list, results: list, limit: int = 5) -> list[dict]:
-    """`_largest_results` as first written: every row of an id matches (a left join; null ids never do)."""
+    """`largest_results_of` as first written: every row of an id matches (a left join; null ids never do)."""
     by_id: dict[str, list[str]] = {}
     for tid, name in names:
         if tid is not None:
@@ -88,8 +91,8 @@ _NAMES = st.sampled_from(["Read", "Bash", "Grep", "Edit", "mcp__a__b", "?", None
     limit=st.sampled_from([1, 2, 5]),
 )
 def test_largest_results_is_the_join(names, results, limit):
-    """`_largest_results` equals the join of results to every row of their id, ids unique or not."""
-    assert metrics._largest_results(names, results, limit) == _largest_by_the_rule(names, results, limit)
+    """`largest_results_of` equals the join of results to every row of their id, ids unique or not."""
+    assert largest_results_of(names, results, limit) == _largest_by_the_rule(names, results, limit)
 
 
 @settings(max_examples=300, deadline=None)
@@ -102,7 +105,7 @@ def test_largest_results_is_the_join(names, results, limit):
     sort=st.booleans(),
 )
 def test_main_rows_filter_and_stable_sort(rows, all_main, sort):
-    """`_main_rows` (every row kept at once, and not sorted again, when all are the main thread's and in
+    """`main_rows` (every row kept at once, and not sorted again, when all are the main thread's and in
     order) equals filtering the main thread's rows and sorting them stably by seq."""
     from contexttrace.reading.model import ColumnView
 
@@ -113,7 +116,7 @@ def test_main_rows_filter_and_stable_sort(rows, all_main, sort):
     expected = [(s, v) for k, s, v in rows if k == "main"]
     if sort:
         expected.sort(key=lambda r: r[0])
-    assert metrics._main_rows(kinds, table, ("seq", "value"), sort) == expected
+    assert main_rows(kinds, table, ("seq", "value"), sort) == expected
 
 
 @settings(max_examples=1000, deadline=None)

@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 from contexttrace import analyze
 from contexttrace.analysis import metrics
+from contexttrace.analysis import window as window_rules
+from contexttrace.analysis.counts import shown_value
 from contexttrace.cli.app import MAX_WINDOW_TOKENS, _StderrProgress, app
 from contexttrace.reading import read_trace
 from contexttrace.render.trace import fmt_percent, render_explain, render_json, render_table, render_usage_table
@@ -82,7 +84,7 @@ def test_huge_context_window_is_not_the_window_and_json_still_prints(tmp_path):
     path = _write(tmp_path, _stream(calls=(40_000,), model_usage={"contextWindow": "<w>"}, w=HUGE))
     [t] = read_trace(path)
     assert t.result["modelUsage"][MODEL]["contextWindow"] == 10**400  # the reader keeps it as written
-    assert metrics.window_choice(t) == (200_000, "default")
+    assert window_rules.window_choice(t) == (200_000, "default")
     run = analyze([path])
     [r] = run.reports
     assert (r.extra["health"]["window"], r.extra["health"]["window_source"]) == (200_000, "default")
@@ -123,10 +125,10 @@ def test_context_window_from_the_trace_is_bounded_like_the_option(tmp_path, writ
     maximum and the trace's are one constant."""
     path = _write(tmp_path, _stream(model_usage={"contextWindow": "<w>"}, w=written))
     [t] = read_trace(path)
-    assert metrics.window_choice(t) == (window, source)
+    assert window_rules.window_choice(t) == (window, source)
     [r] = analyze([path]).reports
     assert any("contextWindow is not a window" in w for w in r.warnings) is (source == "default")
-    assert MAX_WINDOW_TOKENS is metrics.MAX_WINDOW_TOKENS == 10_000_000
+    assert MAX_WINDOW_TOKENS is window_rules.MAX_WINDOW_TOKENS == 10_000_000
     too_big = runner.invoke(app, ["context", "trace", path, "--window", "10000001"])
     assert too_big.exit_code == 2 and "1 to 10,000,000 tokens" in too_big.output
 
@@ -261,8 +263,8 @@ def test_missing_subagents_rule_finds_agents_by_thread_call_id_or_file():
     calls = ["t1", "t2", "t3", "t4", "t5", "t6", "t7"]
     threads = {"main", "a1", "t2"}
     read = {"a3", "agent-a4.jsonl"}
-    assert metrics._missing_subagents(ids, calls, threads, read) == ["a5"]
-    assert metrics._missing_subagents(["b", "c", "b"], ["t1", "t2", "t3"], set(), set()) == ["b", "c"]
+    assert metrics.missing_subagents_of(ids, calls, threads, read) == ["a5"]
+    assert metrics.missing_subagents_of(["b", "c", "b"], ["t1", "t2", "t3"], set(), set()) == ["b", "c"]
 
 
 # -- 3. calls whose usage could not be read are not measured -------------------------------------------
@@ -469,6 +471,6 @@ def test_warning_quotes_any_value_without_raising():
     for _ in range(3000):
         node["a"] = {}
         node = node["a"]
-    assert metrics._shown(deep) == "a JSON object nested too deep to show"
-    assert metrics._shown(10**20000) == "an integer of 66439 bits"
-    assert metrics._shown([1, 2]) == "[1, 2]"
+    assert shown_value(deep) == "a JSON object nested too deep to show"
+    assert shown_value(10**20000) == "an integer of 66439 bits"
+    assert shown_value([1, 2]) == "[1, 2]"

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from contexttrace.analysis import weather
-from contexttrace.analysis.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, session_rows
-from contexttrace.analysis.weather import SIGNALS, compose, curve, weather_level, weather_of
+from contexttrace.analysis import weather, weather_signals
+from contexttrace.analysis.session import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, session_rows
+from contexttrace.analysis.weather import weather_level, weather_of
+from contexttrace.analysis.weather_series import signal_series, signals_after
+from contexttrace.analysis.weather_signals import SIGNALS, compose, curve
+from contexttrace.analysis.weather_worst import scores_after_each_call, worst_weather
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
 from contexttrace.render.trace import GRADE_COLORS, render_explain, render_weather_tooltip
@@ -170,7 +173,7 @@ def test_latency_baselines_are_the_samples_medians():
             for c in session_rows(trace).calls:
                 if c.latency_ms is not None and c.model:
                     latencies[re.sub(r"-\d{8}$", "", c.model)].append(c.latency_ms)
-    table = {m: (e["ms"], e["calls"]) for m, e in weather.LATENCY_BASELINE_MS.items()}
+    table = {m: (e["ms"], e["calls"]) for m, e in weather_signals.LATENCY_BASELINE_MS.items()}
     assert table == {m: (statistics.median(v), len(v)) for m, v in latencies.items()}
 
 
@@ -239,21 +242,19 @@ def test_explain_golden(request, color):
 
 def test_worst_matches_full_signals_after_every_call():
     """The fast per-call path (no texts, no call lists) gives the same severities as the detailed one."""
-    from contexttrace.analysis.weather import _series, _signals_after
 
     for source in find_traces([str(SAMPLES / "b-spotter-compaction"), str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")]):
         [trace] = read_trace(source.path, source.subagents)
         rows = session_rows(trace)
-        s = _series(rows, 200_000)
+        s = signal_series(rows, 200_000)
         for i in range(len(rows.calls)):
-            fast = [x["severity"] for x in _signals_after(s, i, detail=False)]
-            full = [x["severity"] for x in _signals_after(s, i)]
+            fast = [x["severity"] for x in signals_after(s, i, detail=False)]
+            full = [x["severity"] for x in signals_after(s, i)]
             assert fast == full
 
 
 def test_worst_is_the_highest_composed_score_after_any_call():
-    """`_worst`'s fast pass equals composing `_signals_after` after every call, on every real sample."""
-    from contexttrace.analysis.weather import _series, _signals_after, _worst, compose
+    """`worst_weather`'s fast pass equals composing `signals_after` after every call, on every real sample."""
 
     checked = 0
     for source in find_traces([str(SAMPLES)]):
@@ -261,16 +262,16 @@ def test_worst_is_the_highest_composed_score_after_any_call():
             rows = session_rows(trace)
             if not rows.calls:
                 continue
-            s = _series(rows, 200_000)
+            s = signal_series(rows, 200_000)
             scores = [
-                compose([x["severity"] for x in _signals_after(s, i, detail=False) if x["severity"] is not None])
+                compose([x["severity"] for x in signals_after(s, i, detail=False) if x["severity"] is not None])
                 for i in range(len(rows.calls))
             ]
             best = max(scores)
             at = scores.index(best)
-            then = sorted((x for x in _signals_after(s, at, detail=False) if x["active"]), key=lambda x: -x["severity"])
-            assert _worst(s) == (best, at, [x["name"] for x in then]), trace.name
-            assert s.paces == [weather.pace(c) for c in rows.calls], trace.name  # `_series` inlines `pace`
+            then = sorted((x for x in signals_after(s, at, detail=False) if x["active"]), key=lambda x: -x["severity"])
+            assert worst_weather(s) == (best, at, [x["name"] for x in then]), trace.name
+            assert s.paces == [weather_signals.pace(c) for c in rows.calls], trace.name  # inlined in signal_series
             checked += 1
     assert checked == 37
 
@@ -304,29 +305,27 @@ def _random_session(seed: int) -> SessionRows:
 
 @pytest.mark.parametrize("seed", range(60))
 def test_worst_equals_composed_scores_on_random_sessions(seed):
-    """`_worst` skips windows whose severity is 0 whatever their measure (no failed result, no low cache
+    """`worst_weather` skips windows whose severity is 0 whatever their measure (no failed result, no low cache
     hit, no latency above the lowest baseline): on random sessions (`_random_session`) it still equals
-    composing `_signals_after` after every call."""
-    from contexttrace.analysis.weather import _scores, _series, _signals_after
+    composing `signals_after` after every call."""
 
     rows = _random_session(seed)
-    s = _series(rows, 200_000)
-    assert _scores(s) == [
-        compose([x["severity"] for x in _signals_after(s, i, detail=False) if x["severity"] is not None])
+    s = signal_series(rows, 200_000)
+    assert scores_after_each_call(s) == [
+        compose([x["severity"] for x in signals_after(s, i, detail=False) if x["severity"] is not None])
         for i in range(len(rows.calls))
     ]
 
 
 def test_random_sessions_judge_windows_both_ways():
     """The random sessions exercise both latency paths: some windows judged by pace, some by raw latency."""
-    from contexttrace.analysis.weather import _series, _signals_after
 
     ways: dict[str, int] = defaultdict(int)
     for seed in range(60):
         rows = _random_session(seed)
-        s = _series(rows, 200_000)
+        s = signal_series(rows, 200_000)
         for i in range(len(rows.calls)):
-            lat = next(x for x in _signals_after(s, i) if x["name"] == "latency_drift")
+            lat = next(x for x in signals_after(s, i) if x["name"] == "latency_drift")
             if lat["severity"] is not None:
                 ways["paced" if "per output token" in lat["why"] else "raw"] += 1
     assert ways["paced"] >= 100 and ways["raw"] >= 100, dict(ways)

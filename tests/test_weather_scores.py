@@ -1,28 +1,17 @@
-"""`weather._scores` and `_worst` (the score after every call, one list per signal) against the straightforward rule:
-`compose` of the severities `_signals_after` gives after each call, on random sessions built to reach
-every signal (long failure runs, compactions, max_tokens stops, cache hits around 0.5, raw and paced
-latencies) and on sessions where each signal stays at 0."""
+"""`weather_worst.scores_after_each_call` and `worst_weather` (the score after every call, one list per signal)
+against the straightforward rule: `compose` of the severities `signals_after` gives after each call, on
+random sessions built to reach every signal (long failure runs, compactions, max_tokens stops, cache hits
+around 0.5, raw and paced latencies) and on sessions where each signal stays at 0."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contexttrace.analysis import weather
-from contexttrace.analysis.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall
-from contexttrace.analysis.weather import _scores, _series, _signals_after, compose
-
-#: each `_scores` signal list, in `_signals_after`'s order (the names `weather.SIGNALS` gives them)
-SEVERITY_LISTS = {
-    "ctx_pressure": weather._ctx_severities,
-    "compaction_scar": weather._compaction_severities,
-    "truncation": weather._truncation_severities,
-    "stuck": weather._stuck_severities,
-    "latency_drift": weather._latency_severities,
-    "error_cluster": weather._cluster_severities,
-    "error_cumulative": weather._cumulative_severities,
-    "cache_health": weather._cache_severities,
-}
+from contexttrace.analysis.session import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall
+from contexttrace.analysis.weather_series import signal_series, signals_after
+from contexttrace.analysis.weather_signals import SIGNALS, compose
+from contexttrace.analysis.weather_worst import SEVERITY_LISTS, scores_after_each_call, severity_lists, worst_weather
 
 _MODELS = st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-5", "claude-opus-4-7", "not-in-the-table", None])
 _CALL = st.tuples(
@@ -54,7 +43,7 @@ def _session(spec: list, fail_all: bool, bounds: list[int]) -> SessionRows:
 
 def _composed(s) -> list[float]:
     n = len(s.rows.calls)
-    return [compose([x["severity"] for x in _signals_after(s, i, detail=False) if x["severity"] is not None])
+    return [compose([x["severity"] for x in signals_after(s, i, detail=False) if x["severity"] is not None])
             for i in range(n)]  # fmt: skip
 
 
@@ -66,21 +55,21 @@ def _composed(s) -> list[float]:
     window=st.sampled_from([100_000, 200_000, 1_000_000]),
 )
 def test_scores_equal_composed_signals_after_every_call(spec, fail_all, bounds, window):
-    """`_scores` equals `compose` over `_signals_after` after every call; and a signal list `_scores` leaves
-    out (None) is one whose severity is 0 or None after every call."""
-    s = _series(_session(spec, fail_all, bounds), window)
+    """`scores_after_each_call` equals `compose` over `signals_after` after every call; and a signal list
+    it leaves out (None) is one whose severity is 0 or None after every call."""
+    s = signal_series(_session(spec, fail_all, bounds), window)
     composed = _composed(s)
-    assert _scores(s) == composed
+    assert scores_after_each_call(s) == composed
     at = composed.index(max(composed))
-    then = sorted((x for x in _signals_after(s, at, detail=False) if x["active"]), key=lambda x: -x["severity"])
-    assert weather._worst(s) == (max(composed), at, [x["name"] for x in then])
-    after = [_signals_after(s, i, detail=False) for i in range(len(s.rows.calls))]
+    then = sorted((x for x in signals_after(s, at, detail=False) if x["active"]), key=lambda x: -x["severity"])
+    assert worst_weather(s) == (max(composed), at, [x["name"] for x in then])
+    after = [signals_after(s, i, detail=False) for i in range(len(s.rows.calls))]
     for k, (name, severities) in enumerate(SEVERITY_LISTS.items()):
         expected = [x[k]["severity"] or 0.0 for x in after]
         assert all(x[k]["name"] == name for x in after)
         got = severities(s)
         assert got == expected if got is not None else not any(expected), name
-        assert (name in weather._severity_lists(s)) == (got is not None)
+        assert (name in severity_lists(s)) == (got is not None)
 
 
 def test_every_signal_list_is_reached():
@@ -88,8 +77,13 @@ def test_every_signal_list_is_reached():
     asked = [(True, False, 1)] * 3
     latencies = [5_000] * 6 + [60_000] * 6  # slower after six calls: latency_drift rises
     spec = [(150_000, 0.2, "max_tokens", "claude-sonnet-4-5", ms, 800, asked) for ms in latencies]
-    s = _series(_session(spec, True, [5]), 200_000)
+    s = signal_series(_session(spec, True, [5]), 200_000)
     for name, severities in SEVERITY_LISTS.items():
         got = severities(s)
         assert got is not None and max(got) > 0, name
-    assert _scores(s) == _composed(s)
+    assert scores_after_each_call(s) == _composed(s)
+
+
+def test_severity_lists_follow_the_spec_order():
+    """`SEVERITY_LISTS` names each signal list in `signals_after`'s order, the names `SIGNALS` gives them."""
+    assert list(SEVERITY_LISTS) == list(SIGNALS)

@@ -1,8 +1,7 @@
-"""Which file a path or a word names, for `context files` (issue 13): resolving a tool's path, the key two
-spellings of one file share, and the touched files a word of text or of a tool input names.
+"""Which file a path or a word names, for `context files`: resolving a tool's path, the key two spellings
+of one file share, and the touched files a word of text or of a tool input names.
 
-Pure functions over strings; no I/O, no trace. docs/files.md states each rule (decisions 1, 3, 4, 5 of the
-issue 13 review):
+Pure functions over strings; no I/O, no trace. docs/files.md states each rule:
 
 * a relative path resolves against the `cwd` of the line that carries the tool use, else the session's;
   a ``~`` path is kept as written (no home directory is known), never joined to a cwd;
@@ -34,9 +33,14 @@ _PAIRS = {"(": ")", "[": "]"}
 
 
 def resolve_path(path: str, cwd: str | None) -> str:
-    """A tool's path as one spelling (`placement.normalize_path`: backslashes as ``/``, the drive letter
-    upper-case, ``.`` and ``..`` collapsed), a relative one joined to `cwd`; a ``~`` path stays as written
-    (normalised, never joined).
+    """Resolve a tool's path to one spelling.
+
+    Returns
+    -------
+    str
+        `placement.normalize_path`: backslashes as ``/``, the drive letter upper-case, ``.`` and ``..``
+        collapsed, a relative path joined to `cwd` (None: left relative); a ``~`` path stays as written
+        (normalised, never joined). Exact string rules; no file system access.
 
     >>> resolve_path("a.py", "/p/sub"), resolve_path("~/notes.md", "/home/u"), resolve_path("c:\\\\x\\\\A.py", None)
     ('/p/sub/a.py', '~/notes.md', 'C:/x/A.py')
@@ -45,7 +49,13 @@ def resolve_path(path: str, cwd: str | None) -> str:
 
 
 def path_key(resolved: str) -> str:
-    """The key two spellings of one file share: a Windows path (drive letter) case-folded, else as it is.
+    """Return the key two spellings of one file share.
+
+    Returns
+    -------
+    str
+        A Windows path (one with a drive letter) case-folded, any other path as it is (`resolved` is a
+        `resolve_path` result).
 
     >>> path_key("C:/Users/u/A.py") == path_key("C:/users/u/a.py"), path_key("/p/A.py") == path_key("/p/a.py")
     (True, False)
@@ -72,8 +82,13 @@ def _trim(word: str) -> str:
 
 
 def candidates(word: str) -> tuple[str, list[str]]:
-    """The spellings a kept word may name files by: (the word itself, trimmed; its parts, when it holds a
-    character that also ends a word of prose, ``[ ] ( ) $ # , ' =``, split there and trimmed, else []).
+    """Return the spellings a word kept whole by the reader may name files by.
+
+    Returns
+    -------
+    (str, list of str)
+        The word itself, trimmed of what encloses it in prose; and its parts when it holds a character
+        that also ends a word of prose (``[ ] ( ) $ # , ' =``), split there and trimmed, else [].
 
     >>> candidates("(app/[id]/page.tsx),"), candidates("a.py,b.py"), candidates("a.py")
     (('app/[id]/page.tsx', ['app/', 'id', '/page.tsx']), ('a.py,b.py', ['a.py', 'b.py']), ('a.py', []))
@@ -122,8 +137,21 @@ class PathIndex:
         return next(iter(hits)) if hits is not None and len(hits) == 1 else None
 
     def named(self, word: str, cwd: str | None) -> list[str]:
-        """The keys of the touched files `word` names: the file the whole word names, else those its parts
-        name, one per part (`candidates`: `a.py,b.py` names two files); [] for none."""
+        """Return the keys of the touched files `word` names.
+
+        Parameters
+        ----------
+        word
+            A word of text or of a tool input, as the reader kept it.
+        cwd
+            The directory a relative path resolves against, or None.
+
+        Returns
+        -------
+        list of str
+            The key of the file the whole word names, else one per part that names a file
+            (`candidates`: ``a.py,b.py`` names two); [] for none.
+        """
         if not self.keys:
             return []
         whole, parts = candidates(word)
@@ -134,8 +162,24 @@ class PathIndex:
 
 
 def strings(value: Any, skip: str | None = None) -> list[str]:
-    """Every string in a decoded JSON value (keys left out), depth first; `skip`: a top-level key of an
-    object whose value is left out (the path input a tool use's own path is counted from)."""
+    """List every string in a decoded JSON value, keys left out.
+
+    Parameters
+    ----------
+    value
+        A decoded JSON value (any nesting).
+    skip
+        A top-level key of an object whose value is left out (the path input a tool use's own path is
+        counted from), or None.
+
+    Returns
+    -------
+    list of str
+        The strings, depth first in document order.
+
+    >>> strings({"file_path": "a.py", "edits": [{"old": "x", "new": "y"}]}, skip="file_path")
+    ['x', 'y']
+    """
     out: list[str] = []
     if isinstance(value, dict) and skip is not None:
         value = {k: v for k, v in value.items() if k != skip}

@@ -1,5 +1,5 @@
 """Where content sits in a context window: the classification and boundaries `context sources`,
-`context files` and `context tools` share (issues 12 and 13: one module, not two).
+`context files` and `context tools` share (one module, so the three commands cannot disagree).
 
 Three things live here, each a pure function over a read `Trace` (tables through `Trace.view`, plain
 lists, no Polars) or over plain values; nothing here prints or formats numbers:
@@ -101,9 +101,15 @@ def result_source(tool: str | None, read_path: str | None) -> str:
 
 
 def normalize_path(path: str, cwd: str | None = None) -> str:
-    """A path as one spelling: backslashes as ``/``, a drive letter upper-cased (``C:/x``), ``.`` and
-    ``..`` collapsed, and a relative path joined to `cwd` (normalised the same way) when one is given; a
-    ``~`` path is never joined (the trace names no home directory: it is kept as written, normalised).
+    """Write a path as one spelling.
+
+    Returns
+    -------
+    str
+        Backslashes as ``/``, a drive letter upper-cased (``C:/x``), ``.`` and ``..`` collapsed, and a
+        relative path joined to `cwd` (normalised the same way) when one is given; a ``~`` path is never
+        joined (the trace names no home directory: it is kept as written, normalised). String rules
+        only; no file system access.
 
     >>> normalize_path("src/a.py", "/home/u/proj"), normalize_path("c:\\\\Users\\\\u\\\\x.py")
     ('/home/u/proj/src/a.py', 'C:/Users/u/x.py')
@@ -157,8 +163,13 @@ def file_of_tool_use(tool: str | None, input_path: str | None, read_path: str | 
 
 
 def touched_path(tool: str | None, input_path: str | None, read_path: str | None) -> str | None:
-    """The path a tool use touches, as written (`file_of_tool_use` before normalising): a file tool's path
-    input, a Bash reader's `read_path`, else None (also for a missing or empty path).
+    """Return the path a tool use touches, as written (`file_of_tool_use` before normalising).
+
+    Returns
+    -------
+    str or None
+        A file tool's path input (`FILE_TOOLS`), a Bash reader's `read_path`, else None (also for a
+        missing or empty path).
 
     >>> touched_path("Edit", "a.py", None), touched_path("Bash", None, "b.txt"), touched_path("Bash", "x", None)
     ('a.py', 'b.txt', None)
@@ -194,8 +205,12 @@ class Boundary:
 
 
 def is_drop(prompt: int, before: int) -> bool:
-    """Whether a prompt of `prompt` tokens after one of `before` is a drop of at least 30 % (`DROP_TENTHS`),
-    in integers: ``10 * prompt <= 7 * before`` (a float product misses some exact 30 % drops).
+    """Whether a prompt of `prompt` tokens after one of `before` is a drop of at least 30 % (`DROP_TENTHS`).
+
+    Returns
+    -------
+    bool
+        Exact, in integers: ``10 * prompt <= 7 * before`` (a float product misses some exact 30 % drops).
 
     >>> is_drop(131068, 187240), is_drop(131069, 187240), is_drop(70, 100), is_drop(71, 100)
     (True, False, True, False)
@@ -312,10 +327,14 @@ def boundaries(trace: Trace, thread: str = THREAD_MAIN) -> list[Boundary]:
 
 
 def removed_by(tool_use_id: str | None, landed_seq: int, bounds: list[Boundary]) -> Boundary | None:
-    """The first boundary after `landed_seq` that removed this result from the window, or None (still in it).
+    """Find the boundary that removed a tool result from the window.
 
-    A boundary with `cleared` None removes everything before it; a microcompaction removes the ids it
-    names only (a result with no id is never cleared by one).
+    Returns
+    -------
+    Boundary or None
+        The first of `bounds` (in seq order) after `landed_seq` that removed it; None while it is still
+        in the window. A boundary with `cleared` None removes everything before it; a microcompaction
+        removes the ids it names only (a result with no id is never cleared by one).
 
     >>> b = [Boundary("microcompaction", 5, 2, None, -10, frozenset({"t1"})),
     ...      Boundary("compaction", 9, 3, None, -99, None)]
@@ -331,7 +350,14 @@ def removed_by(tool_use_id: str | None, landed_seq: int, bounds: list[Boundary])
 
 
 def compaction_seqs(trace: Trace) -> dict[Any, list[int]]:
-    """thread → the seqs of its `compact_boundary` events, sorted (every thread; `context tools`' re-read tax)."""
+    """List each thread's compactions, for `context tools`' re-read tax.
+
+    Returns
+    -------
+    dict
+        Thread (`events.thread`) → the seqs of its `compact_boundary` events, ascending; every thread
+        with one. Exact.
+    """
     events = trace.view("events")
     out: dict[Any, list[int]] = {}
     for seq, thread, kind in zip(
@@ -348,9 +374,22 @@ def compaction_seqs(trace: Trace) -> dict[Any, list[int]]:
 
 
 def left_context(seq: int, cleared: int | None, bounds: list[int]) -> int | None:
-    """The seq at which a result that landed at `seq` left its thread's context, or None (still in it):
-    the first compaction after it (`bounds`: sorted `compact_boundary` seqs) or the microcompaction that
-    cleared it (`cleared`: `tool_results.cleared_seq`), whichever comes first.
+    """Find where a tool result that landed at `seq` left its thread's context.
+
+    Parameters
+    ----------
+    seq
+        The result's seq.
+    cleared
+        The seq of the microcompaction that cleared it (`tool_results.cleared_seq`), or None.
+    bounds
+        The thread's `compact_boundary` seqs, ascending (`compaction_seqs`).
+
+    Returns
+    -------
+    int or None
+        The seq of the first compaction after it or of the microcompaction that cleared it, whichever
+        comes first; None while it is still in the context. Exact.
 
     >>> left_context(3, None, [2, 8]), left_context(3, 5, [2, 8]), left_context(9, None, [2, 8]) is None
     (8, 5, True)

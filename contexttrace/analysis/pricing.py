@@ -3,16 +3,16 @@
 The table is package data (`contexttrace/data/prices.json`) with its date and sources; nothing here is
 hard-coded but the arithmetic. This module owns three rules:
 
-* **Normalisation** (CASES B14): a model id is looked up after removing what does not change the price:
+* **Normalisation**: a model id is looked up after removing what does not change the price:
   a provider prefix (`anthropic/`, Bedrock `us.anthropic.` / `global.anthropic.` ...), a Bedrock version
   suffix (`-v1:0`), a Vertex or API date (`@20250929`, `-20250929`), a `[1m]` window marker, and dots
   between version digits (`claude-opus-4.8` → `claude-opus-4-8`). There is no fallback on a family
   substring: a model the table does not name is *unpriced*, never $0.
-* **Long context** (CASES B13): when a call's whole prompt (input + cache write + cache read) exceeds the
+* **Long context**: when a call's whole prompt (input + cache write + cache read) exceeds the
   table's threshold (200,000 tokens) and the model has a `long_context` tier, every part of that call is
   priced at the tier's rates (input-side multiplier on input and both cache kinds, output multiplier on
   output). A model without a tier is priced at its base rates at any size.
-* **Fast mode** (CASES B15): a call whose `usage.speed` is ``"fast"`` is priced at the model's
+* **Fast mode**: a call whose `usage.speed` is ``"fast"`` is priced at the model's
   `fast_multiplier`; a model with no fast multiplier in the table makes that call unpriced.
 
 It never reads traces and never prints.
@@ -185,7 +185,21 @@ def load_prices(path: str | None = None) -> PriceTable:
 
 
 def price_of(model: str | None, table: PriceTable) -> ModelPrice | None:
-    """Return the table's prices for a model id (normalised first), or None when the table lacks it."""
+    """Look up a model's prices.
+
+    Parameters
+    ----------
+    model
+        A model id as the trace wrote it (`calls.model`), or None.
+    table
+        From `load_prices` or `parse_prices`.
+
+    Returns
+    -------
+    ModelPrice or None
+        The table's row for the id after `normalize_model`; None when the table lacks it (the call is
+        unpriced, never $0) or there is no model.
+    """
     if model is None:
         return None
     return table.models.get(normalize_model(model))

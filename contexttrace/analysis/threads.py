@@ -1,4 +1,4 @@
-"""The ids a user can name a thread by (`context sources --thread`, issue 12): what `context usage
+"""The ids a user can name a thread by (`context sources --thread`): what `context usage
 --breakdown` and the subagent files show, and the Task / Agent tool_use id that started a subagent.
 
 Pure functions over a read `Trace` (tables through `Trace.view`, plain lists); nothing here prints.
@@ -15,12 +15,17 @@ if TYPE_CHECKING:
 
 
 def thread_ids(trace: Trace) -> dict[str, str]:
-    """Every id `--thread` takes → the thread it names (`calls.thread`): ``main``; each other thread's own
-    key (the agent id of a transcript's agent file, the Task / Agent tool_use id in stream-json,
-    ``sidechain-<uuid>`` for a 1.0.x inline sidechain; as `context usage --breakdown` names it), also
-    spelt ``agent-<id>`` as its file is named; and the other id of each pair a Task / Agent result links
-    exactly (`tool_results.agent_id` ↔ `tool_use_id`: the agent id of a stream-json subagent, the Task id
-    of a transcript's). Keys in the order of the threads' first calls.
+    """Map every id `--thread` takes to the thread it names.
+
+    Returns
+    -------
+    dict
+        Id → thread (`calls.thread`): ``main``; each other thread's own key (the agent id of a
+        transcript's agent file, the Task / Agent tool_use id in stream-json, ``sidechain-<uuid>`` for a
+        1.0.x inline sidechain; as `context usage --breakdown` names it), also spelt ``agent-<id>`` as
+        its file is named; and the other id of each pair a Task / Agent result links exactly
+        (`tool_results.agent_id` ↔ `tool_use_id`: the agent id of a stream-json subagent, the Task id of
+        a transcript's). Keys in the order of the threads' first calls. Exact.
     """
     v = trace.view("calls")
     first: dict[str, int] = {}
@@ -44,8 +49,12 @@ def thread_ids(trace: Trace) -> dict[str, str]:
 
 
 def thread_note(thread: str, ids: dict[str, str]) -> str:
-    """Why `thread` (an id as given, or ``main``) has no window to split, naming the trace's other threads
-    (`ids`: `thread_ids`), at most 12.
+    """Word why `thread` (an id as given, or ``main``) has no window to split.
+
+    Returns
+    -------
+    str
+        The note, naming the trace's other threads (`ids`: `thread_ids`), at most 12.
 
     >>> thread_note("main", {"main": "main", "t1": "t1", "agent-t1": "t1"})
     'no main-thread call: no window to split; its subagent threads (--thread): t1'

@@ -19,7 +19,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from contexttrace import __version__
-from contexttrace.analysis import metrics
+from contexttrace.analysis import window as context_window
 from contexttrace.discover.local import default_roots
 from contexttrace.errors import ExitCode
 from contexttrace.render.compare import CompareFormat, render_compare, render_compare_notes
@@ -83,10 +83,10 @@ cache_app = typer.Typer(
 )
 app.add_typer(cache_app, name="cache")
 
-#: The largest `--window` accepted (`metrics.MAX_WINDOW_TOKENS`, which also bounds a window a trace states):
+#: The largest `--window` accepted (`window.MAX_WINDOW_TOKENS`, which also bounds a window a trace states):
 #: ten times the largest window a Claude model offers (1M tokens), so a typo (an extra zero or two) is an
 #: error rather than a fill of 0%.
-MAX_WINDOW_TOKENS = metrics.MAX_WINDOW_TOKENS
+MAX_WINDOW_TOKENS = context_window.MAX_WINDOW_TOKENS
 _WINDOW_SUFFIXES = {"": 1, "k": 1_000, "m": 1_000_000}
 _WINDOW_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmM]?)")
 

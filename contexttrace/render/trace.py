@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from contexttrace.analysis.metrics import measured, round_half_up
+from contexttrace.analysis.result_types import HealthReport, WeatherReport
 from contexttrace.reports.trace import RunResult, TraceReport
 
 #: tabulate's GitHub-style pipe table: `| a | b |` over `|---|---|`, as spec 004 shows it.
@@ -97,14 +98,14 @@ def _failed_cell(failed: int, denied: int) -> str:
     return fmt_int(failed) + (f" ({fmt_int(denied)} denied)" if denied else "")
 
 
-def _health_cell(h: dict[str, Any] | None) -> str:
+def _health_cell(h: HealthReport | None) -> str:
     """``"A 94"``; `NOT_GRADED` when there is no health, or it has no grade (nothing was measured)."""
     if not h or h.get("grade") is None or h.get("score") is None:
         return NOT_GRADED
     return f"{h['grade']} {h['score']}"
 
 
-def _weather_cell(w: dict[str, Any] | None) -> str:
+def _weather_cell(w: WeatherReport | None) -> str:
     """``"☀️ sunny"``; `NOT_GRADED` when there is no weather, or it has no level (nothing was measured)."""
     if not w or w.get("level") is None:
         return NOT_GRADED
@@ -189,7 +190,7 @@ def _series(r: TraceReport) -> str:
 
 def _first_call_after(event: dict[str, Any]) -> int | None:
     """The 1-based number of the first main call after a compaction event, or None when none followed."""
-    call = event["call"]  # 1-based number among main calls (metrics._compaction_events)
+    call = event["call"]  # 1-based number among main calls (metrics.compaction_events)
     return None if call is None else int(call)
 
 
@@ -568,7 +569,7 @@ def _calls_text(calls: list[int]) -> str:
     return f"call{'s' if len(calls) > 1 else ''} {shown}{more}"
 
 
-def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
+def render_health_panel(h: HealthReport, color: bool = False) -> list[str]:
     """Render spec 000's breakdown panel: one row per signal, name | bar | sub-score and grade | weight | why.
 
     Parameters
@@ -610,7 +611,7 @@ def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
     return lines
 
 
-def render_health_bar(h: dict[str, Any], color: bool = False) -> list[str]:
+def render_health_bar(h: HealthReport, color: bool = False) -> list[str]:
     """Render the health bar: the grade at each 5 % of the session (21 points), compactions marked below.
 
     Returns
@@ -642,7 +643,7 @@ def render_health_bar(h: dict[str, Any], color: bool = False) -> list[str]:
     return lines
 
 
-def render_weather_tooltip(w: dict[str, Any], fill: Fraction | None = None) -> list[str]:
+def render_weather_tooltip(w: WeatherReport, fill: Fraction | None = None) -> list[str]:
     """Render spec 002's tooltip: stats when sunny or fair, else the active factors and the calls to read.
 
     Returns
@@ -705,7 +706,8 @@ def render_explain(run: RunResult, color: bool = False) -> str:
     """
     blocks = []
     for r in run.reports:
-        h, w = r.extra.get("health"), r.extra.get("weather")
+        h: HealthReport | None = r.extra.get("health")
+        w: WeatherReport | None = r.extra.get("weather")
         if h is None or w is None:
             continue
         last = next((p for p in reversed(getattr(r, "prompt_tokens", [])) if measured(p)), None)  # as ctx_pressure

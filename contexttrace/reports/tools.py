@@ -29,9 +29,9 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from contexttrace.analysis.metrics import mcp_server_of
 from contexttrace.analysis.placement import compaction_seqs, left_context
 from contexttrace.analysis.pricing import PriceTable, load_prices, price_of
+from contexttrace.analysis.tool_figures import mcp_server_of
 from contexttrace.reading.contract import THREAD_MAIN
 from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
 

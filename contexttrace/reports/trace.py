@@ -1,8 +1,9 @@
 """Per-trace reports and the result of a run over many traces.
 
 `build_report` turns one read `Trace` into a `TraceReport` (plain values, no frames), using only the
-pure functions of `metrics.py`. `RunResult` holds the reports of a run and the traces that could not be
-read, like pipx's `OperationResult`: partial success is first-class.
+pure functions of `analysis/` (`metrics`, `tool_figures`, `window`, `health`, `weather`). `RunResult`
+holds the reports of a run and the traces that could not be read, like pipx's `OperationResult`: partial
+success is first-class.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contexttrace.analysis import metrics
-from contexttrace.analysis.health import health_of, session_rows_of
+from contexttrace.analysis.frame_rows import FrameRows
+from contexttrace.analysis.health import health_of
+from contexttrace.analysis.session import session_rows_of
+from contexttrace.analysis.tool_figures import largest_results_of, tool_counts_of, tool_figures_of
 from contexttrace.analysis.weather import weather_of
+from contexttrace.analysis.window import context_windows, window_choice_of
 from contexttrace.reading import LineNote, Trace
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.select.filters import trace_facts
@@ -24,7 +29,7 @@ class TraceReport:
 
     Token figures are tokens, sizes are characters or bytes as their names say, `fill` is a fraction
     (None without a window). Everything here is exact except where a key's docstring in
-    `metrics.tool_figures` says ≈ (`persisted_bytes`).
+    `tool_figures.tool_figures` says ≈ (`persisted_bytes`).
     """
 
     trace: str
@@ -281,23 +286,23 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     Returns
     -------
     TraceReport
-        See the class; sources are named in each `metrics` function. `extra` carries `health`
+        See the class; sources are named in each `analysis` function. `extra` carries `health`
         (`health.health_report`, spec 000) and `weather` (`weather.weather_report`, spec 002), both
-        against the effective window (`metrics.window_choice`: `window` when given, else the trace's).
-        The frames are read once (`metrics.FrameRows`) and the session rows built once for both.
+        against the effective window (`window.window_choice`: `window` when given, else the trace's).
+        The frames are read once (`frame_rows.FrameRows`) and the session rows built once for both.
     """
-    rows = metrics.FrameRows(trace)  # the frames read once into Python rows, shared by every figure
+    rows = FrameRows(trace)  # the frames read once into Python rows, shared by every figure
     series = [int(c[1]) for c in rows.main_calls]
     ctx = metrics.context_figures(series, window)
-    tools = metrics._tool_figures(rows)
-    counts = metrics._thread_call_counts(rows.call_kinds)
+    tools = tool_figures_of(rows)
+    counts = metrics.thread_call_counts_of(rows.call_kinds)
     main_seqs = [c[0] for c in rows.main_calls]
-    events = metrics._compaction_events(rows.bounds, main_seqs, series) if rows.bounds else []
+    events = metrics.compaction_events_of(rows.bounds, main_seqs, series) if rows.bounds else []
     session = session_rows_of(trace, rows)
-    choice = metrics._window_choice(trace, [c[4] for c in rows.main_calls], [c[1] for c in rows.main_calls], window)
+    choice = window_choice_of(trace, [c[4] for c in rows.main_calls], [c[1] for c in rows.main_calls], window)
     # the reader's warnings, then what these figures could not use (a `contextWindow` that is no window,
     # calls whose prompt size is unknown, subagents named but not found)
-    warnings = [*trace.warnings, *metrics.context_windows(trace.result)[1]]
+    warnings = [*trace.warnings, *context_windows(trace.result)[1]]
     for note in (
         metrics.unmeasured_warning(ctx["unmeasured"], len(series)),
         metrics.missing_subagents_warning(metrics.missing_subagents(trace)),
@@ -327,8 +332,8 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         orphan_results=tools["orphan_results"],
         persisted_results=tools["persisted_results"],
         persisted_bytes=tools["persisted_bytes"],
-        largest_results=metrics._largest_results(rows.use_names, [(r[1], r[4]) for r in rows.main_results]),
-        tool_calls=metrics._tool_counts([u[2] for u in rows.main_uses], (trace.surface or {}).get("mcp_servers")),
+        largest_results=largest_results_of(rows.use_names, [(r[1], r[4]) for r in rows.main_results]),
+        tool_calls=tool_counts_of([u[2] for u in rows.main_uses], (trace.surface or {}).get("mcp_servers")),
         **metrics.durations(trace),
         subagent_calls=counts["subagent_calls"],
         compaction_calls=counts["compaction_calls"],
@@ -338,7 +343,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         skipped_lines=trace.skipped_lines,
         oversized_lines=trace.oversized_lines,
         truncated_last_line=trace.truncated_last_line,
-        models=metrics._models_used(rows.call_models),
+        models=metrics.models_used_of(rows.call_models),
         cli_version=trace.cli_version,
         prompt_tokens=series,
         spikes=ctx["spikes"],

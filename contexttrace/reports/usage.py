@@ -28,7 +28,10 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis import metrics
+from contexttrace.analysis.counts import MAX_COUNT, count_of, result_count, shown_value
+from contexttrace.analysis.frame_rows import EVENT_ROW, main_rows
 from contexttrace.analysis.pricing import PriceTable, call_cost_usd, load_prices, normalize_model, price_of
+from contexttrace.analysis.window import context_windows, window_choice
 from contexttrace.reading.contract import THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.select.filters import trace_facts
@@ -308,17 +311,17 @@ _MODEL_USAGE_COUNTS = (
     ("outputTokens", "output_tokens"),
     ("webSearchRequests", "web_search_requests"),
 )
-#: A `modelUsage` count read like a usage count (`metrics.count_of`: 0 <= n < 2**53, else unknown).
-_count = metrics.count_of
+#: A `modelUsage` count read like a usage count (`counts.count_of`: 0 <= n < 2**53, else unknown).
+_count = count_of
 
 
 def _usd(value: Any) -> float | None:
     """A USD figure as written: a number from 0 (an int below 2**53, a float not NaN, ∞ nor 2**53 or
     more), else None. A cost is never negative; a 400-digit integer read by the lenient JSON fallback is
     no cost."""
-    if type(value) is int and 0 <= value < metrics.MAX_COUNT:
+    if type(value) is int and 0 <= value < MAX_COUNT:
         return float(value)
-    return value if type(value) is float and 0 <= value < metrics.MAX_COUNT else None
+    return value if type(value) is float and 0 <= value < MAX_COUNT else None
 
 
 def _usd_warning(source: dict[str, Any], key: str, where: str = "") -> str | None:
@@ -326,7 +329,7 @@ def _usd_warning(source: dict[str, Any], key: str, where: str = "") -> str | Non
     value = source.get(key)
     if value is None or _usd(value) is not None:
         return None
-    return f"result line: {where}{key} is not a cost in USD ({metrics._shown(value)}); not used"
+    return f"result line: {where}{key} is not a cost in USD ({shown_value(value)}); not used"
 
 
 #: `result.usage` counts as written, in the order `reported_usage` lists them.
@@ -336,10 +339,10 @@ _RESULT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read
 def result_warnings(result: dict[str, Any] | None) -> list[str]:
     """Warnings about the numbers of a stream-json `result` line that `context usage` reads but cannot use.
 
-    Every number taken from the line is bounded like a usage count (`metrics.count_of`; a cost must be a
+    Every number taken from the line is bounded like a usage count (`counts.count_of`; a cost must be a
     number from 0): `total_cost_usd`, `duration_ms`, `num_turns` and the `usage` counts here; the
     `modelUsage` counts and `costUSD` in `model_usage_rows`; each `contextWindow` in
-    `metrics.context_windows`. A value that is not is unknown (null), never a figure, and warned once.
+    `window.context_windows`. A value that is not is unknown (null), never a figure, and warned once.
 
     Examples
     --------
@@ -349,10 +352,10 @@ def result_warnings(result: dict[str, Any] | None) -> list[str]:
     if not result:
         return []
     notes = [_usd_warning(result, "total_cost_usd")]
-    notes += [metrics.result_count(result, key)[1] for key in ("duration_ms", "num_turns")]
+    notes += [result_count(result, key)[1] for key in ("duration_ms", "num_turns")]
     usage = result.get("usage")
     if isinstance(usage, dict):
-        notes += [metrics.result_count(usage, key, "usage.")[1] for key in _RESULT_USAGE_KEYS]
+        notes += [result_count(usage, key, "usage.")[1] for key in _RESULT_USAGE_KEYS]
     return [n for n in notes if n is not None]
 
 
@@ -370,11 +373,11 @@ def model_usage_rows(result: dict[str, Any] | None) -> tuple[list[dict[str, Any]
         Rows in the order written: `model` (the key as written), `input_tokens`, `cache_write_tokens`,
         `cache_read_tokens`, `output_tokens`, `web_search_requests` (int; None when absent or implausible),
         `cost_usd` (`costUSD`, Claude Code's estimate; None unless a number from 0, `_usd`),
-        `context_window_tokens` (`contextWindow`: None unless a window of 1 to `metrics.MAX_WINDOW_TOKENS`
-        tokens, `metrics.context_windows`), `implausible_fields` (the fields as written whose value is
+        `context_window_tokens` (`contextWindow`: None unless a window of 1 to `window.MAX_WINDOW_TOKENS`
+        tokens, `window.context_windows`), `implausible_fields` (the fields as written whose value is
         not a count, a cost or a window) and `complete` (the four token counts are all counts: only such a
         row is used to price tokens the calls do not show). A warning per row with implausible counts, and
-        one for an implausible cost (a `contextWindow`'s is `metrics.context_windows`'). Never raises.
+        one for an implausible cost (a `contextWindow`'s is `window.context_windows`'). Never raises.
 
     Examples
     --------
@@ -388,7 +391,7 @@ def model_usage_rows(result: dict[str, Any] | None) -> tuple[list[dict[str, Any]
     if not isinstance(usage, dict):
         return [], [f"result line: modelUsage is not an object ({type(usage).__name__}); not used"]
     rows, warnings = [], []
-    windows, _ = metrics.context_windows(result)  # its warnings are the reports' own (`build_usage`)
+    windows, _ = context_windows(result)  # its warnings are the reports' own (`build_usage`)
     for model, entry in usage.items():
         fields = entry if isinstance(entry, dict) else {}
         row: dict[str, Any] = {"model": model}
@@ -407,7 +410,7 @@ def model_usage_rows(result: dict[str, Any] | None) -> tuple[list[dict[str, Any]
         if bad:
             what = (
                 f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not a token count "
-                f"({', '.join(metrics._shown(fields.get(b)) for b in bad)})"
+                f"({', '.join(shown_value(fields.get(b)) for b in bad)})"
                 if isinstance(entry, dict)
                 else f"is not an object ({type(entry).__name__})"
             )
@@ -624,9 +627,9 @@ def turn_table(trace: Trace) -> list[dict[str, Any]]:
     return _turn_table(trace, _main_events(trace.events), _main_calls(trace.calls))
 
 
-#: Columns of `_main_events` rows: `metrics.EVENT_ROW`, then `duration_ms`.
-_EVENT_COLS = (*metrics.EVENT_ROW, "duration_ms")
-#: Positions in `_EVENT_COLS` rows, by name: `metrics.EVENT_ROW` may gain columns.
+#: Columns of `_main_events` rows: `frame_rows.EVENT_ROW`, then `duration_ms`.
+_EVENT_COLS = (*EVENT_ROW, "duration_ms")
+#: Positions in `_EVENT_COLS` rows, by name: `frame_rows.EVENT_ROW` may gain columns.
 _SEQ, _KIND, _TRIGGER, _PRE, _LINE, _TS, _DURATION = (
     _EVENT_COLS.index(c) for c in ("seq", "kind", "trigger", "pre_tokens", "line", "ts_ms", "duration_ms")
 )
@@ -634,13 +637,13 @@ _SEQ, _KIND, _TRIGGER, _PRE, _LINE, _TS, _DURATION = (
 
 def _main_events(events: Table) -> list[tuple[Any, ...]]:
     """Main-thread event rows (`_EVENT_COLS`), sorted by seq."""
-    return metrics._main_rows(events.get_column("thread_kind").to_list(), events, _EVENT_COLS)
+    return main_rows(events.get_column("thread_kind").to_list(), events, _EVENT_COLS)
 
 
 def _main_calls(calls: Table) -> list[tuple[Any, ...]]:
     """Main-thread call rows (seq, prompt_tokens, end_ts_ms, cache_read_tokens, cache_write_tokens), by seq."""
     cols = ("seq", "prompt_tokens", "end_ts_ms", "cache_read_tokens", "cache_write_tokens")
-    return metrics._main_rows(calls.get_column("thread_kind").to_list(), calls, cols)
+    return main_rows(calls.get_column("thread_kind").to_list(), calls, cols)
 
 
 def _turn_table(trace: Trace, ev: list[tuple[Any, ...]], main: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -661,7 +664,7 @@ def _turn_table(trace: Trace, ev: list[tuple[Any, ...]], main: list[tuple[Any, .
         source: str | None = None
         if dur_rows:
             duration, source = int(dur_rows[-1]), "turn_duration"
-        elif line is None and (whole := metrics.result_count(trace.result, "duration_ms")[0]) is not None:
+        elif line is None and (whole := result_count(trace.result, "duration_ms")[0]) is not None:
             duration, source = whole, "result"  # bounded as `reported_duration_ms` is: a count, else unknown
         elif inside and ts is not None and inside[-1][2] is not None and inside[-1][2] >= ts:
             # timestamps out of order (a clock step, damage) measure no duration, never a negative one
@@ -751,7 +754,7 @@ def turn_figures(trace: Trace, turns: list[dict[str, Any]], window_tokens: int) 
     turns
         From `turn_table`.
     window_tokens
-        The effective context window (`metrics.window_choice`).
+        The effective context window (`window.window_choice`).
 
     Returns
     -------
@@ -790,8 +793,8 @@ def _turn_figures(
     first = next((c for c in main if metrics.measured(c[1])), None)  # the first call whose usage was read
     if first is not None:
         prefix = int(first[3] + first[4])
-        bounds = [e[: len(metrics.EVENT_ROW)] for e in ev if e[_KIND] == "compact_boundary"]
-        for event in metrics._compaction_events(bounds, [c[0] for c in main], [c[1] for c in main]):
+        bounds = [e[: len(EVENT_ROW)] for e in ev if e[_KIND] == "compact_boundary"]
+        for event in metrics.compaction_events_of(bounds, [c[0] for c in main], [c[1] for c in main]):
             after = event["context_after"]
             if after is not None and after < prefix:
                 prefix = after
@@ -995,7 +998,7 @@ def reported_totals(result: dict[str, Any] | None, ours_usd: float, table: Price
             priced += cost or 0.0
 
     def _tok(source: dict[str, Any], key: str) -> int | None:
-        return metrics.result_count(source, key)[0]  # bounded; `result_warnings` says which were not
+        return result_count(source, key)[0]  # bounded; `result_warnings` says which were not
 
     return {
         "reported_cost_usd": reported,
@@ -1109,7 +1112,7 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
     trace
         A trace from `reader.read_trace` (after `drop_inherited_calls`).
     window
-        `--window` in tokens, or None (then `metrics.window_choice` decides).
+        `--window` in tokens, or None (then `window.window_choice` decides).
     table
         A price table; None uses the packaged one.
 
@@ -1122,14 +1125,14 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
     # Views, not frames: every figure below is a pass over plain rows.
     priced = _priced_rows(trace.view("calls"), table)
     ordered = sorted(priced, key=_by_seq)
-    choice = metrics.window_choice(trace, window)
+    choice = window_choice(trace, window)
     events = _main_events(trace.view("events"))
     main_calls = _main_calls(trace.view("calls"))
     turns = _turn_table(trace, events, main_calls)
     warnings = list(trace.warnings)
     usage_rows, usage_warnings = model_usage_rows(trace.result) if trace.has.run_totals else ([], [])
     warnings.extend(usage_warnings)
-    warnings.extend(metrics.context_windows(trace.result)[1])  # in the words `context trace` uses
+    warnings.extend(context_windows(trace.result)[1])  # in the words `context trace` uses
     warnings.extend(result_warnings(trace.result))
     extras = result_only_rows(priced, usage_rows, table)
     covered = frozenset(e["model"] for e in extras)  # models whose final counts the result gives

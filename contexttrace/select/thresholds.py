@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from contexttrace.analysis.health import GRADE_BANDS, GRADE_FLOOR
+from contexttrace.analysis.health_scores import GRADE_BANDS, GRADE_FLOOR
 from contexttrace.analysis.weather import STORMY, WEATHER_LEVELS
 
-#: Health grades, best first (`health.GRADE_BANDS` then the floor): A B C D F.
+#: Health grades, best first (`health_scores.GRADE_BANDS` then the floor): A B C D F.
 GRADES: tuple[str, ...] = (*(letter for _, letter in GRADE_BANDS), GRADE_FLOOR)
 #: Weather levels, best first (spec 002): sunny fair cloudy rainy stormy.
 LEVELS: tuple[str, ...] = (*(level for _, level, _ in WEATHER_LEVELS), STORMY[0])

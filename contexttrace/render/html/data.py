@@ -28,9 +28,10 @@ from fractions import Fraction
 from typing import Any
 
 from contexttrace import __version__
-from contexttrace.analysis import metrics
-from contexttrace.analysis.health import session_rows_of
+from contexttrace.analysis.counts import result_count
+from contexttrace.analysis.frame_rows import FrameRows
 from contexttrace.analysis.metrics import measured
+from contexttrace.analysis.session import session_rows_of
 from contexttrace.reading import Trace
 from contexttrace.reading.contract import THREAD_SUBAGENT
 from contexttrace.render.trace import GRADE_COLORS, fmt_int, fmt_percent, fmt_usd
@@ -100,7 +101,7 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
     trace
         A trace from `reader.read_trace`.
     window
-        `--window` in tokens, or None (then the trace's own window, `metrics.window_choice`).
+        `--window` in tokens, or None (then the trace's own window, `window.window_choice`).
 
     Returns
     -------
@@ -125,7 +126,7 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
         "source": figures["autocompact_threshold_source"],
     }
     datasets, axis, notes = growth_datasets(trace, report, threshold)
-    duration, _ = metrics.result_count(trace.result, "duration_ms")  # bounded like every result-line count
+    duration, _ = result_count(trace.result, "duration_ms")  # bounded like every result-line count
     return TraceSection(
         report=report,
         usage=usage,
@@ -204,7 +205,7 @@ def growth_datasets(
           that asked for it), `label`.
         `notes` says what could not be drawn (subagent calls without a timestamp).
     """
-    rows = metrics.FrameRows(trace)
+    rows = FrameRows(trace)
     session = session_rows_of(trace, rows)
     axis = session.axis
     times = session.times

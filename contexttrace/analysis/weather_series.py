@@ -1,0 +1,401 @@
+"""The eight weather signals as they stand after one call, read off per-trace prefix arrays.
+
+`signal_series` turns a session's rows into arrays of running counts (errors, refusals, failed runs,
+paces, ...), once per trace; `signals_after` reads each signal after any call from them in O(recent
+calls), with its measure, severity (`weather_signals.curve`), reason and the calls it points at. The
+spec's "turn" is one main-thread model call: in code and output it is a *call*, numbered from 1 in output
+(0-based indexes inside). A signal without enough data abstains (severity None, with the reason). Pure:
+nothing here reads files, prints or formats numbers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import statistics
+from dataclasses import dataclass
+from fractions import Fraction
+
+from contexttrace.analysis.metrics import measured, round_half_up
+from contexttrace.analysis.result_types import WeatherSignal, WeatherStats
+from contexttrace.analysis.session import MainCall, SessionRows, ToolCall
+from contexttrace.analysis.weather_signals import (
+    BASELINE_CALLS,
+    CACHE_MIN_PROMPT_TOKENS,
+    CACHE_SKIP_CALLS,
+    CLUSTER_CALLS,
+    MEASURE_DECIMALS,
+    PACE_MODE_SHARE,
+    PACE_OVERHEAD_TOKENS,
+    RECENT_CALLS,
+    SIGNALS,
+    baseline_ms,
+    curve,
+    percentile,
+)
+
+
+@dataclass(frozen=True)
+class SignalSeries:
+    """Per-trace arrays that make the signals after any call cheap to read (built by `signal_series`).
+
+    Each `*_upto` / `*_before` list is a running count: entry k counts the first k items (calls, or
+    results in reading order), so a count over calls lo … i is one subtraction. Seqs are reading-order
+    positions; indexes of calls are 0-based.
+    """
+
+    rows: SessionRows
+    window: int
+    cuts: list[float]  # cuts[i]: rows before this seq are known after call i (the next call's seq)
+    use_seqs: list[int]  # tool uses' seqs, sorted
+    result_seqs: list[int]  # results' seqs, sorted
+    result_errors: list[bool]  # is_error per result in that order
+    errors_before: list[int]  # errors among the first r results
+    denied_before: list[int]  # refusals among the first r results (never errors)
+    longest_before: list[tuple[int, int]]  # (length, end) of the longest failed run among the first r results
+    tool_turns_upto: list[int]  # calls up to i that asked for a tool
+    result_calls: list[int]  # call index of each result's tool use, in result order
+    tools_by_call: list[list[ToolCall]]  # tool calls each call asked for
+    call_seqs: list[int]  # each call's seq, in order
+    bound_seqs: list[int]  # compaction boundaries' seqs, sorted
+    known_upto: list[int]  # calls up to i that record a stop_reason
+    cutoff_calls: list[int]  # indexes of calls that stopped at max_tokens, sorted
+    paces: list[float | None]  # each call's ms per output token (`pace`), None when it has none
+    timed_upto: list[int]  # entry k: timed calls among the first k
+    final_upto: list[int]  # entry k: timed calls with a recorded stop_reason among the first k
+    pace_bases: list[float | None]  # after call i: median pace of the first BASELINE_CALLS paced calls
+    paced_upto: list[int]  # calls up to i that have a pace
+    measured_at: list[int]  # index of the last call up to i whose prompt was measured (`metrics.measured`), or -1
+
+
+def signal_series(rows: SessionRows, window: int) -> SignalSeries:
+    """Build a session's `SignalSeries`: every running count the eight signals read, in one pass each.
+
+    Parameters
+    ----------
+    rows
+        From `session.session_rows`.
+    window
+        The effective context window in tokens, > 0.
+
+    Returns
+    -------
+    SignalSeries
+        Its arrays hold one entry per call (or per result, plus one); `paces` is `weather_signals.pace`
+        of each call, written out here. Exact, except paces (≈: line timestamps).
+    """
+    n = len(rows.calls)
+    cuts = [float(rows.calls[i + 1].seq) if i + 1 < n else float("inf") for i in range(n)]
+    with_result = sorted((t for t in rows.tools if t.result_seq is not None), key=lambda t: t.result_seq or 0)
+    errors_before = [0]
+    denied_before = [0]
+    longest: list[tuple[int, int]] = [(0, 0)]
+    run = 0
+    for r, t in enumerate(with_result, 1):
+        errors_before.append(errors_before[-1] + t.is_error)
+        denied_before.append(denied_before[-1] + t.denied)
+        run = run + 1 if t.is_error else 0
+        longest.append(max(longest[-1], (run, r)) if run > longest[-1][0] else longest[-1])
+    by_call: list[list[ToolCall]] = [[] for _ in range(n)]
+    for t in rows.tools:
+        by_call[t.call_index].append(t)
+    asked = {t.call_index for t in rows.tools}
+    turns = []
+    count = 0
+    for i in range(n):
+        count += i in asked
+        turns.append(count)
+    paces, bases, timed_upto, final_upto = _paces(rows.calls)
+    return SignalSeries(
+        rows=rows,
+        window=window,
+        cuts=cuts,
+        use_seqs=sorted(t.seq for t in rows.tools),
+        result_seqs=[t.result_seq or 0 for t in with_result],
+        result_errors=[t.is_error for t in with_result],
+        errors_before=errors_before,
+        denied_before=denied_before,
+        longest_before=longest,
+        tool_turns_upto=turns,
+        result_calls=[t.call_index for t in with_result],
+        tools_by_call=by_call,
+        call_seqs=[c.seq for c in rows.calls],
+        bound_seqs=sorted(c.seq for c in rows.compactions),
+        known_upto=list(itertools.accumulate(c.stop_reason is not None for c in rows.calls)),
+        cutoff_calls=[k for k, c in enumerate(rows.calls) if c.stop_reason == "max_tokens"],
+        paces=paces,
+        timed_upto=timed_upto,
+        final_upto=final_upto,
+        pace_bases=bases,
+        paced_upto=list(itertools.accumulate(v is not None for v in paces)),
+        measured_at=_measured_at(rows.calls),
+    )
+
+
+def _paces(calls: list[MainCall]) -> tuple[list[float | None], list[float | None], list[int], list[int]]:
+    """Each call's `pace` (written out), the pace baseline after it (median of the first `BASELINE_CALLS`
+    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason."""
+    paces: list[float | None] = []
+    bases: list[float | None] = []
+    timed_upto, final_upto = [0], [0]
+    first: list[float] = []  # the first BASELINE_CALLS paces, sorted
+    base: float | None = None
+    timed = final = 0
+    for c in calls:
+        v = None
+        if c.latency_ms is not None:
+            timed += 1
+            if c.stop_reason is not None:
+                final += 1
+                if c.output_tokens is not None and measured(c.prompt_tokens):  # `pace`
+                    v = c.latency_ms / (c.output_tokens + PACE_OVERHEAD_TOKENS)
+                    if len(first) < BASELINE_CALLS:
+                        bisect.insort(first, v)
+                        half = len(first) // 2
+                        base = first[half] if len(first) % 2 else (first[half - 1] + first[half]) / 2
+        paces.append(v)
+        bases.append(base)
+        timed_upto.append(timed)
+        final_upto.append(final)
+    return paces, bases, timed_upto, final_upto
+
+
+def _measured_at(calls: list[MainCall]) -> list[int]:
+    """Per call, the index of the last call up to it whose prompt was measured (`metrics.measured`), or -1."""
+    out = []
+    last = -1
+    for k, c in enumerate(calls):
+        if measured(c.prompt_tokens):
+            last = k
+        out.append(last)
+    return out
+
+
+def weather_signal(
+    name: str, measure: float | Fraction | None, why: str, calls: list[int] | None = None
+) -> WeatherSignal:
+    """Build one signal's entry of the `weather` object from its measure.
+
+    Parameters
+    ----------
+    name
+        A key of `weather_signals.SIGNALS`.
+    measure
+        What its curve reads, or None when the signal abstains. An exact measure (a `Fraction`: the
+        fill) is rounded half up from its exact value (`metrics.round_half_up`), as every view of the
+        fill is; any other is rounded to `MEASURE_DECIMALS`.
+    why
+        The reason shown.
+    calls
+        0-based main-call indexes it points at, written as call numbers from 1 (only when active).
+
+    Returns
+    -------
+    WeatherSignal
+        `severity` from `curve` (None when it abstains), `active` when that is above 0. Raises KeyError
+        for an unknown name.
+
+    >>> weather_signal("truncation", 1, "1 call stopped at max_tokens", [4])["calls"]
+    [5]
+    """
+    spec = SIGNALS[name]
+    severity = None if measure is None else curve(float(measure), spec)
+    if isinstance(measure, Fraction):
+        shown: float | None = round_half_up(measure, MEASURE_DECIMALS)
+    else:
+        shown = None if measure is None else round(measure, MEASURE_DECIMALS)
+    return WeatherSignal(
+        name=name,
+        severity=severity,
+        cap=spec.cap,
+        active=bool(severity),
+        measure=shown,
+        why=why,
+        calls=sorted({k + 1 for k in calls or []}) if severity else [],
+    )
+
+
+def _not_counted(denied: int) -> str:
+    """The note that names refusals beside a failure count (the table's `failed` counts both)."""
+    return f" (+{denied} denied, not counted)" if denied else ""
+
+
+def signals_after(s: SignalSeries, i: int, detail: bool = True) -> list[WeatherSignal]:
+    """Read the eight signals as they stand after call `i`, with everything read before call i + 1.
+
+    Parameters
+    ----------
+    s
+        The session's `signal_series`.
+    i
+        0-based index of a main call.
+    detail
+        False leaves out the texts and the lists of calls each signal points at (O(trace) to build):
+        only `severity` (and `active`, `measure`) is then meant to be read.
+
+    Returns
+    -------
+    list of WeatherSignal
+        The eight in the spec's order (`weather_signals.SIGNALS`). Each signal looks at a bounded window
+        of calls or at prefix counts kept in `s`, so this is O(recent calls) per call. Exact, except
+        latency_drift (≈: line timestamps, ms).
+    """
+    calls: list[MainCall] = s.rows.calls
+    cut = s.cuts[i]
+    uses = bisect.bisect_left(s.use_seqs, cut)
+    results = bisect.bisect_left(s.result_seqs, cut)
+    errors = s.errors_before[results]
+    out = [_ctx(s, i, detail)]
+
+    n_bounds = bisect.bisect_left(s.bound_seqs, cut)
+    after = [min(bisect.bisect_left(s.call_seqs, b), i) for b in s.bound_seqs[:n_bounds]] if detail else []
+    out.append(
+        weather_signal("compaction_scar", n_bounds, f"{n_bounds} compaction{'' if n_bounds == 1 else 's'}", after)
+    )
+
+    known = s.known_upto[i]
+    n_cut = bisect.bisect_right(s.cutoff_calls, i)
+    if known:
+        why = f"{n_cut} call(s) stopped at max_tokens ({i + 1 - known} with no stop_reason)" if detail else ""
+        out.append(weather_signal("truncation", n_cut, why, s.cutoff_calls[:n_cut] if detail else []))
+    else:
+        out.append(weather_signal("truncation", None, "no call records its stop_reason (streamed lines)"))
+
+    length, end = s.longest_before[results]
+    if results < SIGNALS["stuck"].minimum:
+        out.append(weather_signal("stuck", None, f"{results} tool result(s): fewer than {SIGNALS['stuck'].minimum}"))
+    else:
+        streak = s.result_calls[end - length : end] if detail else []
+        out.append(weather_signal("stuck", length, f"longest run of failed tool results: {length}", streak))
+
+    out.append(_latency(s, i))
+    out.append(_cluster(s, i, detail))
+
+    turns = s.tool_turns_upto[i]
+    need = SIGNALS["error_cumulative"].minimum
+    if turns < need:
+        out.append(weather_signal("error_cumulative", None, f"{turns} call(s) used a tool: fewer than {need}"))
+    else:
+        rate = errors / uses if uses else 0.0
+        failed_calls = [s.result_calls[r] for r in range(results) if s.result_errors[r]] if detail else []
+        why = f"{errors} of {uses} tool calls failed{_not_counted(s.denied_before[results])}"
+        out.append(weather_signal("error_cumulative", rate, why, failed_calls))
+
+    out.append(_cache(calls, i))
+    return out
+
+
+def _ctx(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
+    """ctx_pressure after call `i`: the last measured call's prompt ÷ the window, exact."""
+    at = s.measured_at[i]  # the last call whose prompt was measured (usage read), -1 when none yet
+    if at < 0:
+        return weather_signal("ctx_pressure", None, "no call's prompt size could be read (usage read as 0)")
+    fill = Fraction(s.rows.calls[at].prompt_tokens, s.window)  # exact: rounded once, half up, where shown
+    why = ""
+    if detail:
+        whose = "last call's" if at == i else f"call #{at + 1}'s (the last with readable usage)"
+        why = f"{whose} prompt is {round_half_up(fill * 100):.0f}% of {s.window:,} tokens"
+    return weather_signal("ctx_pressure", fill, why, [at])
+
+
+def _cluster(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
+    """error_cluster after call `i`: failed ÷ tool calls of the last `CLUSTER_CALLS` calls, read by then."""
+    cut = s.cuts[i]
+    lo = max(0, i - CLUSTER_CALLS + 1)
+    window_tools = [t for k in range(lo, i + 1) for t in s.tools_by_call[k] if t.seq < cut]
+    failed = [t for t in window_tools if t.is_error and t.result_seq is not None and t.result_seq < cut]
+    need = SIGNALS["error_cluster"].minimum
+    if len(window_tools) < need:
+        why = f"{len(window_tools)} tool call(s) in the last {CLUSTER_CALLS} calls: fewer than {need}"
+        return weather_signal("error_cluster", None, why)
+    rate = len(failed) / len(window_tools)
+    why = ""
+    if detail:
+        denied = sum(1 for t in window_tools if t.denied and t.result_seq is not None and t.result_seq < cut)
+        why = f"{len(failed)} of {len(window_tools)} tool calls failed in the last {CLUSTER_CALLS} calls"
+        why += _not_counted(denied)
+    return weather_signal("error_cluster", rate, why, [t.call_index for t in failed])
+
+
+def _cache(calls: list[MainCall], i: int) -> WeatherSignal:
+    start = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
+    picked = [
+        (k, calls[k].cache_read_tokens / calls[k].prompt_tokens)
+        for k in range(start, i + 1)
+        if calls[k].prompt_tokens >= CACHE_MIN_PROMPT_TOKENS
+    ]
+    need = SIGNALS["cache_health"].minimum
+    if len(picked) < need:
+        return weather_signal("cache_health", None, f"{len(picked)} qualifying call(s): fewer than {need}")
+    hit = statistics.median(h for _, h in picked)
+    low = [k for k, h in picked if h < SIGNALS["cache_health"].anchors[-1][0]]
+    return weather_signal("cache_health", hit, f"median cache hit {hit:.0%} over calls #{start + 1}–#{i + 1}", low)
+
+
+def _pace_mode(s: SignalSeries, lo: int, i: int) -> bool:
+    """Whether latency_drift judges calls lo … i by pace (`PACE_MODE_SHARE`)."""
+    timed = s.timed_upto[i + 1] - s.timed_upto[lo]
+    return timed > 0 and s.final_upto[i + 1] - s.final_upto[lo] >= PACE_MODE_SHARE * timed
+
+
+def _latency(s: SignalSeries, i: int) -> WeatherSignal:
+    """latency_drift after call `i`: when the last `RECENT_CALLS` calls mostly have final outputs
+    (`_pace_mode`), their pace (`pace`) against the trace's own first paced calls; else raw latency
+    against the model's table baseline (spec 002)."""
+    calls = s.rows.calls
+    lo = max(0, i - RECENT_CALLS + 1)
+    need = SIGNALS["latency_drift"].minimum
+    if _pace_mode(s, lo, i):
+        paced = [(k, v) for k in range(lo, i + 1) if (v := s.paces[k]) is not None]
+        if len(paced) < need:
+            why = f"{len(paced)} call(s) with a final output count among the last {RECENT_CALLS}: fewer than {need}"
+            return weather_signal("latency_drift", None, why)
+        base = s.pace_bases[i]
+        p75 = percentile([v for _, v in paced], 0.75)
+        ratio = p75 / base if base is not None and base > 0 else 0.0
+        first = min(BASELINE_CALLS, s.paced_upto[i])
+        why = (
+            f"p75 {p75:.1f} vs {base or 0:.1f} ms per output token, {PACE_OVERHEAD_TOKENS} added for the "
+            f"first-token wait (baseline: median of this trace's first {first} calls with a final output count)"
+        )
+        return weather_signal("latency_drift", ratio, why, [k for k, v in paced if v >= p75])
+    recent = [(k, calls[k].latency_ms) for k in range(lo, i + 1) if calls[k].latency_ms is not None]
+    if len(recent) < need:
+        why = f"{len(recent)} timed call(s): fewer than {need}" if recent else "no timestamps to time calls by"
+        return weather_signal("latency_drift", None, why)
+    model = calls[i].model
+    base = baseline_ms(model)
+    source = f"table baseline for {model}"
+    if base is None:
+        own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
+        base = float(statistics.median(own)) if own else 0.0
+        source = f"median of this trace's first {BASELINE_CALLS} calls (model not in the table)"
+    timed = [(k, float(v)) for k, v in recent if v is not None]
+    p75 = percentile([v for _, v in timed], 0.75)
+    ratio = p75 / base if base > 0 else 0.0
+    slow = [k for k, v in timed if v >= p75]
+    why = f"p75 {p75 / 1000:.1f}s vs {base / 1000:.1f}s per call ({source})"
+    return weather_signal("latency_drift", ratio, why, slow)
+
+
+def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> WeatherStats:
+    """Return spec 002's tooltip stats after call `i` (0-based), from `signals_after(s, i)`.
+
+    Returns
+    -------
+    WeatherStats
+        The measures of ctx_pressure, cache_health and latency_drift, and the compactions (compaction_scar's
+        measure), failed tool results (refusals apart) and refused ones read by then. Exact, except the
+        latency ratio (≈).
+    """
+    by_name = {x["name"]: x for x in signals}
+    cut = s.cuts[i]
+    results = bisect.bisect_left(s.result_seqs, cut)
+    return WeatherStats(
+        context_fill_frac=by_name["ctx_pressure"]["measure"],
+        tool_errors=s.errors_before[results],
+        tool_denials=s.denied_before[results],
+        cache_hit_frac=by_name["cache_health"]["measure"],
+        latency_ratio=by_name["latency_drift"]["measure"],
+        compactions=bisect.bisect_left(s.bound_seqs, cut),
+    )

@@ -1,0 +1,331 @@
+"""The weather score after every call of a session, and the worst of them, in one linear pass.
+
+`weather.weather_of` reports the worst weather after any call. Reading the eight signals after each call
+(`weather_series.signals_after`) would build 8 dicts per call; here each signal's severity after every
+call is computed as one list from the per-trace arrays (`weather_series.SignalSeries`), through the same
+measures and the same `weather_signals.curve`, and the lists are composed call by call. A signal whose
+severity is 0 after every call is skipped before it is computed. Each list is checked against
+`signals_after` in tests/test_weather_scores.py. Pure: nothing here reads files or prints.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import itertools
+import statistics
+from collections.abc import Callable
+
+from contexttrace.analysis.weather_series import SignalSeries
+from contexttrace.analysis.weather_signals import (
+    BASELINE_CALLS,
+    CACHE_MIN_PROMPT_TOKENS,
+    CACHE_SKIP_CALLS,
+    CLUSTER_CALLS,
+    PACE_MODE_SHARE,
+    RECENT_CALLS,
+    SCORE_DECIMALS,
+    SECOND_WEIGHT,
+    SIGNALS,
+    SignalSpec,
+    baseline_ms,
+    curve,
+    quantile_of_sorted,
+)
+
+#: When the skips of `severity_lists` hold (derived from the table, so a changed curve turns them off):
+#: latency_drift is 0 for p75 / baseline <= 1, error_cluster and error_cumulative are 0 at a rate of 0,
+#: cache_health is 0 from this hit on.
+_LATENCY_ZERO_UP_TO_BASELINE = SIGNALS["latency_drift"].anchors[0] == (1.0, 0.0)
+_CLUSTER_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cluster"]) == 0.0
+_CUMULATIVE_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cumulative"]) == 0.0
+_CACHE_ZERO_FROM = SIGNALS["cache_health"].anchors[-1][0] if SIGNALS["cache_health"].anchors[-1][1] == 0.0 else None
+
+_CTX, _SCAR, _TRUNC, _STUCK = (
+    SIGNALS["ctx_pressure"],
+    SIGNALS["compaction_scar"],
+    SIGNALS["truncation"],
+    SIGNALS["stuck"],
+)
+_LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
+_CACHE = SIGNALS["cache_health"]
+
+
+def worst_weather(s: SignalSeries) -> tuple[float, int, list[str]]:
+    """Find the worst weather score after any call of a session.
+
+    Parameters
+    ----------
+    s
+        The session's `weather_series.signal_series`; it has at least one call.
+
+    Returns
+    -------
+    (float, int, list of str)
+        The highest score after any call (0–1.3, as `weather_signals.compose`), the 0-based index of the
+        first call that reached it, and the names of the signals active then, highest severity first
+        (ties in the spec's order, as sorting `signals_after`'s list does). Raises ValueError on a
+        session without a call. Exact, except latency (≈: line timestamps).
+    """
+    severities = severity_lists(s)
+    scores = _composed(list(severities.values()))
+    best = max(scores)
+    at = scores.index(best)
+    # stable: signals of equal severity keep the spec's order, as sorting `signals_after`'s list does
+    ranked = sorted(severities.items(), key=lambda kv: -kv[1][at])
+    return best, at, [name for name, sev in ranked if sev[at]]
+
+
+def scores_after_each_call(s: SignalSeries) -> list[float]:
+    """Return the weather score after each call, in call order.
+
+    Returns
+    -------
+    list of float
+        One score per call (0–1.3): `weather_signals.compose` of the severities of
+        `signals_after(s, i, detail=False)` that are not None, from `severity_lists`. Exact, except
+        latency (≈).
+    """
+    return _composed(list(severity_lists(s).values()))
+
+
+def severity_lists(s: SignalSeries) -> dict[str, list[float]]:
+    """Compute each signal's severity after every call, as lists.
+
+    Returns
+    -------
+    dict
+        Signal name → its severity after each call (0-based call order), in the spec's order: the
+        severities of `signals_after(s, i, detail=False)`, the same measures through the same `curve`,
+        from per-trace arrays instead of the eight dicts; an abstaining signal is 0.0 there.
+
+        A signal whose severity is 0 after every call, whatever its measures, is left out before any is
+        computed: a count signal whose table gives 0 for every count the trace reaches (no compaction, no
+        max_tokens stop, no run of 10 failed results), error_cluster and error_cumulative without a
+        failed result, cache_health without a hit below the fraction from which its severity is 0,
+        latency_drift without a timed call. Every severity is at least 0, so a 0 never changes the two
+        highest `compose` keeps, nor is it active. Most traces keep one or two signals. Linear in the
+        calls (each window is a constant size).
+    """
+    lists = {name: severities(s) for name, severities in SEVERITY_LISTS.items()}
+    return {name: sev for name, sev in lists.items() if sev is not None}
+
+
+def _composed(series: list[list[float]]) -> list[float]:
+    """`compose` after each call of the severity lists given (each at least 0): the highest plus
+    `SECOND_WEIGHT` × the second highest, rounded to `SCORE_DECIMALS`."""
+    weight, decimals = SECOND_WEIGHT, SCORE_DECIMALS
+    if len(series) == 1:
+        return [round(top + weight * 0.0, decimals) for top in series[0]]
+    if len(series) == 2:
+        return [round(a + weight * b if a >= b else b + weight * a, decimals) for a, b in zip(*series, strict=True)]
+    out = []
+    for sevs in zip(*series, strict=True):
+        *_, second, top = sorted(sevs)  # the two highest (`compose`)
+        out.append(round(top + weight * second, decimals))
+    return out
+
+
+def _ctx_severities(s: SignalSeries) -> list[float]:
+    """ctx_pressure after each call: `curve` of the last measured call's fill, its two-anchor arithmetic
+    written out; 0.0 before any measured call (the signal abstains)."""
+    (x0, y0), (x1, y1) = _CTX.anchors
+    calls, window, cap, decimals = s.rows.calls, s.window, _CTX.cap, SCORE_DECIMALS
+    fills = [calls[k].prompt_tokens / window if k >= 0 else None for k in s.measured_at]
+    return [
+        0.0 if m is None
+        else round(min(y0 if m <= x0 else y1 if m >= x1 else y0 + (y1 - y0) * (m - x0) / (x1 - x0), cap), decimals)
+        for m in fills
+    ]  # fmt: skip
+
+
+def _by_count(spec: SignalSpec, most: int) -> list[float] | None:
+    """A count signal's severity for each count 0 … `most`; None when the table gives 0 for all of them."""
+    by_count = [curve(n, spec) for n in range(most + 1)]
+    return by_count if any(by_count) else None
+
+
+def _compaction_severities(s: SignalSeries) -> list[float] | None:
+    """compaction_scar after each call: the compactions read so far."""
+    by_count = _by_count(_SCAR, len(s.bound_seqs))
+    if by_count is None:
+        return None
+    return [by_count[bisect.bisect_left(s.bound_seqs, cut)] for cut in s.cuts]
+
+
+def _truncation_severities(s: SignalSeries) -> list[float] | None:
+    """truncation after each call: calls so far that stopped at max_tokens; 0.0 (abstains) until a call
+    records its stop_reason."""
+    cutoff = s.cutoff_calls
+    by_count = _by_count(_TRUNC, len(cutoff))
+    if by_count is None:
+        return None
+    return [by_count[bisect.bisect_right(cutoff, i)] if known else 0.0 for i, known in enumerate(s.known_upto)]
+
+
+def _stuck_severities(s: SignalSeries) -> list[float] | None:
+    """stuck after each call: the longest run of failed results among those read then; 0.0 (abstains)
+    with fewer results than its minimum."""
+    by_count = _by_count(_STUCK, s.longest_before[-1][0])  # the longest run of all (a running maximum)
+    if by_count is None:
+        return None
+    out = []
+    for cut in s.cuts:
+        results = bisect.bisect_left(s.result_seqs, cut)
+        out.append(by_count[s.longest_before[results][0]] if results >= _STUCK.minimum else 0.0)
+    return out
+
+
+def _remembered(spec: SignalSpec) -> Callable[[float], float]:
+    """`curve(measure, spec)`, remembered per measure for one trace: its rates repeat (0, 1/2, 1/3, ...)."""
+    return functools.cache(lambda measure: curve(measure, spec))
+
+
+def _cumulative_severities(s: SignalSeries) -> list[float] | None:
+    """error_cumulative after each call: failed results ÷ tool uses read so far, once enough calls used a
+    tool; None without a failed result when a rate of 0 is severity 0."""
+    errors_before = s.errors_before
+    if not errors_before[-1] and _CUMULATIVE_ZERO_WITHOUT_FAILURES:
+        return None
+    severity = _remembered(_CUMULATIVE)
+    out = []
+    for cut, turns in zip(s.cuts, s.tool_turns_upto, strict=True):
+        if turns < _CUMULATIVE.minimum:
+            out.append(0.0)
+            continue
+        r = bisect.bisect_left(s.result_seqs, cut)
+        uses = bisect.bisect_left(s.use_seqs, cut)
+        measure = errors_before[r] / uses if uses else 0.0
+        out.append(severity(measure))
+    return out
+
+
+def _cluster_severities(s: SignalSeries) -> list[float] | None:
+    """error_cluster after each call (see `signals_after`): failed ÷ tool calls of the last
+    `CLUSTER_CALLS` calls; a window with no failed result is 0.0 without being counted (its rate is 0),
+    and the signal is None when no call has one."""
+    # each call's tool calls as (seq, seq of a failed result or None)
+    asked = [
+        [(t.seq, t.result_seq if t.is_error and t.result_seq is not None else None) for t in tools]
+        for tools in s.tools_by_call
+    ]
+    failed_upto = [0, *itertools.accumulate(any(at is not None for _, at in tools) for tools in asked)]
+    if not failed_upto[-1] and _CLUSTER_ZERO_WITHOUT_FAILURES:
+        return None
+    severity = _remembered(_CLUSTER)
+    out = []
+    for i, cut in enumerate(s.cuts):
+        n_tools = n_failed = 0
+        first = max(0, i - CLUSTER_CALLS + 1)
+        if failed_upto[i + 1] > failed_upto[first] or not _CLUSTER_ZERO_WITHOUT_FAILURES:
+            for k in range(first, i + 1):
+                for seq, failed_at in asked[k]:
+                    if seq < cut:
+                        n_tools += 1
+                        if failed_at is not None and failed_at < cut:
+                            n_failed += 1
+        if n_tools < _CLUSTER.minimum:
+            out.append(0.0)
+            continue
+        measure = n_failed / n_tools
+        out.append(severity(measure))
+    return out
+
+
+def _cache_severities(s: SignalSeries) -> list[float] | None:
+    """cache_health after each call, as `signals_after` reads it: the median (`statistics.median`) of the
+    recent cache-hit fractions; a window with no hit below the fraction from which the severity is 0 is 0.0
+    without a median, and the signal is None when no call has such a hit."""
+    hits = [
+        c.cache_read_tokens / c.prompt_tokens if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS else None
+        for c in s.rows.calls
+    ]
+    low_hit = _CACHE_ZERO_FROM if _CACHE_ZERO_FROM is not None else float("inf")
+    low_upto = [0, *itertools.accumulate(h is not None and h < low_hit for h in hits)]
+    if not low_upto[-1]:
+        return None
+    severity = _remembered(_CACHE)
+    out = []
+    for i in range(len(hits)):
+        first = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
+        low = first <= i and low_upto[i + 1] > low_upto[first]
+        picked = [h for h in hits[first : i + 1] if h is not None] if low else []
+        if len(picked) < _CACHE.minimum:
+            out.append(0.0)
+            continue
+        picked.sort()
+        half = len(picked) // 2
+        measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
+        out.append(severity(measure))
+    return out
+
+
+def _latency_severities(s: SignalSeries) -> list[float] | None:
+    """latency_drift after each call, as `signals_after` reads it: p75 of the recent paces over the trace's
+    own pace baseline when the window is judged by pace, else p75 of the recent latencies (`percentile`)
+    over the model's baseline (looked up once per model); None without a timed call (it abstains
+    throughout).
+
+    `recent` and `recent_paces` are kept sorted as the window moves (`bisect.insort` in, one deletion
+    out). A raw window with no latency above the lowest baseline of the trace's models is 0.0 without a
+    percentile (p75 / baseline <= 1: severity 0).
+    """
+    calls = s.rows.calls
+    if not s.timed_upto[-1]:
+        return None
+    latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
+    baselines: dict[str | None, float] = {}
+    for model in dict.fromkeys(c.model for c in calls):  # each model's baseline, as `signals_after` takes it
+        base = baseline_ms(model)
+        if base is None:
+            own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
+            base = float(statistics.median(own)) if own else 0.0
+        baselines[model] = base
+    lowest = min(baselines.values()) if _LATENCY_ZERO_UP_TO_BASELINE else -1.0
+    slow_upto = [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
+    paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
+    insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
+    severity = _remembered(_LATENCY)
+    recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
+    recent_paces: list[float] = []  # the same calls' paces, sorted
+    out = []
+    for i in range(len(calls)):
+        if (v := latencies[i]) is not None:
+            insort(recent, v)
+        if (v := paces[i]) is not None:
+            insort(recent_paces, v)
+        if i >= RECENT_CALLS:
+            if (v := latencies[i - RECENT_CALLS]) is not None:
+                del recent[bisect_left(recent, v)]
+            if (v := paces[i - RECENT_CALLS]) is not None:
+                del recent_paces[bisect_left(recent_paces, v)]
+        start = max(0, i - RECENT_CALLS + 1)
+        timed = timed_upto[i + 1] - timed_upto[start]
+        if timed and final_upto[i + 1] - final_upto[start] >= PACE_MODE_SHARE * timed:  # judged by pace
+            if len(recent_paces) < need:
+                out.append(0.0)
+                continue
+            base = pace_bases[i]
+            measure = quantile_of_sorted(recent_paces, 0.75) / base if base is not None and base > 0 else 0.0
+        elif len(recent) >= need and slow_upto[i + 1] > slow_upto[start]:
+            base = baselines[calls[i].model]
+            measure = quantile_of_sorted(recent, 0.75) / base if base > 0 else 0.0
+        else:
+            out.append(0.0)
+            continue
+        out.append(severity(measure))
+    return out
+
+
+#: Each signal's severities after every call (`severity_lists`), by name in the spec's order; a function
+#: returns None when the signal's severity is 0 after every call whatever its measures.
+SEVERITY_LISTS: dict[str, Callable[[SignalSeries], list[float] | None]] = {
+    "ctx_pressure": _ctx_severities,
+    "compaction_scar": _compaction_severities,
+    "truncation": _truncation_severities,
+    "stuck": _stuck_severities,
+    "latency_drift": _latency_severities,
+    "error_cluster": _cluster_severities,
+    "error_cumulative": _cumulative_severities,
+    "cache_health": _cache_severities,
+}
