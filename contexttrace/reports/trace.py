@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contexttrace.analysis import metrics
+from contexttrace.analysis.facts import trace_facts
 from contexttrace.analysis.health import health_of, session_rows_of
 from contexttrace.analysis.weather import weather_of
 from contexttrace.reading import LineNote, Trace
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
-from contexttrace.select.filters import trace_facts
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class TraceReport:
     line_notes: list[LineNote] = field(default_factory=list)
     skipped_by_file: dict[str, int] = field(default_factory=dict)  # file -> lines skipped (`Trace`)
     extra: dict[str, Any] = field(default_factory=dict)
-    #: `label`, `project`, `cwd`, `start`, `start_source` (`filters.trace_facts`)
+    #: `label`, `project`, `cwd`, `start`, `start_source` (`facts.trace_facts`)
     facts: dict[str, Any] = field(default_factory=dict)
     #: main calls whose prompt size is unknown (usage unreadable, `metrics.measured`), left out of
     #: first/peak/growth/fill; not a JSON key (the warning says it)
@@ -147,7 +147,7 @@ class ReadingDiagnostics:
     warnings: list[str] = field(default_factory=list)
     line_notes: list[LineNote] = field(default_factory=list)
     skipped_by_file: dict[str, int] = field(default_factory=dict)  # file -> lines skipped (`Trace`)
-    #: `label`, `project`, `cwd`, `start`, `start_source` (`filters.trace_facts`)
+    #: `label`, `project`, `cwd`, `start`, `start_source` (`facts.trace_facts`)
     facts: dict[str, Any] = field(default_factory=dict)
     fill: float | None = None  # never set by these commands
     peak: int = 0
