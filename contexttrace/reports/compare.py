@@ -62,14 +62,14 @@ def build_run(trace: Trace, window: int | None = None) -> RunFigures:
     Parameters
     ----------
     trace
-        A trace from `reader.read_trace` (after `drop_inherited_calls`).
+        A trace from `read_trace` (after `drop_inherited_calls`).
     window
         `--window` in tokens, or None (the health score is then measured against the trace's own window).
 
     Returns
     -------
     RunFigures
-        `report.build_report` and `usage.build_usage` of the trace, read once.
+        `trace.build_report` and `usage.build_usage` of the trace, read once.
     """
     return RunFigures(build_report(trace, window), build_usage(trace, window))
 
@@ -342,7 +342,7 @@ class Comparison:
 
     `rows` is a plain list of flat dicts (`metric_row`), metric by metric and, within a metric, the
     baseline's row then the other conditions' in order: a table, CSV or any other renderer prints them as
-    they are. `readings` and `warnings` are data (`kind` plus figures); `render_compare` writes their
+    they are. `readings` and `warnings` are data (`kind` plus figures); `render.compare` writes their
     sentences.
     """
 

@@ -1,7 +1,7 @@
 """Per-trace reports and the result of a run over many traces.
 
 `build_report` turns one read `Trace` into a `TraceReport` (plain values, no frames), using only the
-pure functions of `metrics.py`. `RunResult` holds the reports of a run and the traces that could not be
+pure functions of `analysis.metrics`. `RunResult` holds the reports of a run and the traces that could not be
 read, like pipx's `OperationResult`: partial success is first-class.
 """
 
@@ -138,7 +138,7 @@ class ReadingDiagnostics:
     """What a command's per-trace report carries for `render.render_diagnostics` besides its readings: the
     reader's skipped lines and notes, warnings, the trace's facts; `fill`, `peak` and `window` stay at their
     defaults for the commands that have none. A base of `tools.ToolsReport`, `files.FilesReport` and
-    `context_sources.SourcesReport` (keyword-only, so each report's own fields keep their order); filled
+    `sources.SourcesReport` (keyword-only, so each report's own fields keep their order); filled
     from a trace by `reading_diagnostics`."""
 
     skipped_lines: int = 0
@@ -172,7 +172,7 @@ class DiagnosticsOfReport:
     """A mixin for a command's per-trace object that holds a `TraceReport` as `report`: the attributes
     `render.render_diagnostics` reads (path, skipped lines, notes, warnings, fill, ...) are the report's,
     so the command prints its diagnostics as `context trace` does (`compare.RunFigures`,
-    `html_report.TraceSection`)."""
+    `render.html.data.TraceSection`)."""
 
     report: TraceReport
 
@@ -268,13 +268,18 @@ class RunResult:
         return not self.failures
 
 
+#: The `TraceReport` fields `build_report` takes as they are from `metrics.tool_figures`.
+TOOL_FIGURES = ("tools", "failed", "denied", "repeat", "repeat_same_result", "result_chars", "result_images",
+                "result_image_bytes", "orphan_results", "persisted_results", "persisted_bytes")  # fmt: skip
+
+
 def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     """Compute every `context trace` figure of one trace.
 
     Parameters
     ----------
     trace
-        A trace from `reader.read_trace`.
+        A trace from `read_trace`.
     window
         The context window in tokens (`--window`), or None: then `fill` is None.
 
@@ -295,15 +300,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     events = metrics._compaction_events(rows.bounds, main_seqs, series) if rows.bounds else []
     session = session_rows_of(trace, rows)
     choice = metrics._window_choice(trace, [c[4] for c in rows.main_calls], [c[1] for c in rows.main_calls], window)
-    # the reader's warnings, then what these figures could not use (a `contextWindow` that is no window,
-    # calls whose prompt size is unknown, subagents named but not found)
-    warnings = [*trace.warnings, *metrics.context_windows(trace.result)[1]]
-    for note in (
-        metrics.unmeasured_warning(ctx["unmeasured"], len(series)),
-        metrics.missing_subagents_warning(metrics.missing_subagents(trace)),
-    ):
-        if note is not None:
-            warnings.append(note)
+    figures: dict[str, Any] = {**{key: tools[key] for key in TOOL_FIGURES}, **metrics.durations(trace)}
     return TraceReport(
         trace=trace.name,
         path=trace.path,
@@ -316,20 +313,9 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         window=window,
         growth=ctx["growth"],
         compact=len(events),
-        tools=tools["tools"],
-        failed=tools["failed"],
-        denied=tools["denied"],
-        repeat=tools["repeat"],
-        repeat_same_result=tools["repeat_same_result"],
-        result_chars=tools["result_chars"],
-        result_images=tools["result_images"],
-        result_image_bytes=tools["result_image_bytes"],
-        orphan_results=tools["orphan_results"],
-        persisted_results=tools["persisted_results"],
-        persisted_bytes=tools["persisted_bytes"],
+        **figures,
         largest_results=metrics._largest_results(rows.use_names, [(r[1], r[4]) for r in rows.main_results]),
         tool_calls=metrics._tool_counts([u[2] for u in rows.main_uses], (trace.surface or {}).get("mcp_servers")),
-        **metrics.durations(trace),
         subagent_calls=counts["subagent_calls"],
         compaction_calls=counts["compaction_calls"],
         compaction_events=events,
@@ -345,10 +331,24 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         peak_without_spikes=ctx["peak_without_spikes"],
         synthetic_errors=trace.synthetic_errors,
         inherited_calls=trace.inherited_calls,
-        warnings=warnings,
+        warnings=_warnings(trace, ctx["unmeasured"], len(series)),
         line_notes=list(trace.line_notes),
         skipped_by_file=dict(trace.skipped_by_file),
         extra={"health": health_of(session, choice), "weather": weather_of(session, choice.tokens)},
         facts=trace_facts(trace),
         unmeasured_calls=ctx["unmeasured"],
     )
+
+
+def _warnings(trace: Trace, unmeasured: int, calls: int) -> list[str]:
+    """The report's warnings: the reader's, then what its figures could not use (a `contextWindow` that is
+    no window, `unmeasured` of the `calls` main calls whose prompt size is unknown, subagents named but not
+    found)."""
+    warnings = [*trace.warnings, *metrics.context_windows(trace.result)[1]]
+    for note in (
+        metrics.unmeasured_warning(unmeasured, calls),
+        metrics.missing_subagents_warning(metrics.missing_subagents(trace)),
+    ):
+        if note is not None:
+            warnings.append(note)
+    return warnings
