@@ -31,20 +31,16 @@ from contexttrace.render.compare import (
 )
 from contexttrace.reports.compare import (
     METRICS,
-    MIN_RUNS_FOR_TEST,
     SCHEMA_VERSION,
     ConditionError,
-    analyze_conditions,
     compare,
-    median_difference_ci,
-    noise_of,
     parse_conditions,
     parse_metrics,
     pick_baseline,
-    rank_test,
-    within_noise,
 )
+from contexttrace.reports.stats import MIN_RUNS_FOR_TEST, median_difference_ci, noise_of, rank_test, within_noise
 from contexttrace.reports.usage import build_usage
+from contexttrace.run.conditions import analyze_conditions
 
 from .conftest import ROOT, SAMPLES, assistant, jsonl, result
 

@@ -14,6 +14,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from contexttrace.analysis.facts import trace_facts
 from contexttrace.cli.app import app
 from contexttrace.reading import Trace
 from contexttrace.select.filters import (
@@ -25,7 +26,6 @@ from contexttrace.select.filters import (
     select,
     sort_order,
     sum_totals,
-    trace_facts,
     trace_totals,
     unique_labels,
 )

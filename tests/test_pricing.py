@@ -16,7 +16,7 @@ from contexttrace.analysis.pricing import (
     parse_prices,
     price_of,
 )
-from contexttrace.reports.usage import priced_calls, token_totals
+from contexttrace.reports.costs import priced_calls, token_totals
 
 OPUS_46 = ModelPrice("claude-opus-4-6", 5, 25, 6.25, 10, 0.5, fast_multiplier=6)
 SONNET_45 = ModelPrice(
@@ -196,7 +196,8 @@ def test_result_only_rows_price_what_model_usage_counts_beyond_the_calls() -> No
     the cache write stays the calls' (never subtracted); a model only modelUsage names is priced whole."""
     import polars as pl
 
-    from contexttrace.reports.usage import _priced_rows, model_usage_rows, result_only_rows
+    from contexttrace.reports.costs import priced_rows
+    from contexttrace.reports.result_line import model_usage_rows, result_only_rows
 
     calls = _calls([("claude-opus-4-5-20251101", 5, 2_500, 10_000, 8, None)]).with_columns(
         stop_reason=pl.lit(None, pl.String), thread=pl.lit("main"), thread_kind=pl.lit("main"),
@@ -210,7 +211,7 @@ def test_result_only_rows_price_what_model_usage_counts_beyond_the_calls() -> No
     }}  # fmt: skip
     rows, warnings = model_usage_rows(result)
     assert warnings == [] and [r["complete"] for r in rows] == [True, True]
-    opus, haiku = result_only_rows(_priced_rows(calls, load_prices()), rows, load_prices())
+    opus, haiku = result_only_rows(priced_rows(calls, load_prices()), rows, load_prices())
     assert (opus["model"], opus["output_tokens"], opus["cache_write_tokens"], opus["input_tokens"]) == (
         "claude-opus-4-5", 412, 0, 0
     )  # fmt: skip

@@ -51,7 +51,8 @@ import pytest
 from typer.testing import CliRunner
 
 from contexttrace.cli.app import app
-from contexttrace.reports.usage import build_usage, context_band, context_velocity
+from contexttrace.reports.turns import context_band, context_velocity
+from contexttrace.reports.usage import build_usage
 from contexttrace.run.runner import analyze
 
 from .conftest import CASES, SAMPLES

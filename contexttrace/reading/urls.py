@@ -103,7 +103,7 @@ def is_folder(url: str) -> bool:
 
 
 def modified_ms(url: str) -> int:
-    """When the file at a URL was last written, in Unix epoch ms (`filters.trace_facts` dates a stream-json
+    """When the file at a URL was last written, in Unix epoch ms (`facts.trace_facts` dates a stream-json
     run without timestamps by it, as it dates a file on disk by its ``st_mtime``).
 
     Raises

@@ -16,6 +16,8 @@ import orjson
 
 from contexttrace.render.trace import TABLE_FORMAT, _clean, _safe, fmt_usd
 from contexttrace.reports import compare as cmp
+from contexttrace.reports.stats import CI_LEVEL, MIN_RUNS_FOR_TEST, RESAMPLES, SEED
+from contexttrace.reports.surface import SURFACE_FIELDS
 
 
 class CompareFormat(StrEnum):
@@ -100,7 +102,7 @@ def _pct_cell(pct: float | None) -> str:
 
 
 def _noise_cell(row: dict[str, Any]) -> str:
-    """``within ±342``: whether Δ is inside the noise band, and the band (`compare.noise_of`)."""
+    """``within ±342``: whether Δ is inside the noise band, and the band (`stats.noise_of`)."""
     if row["within_noise"] is None:
         return "–"
     word = "within" if row["within_noise"] else "beyond"
@@ -158,7 +160,7 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
         A pipe table: one row per metric and condition (metric by metric, each condition's rows
         together): runs, median, range (min–max), and for the other conditions Δ (median − the
         baseline's), Δ %, noise (``within``/``beyond`` the runs' spread, ``–`` with one run a side), p (rank
-        test) and the 95 % CI of Δ (``–`` below `compare.MIN_RUNS_FOR_TEST` runs a side). Cost medians carry
+        test) and the 95 % CI of Δ (``–`` below `stats.MIN_RUNS_FOR_TEST` runs a side). Cost medians carry
         ≈ (list prices), ≥ when a run's cost is a lower bound. Then, after blank lines, the readings and
         the surface as ``- `` lines, and the legend.
     """
@@ -185,7 +187,7 @@ def _legend(markdown: bool) -> str:
         "noise: Δ (median − the baseline's median) is within the noise when it is no larger than the wider "
         "of the two conditions' interquartile ranges (the middle half of their runs). p: two-sided "
         "Mann–Whitney U; 95% CI: bootstrap interval of Δ; both need "
-        f"{cmp.MIN_RUNS_FOR_TEST} runs on each side. docs/compare.md says how to read them."
+        f"{MIN_RUNS_FOR_TEST} runs on each side. docs/compare.md says how to read them."
     )
     return f"_{text}_" if markdown else text
 
@@ -215,11 +217,11 @@ def compare_dict(comparison: cmp.Comparison) -> dict[str, Any]:
             "noise": "iqr",
             "test": "mann-whitney-u",
             "alternative": "two-sided",
-            "min_runs": cmp.MIN_RUNS_FOR_TEST,
+            "min_runs": MIN_RUNS_FOR_TEST,
             "ci": "bootstrap-percentile",
-            "ci_level": cmp.CI_LEVEL,
-            "resamples": cmp.RESAMPLES,
-            "seed": cmp.SEED,
+            "ci_level": CI_LEVEL,
+            "resamples": RESAMPLES,
+            "seed": SEED,
         },
         "conditions": [
             {
@@ -399,7 +401,7 @@ def _shown(value: Any) -> str:
 def _difference_text(d: dict[str, Any]) -> str:
     """``+2 MCP servers: figma, github``, ``+1 skill``, ``model a → b``."""
     one, several = _SURFACE_NAMES[d["field"]]
-    kind = cmp.SURFACE_FIELDS[d["field"]]
+    kind = SURFACE_FIELDS[d["field"]]
     if kind == "count" and d["baseline"] is not None and d["value"] is not None:
         n = d["value"] - d["baseline"]
         return f"{n:+d} {one if abs(n) == 1 else several}"

@@ -6,9 +6,10 @@ metric the median and range over the runs, the difference of the medians against
 whether that difference is larger than the runs' own spread, with enough runs a rank test and a bootstrap
 interval, the readings of spec 004's condition table, and what the conditions' start-up surfaces differ in.
 
-It holds data, never text: numbers are formatted and sentences written in `render_compare`. It never
-prints. The statistics come from scipy (`rank_test`, `median_difference_ci`), imported only when a
-comparison has enough runs for them, so no other command pays for the import (about 0.8 s).
+It computes from the reports it is given (`run.conditions.analyze_conditions`, or the CLI's own run of
+each condition's paths, builds them with `build_run`): it reads no trace. The statistics are
+`reports.stats`', the start-up surfaces `reports.surface`'. It holds data, never text: numbers are
+formatted and sentences written in `render.compare`. It never prints.
 """
 
 from __future__ import annotations
@@ -22,26 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from contexttrace.reading import Trace
+from contexttrace.reports.stats import Number, median_difference_ci, noise_of, plain, rank_test, within_noise
+from contexttrace.reports.surface import surface_between, surface_within, typical_surface
 from contexttrace.reports.trace import DiagnosticsOfReport, RunResult, TraceReport, build_report
 from contexttrace.reports.usage import UsageReport, build_usage
-from contexttrace.run.runner import analyze
 
 #: Version of the `context compare --json` object; bump it when a key changes meaning or goes away.
 SCHEMA_VERSION = 1
-
-#: Runs needed on each side before the rank test and the bootstrap interval are given. With 4 + 4 runs
-#: the smallest two-sided p a rank test can reach is 2/70 = 0.029, with 3 + 3 it is 0.1: below 5 + 5
-#: (2/252 = 0.008) a p-value says more about N than about the conditions.
-MIN_RUNS_FOR_TEST = 5
-
-#: Resamples of the bootstrap interval, and the most splits the rank test enumerates exactly.
-RESAMPLES = 9_999
-
-#: Seed of every resampling, so the same runs give the same p-values and intervals.
-SEED = 20_260_501
-
-#: Coverage of the bootstrap interval of the median difference.
-CI_LEVEL = 0.95
 
 
 class ConditionError(ValueError):
@@ -69,19 +57,19 @@ class RunFigures(DiagnosticsOfReport):
 
 
 def build_run(trace: Trace, window: int | None = None) -> RunFigures:
-    """Build both reports of one trace: the `build` that `context compare` passes to `runner.analyze`.
+    """Build both reports of one trace: the `build` each condition's runs are read with (`runner.analyze`).
 
     Parameters
     ----------
     trace
-        A trace from `reader.read_trace` (after `drop_inherited_calls`).
+        A trace from `read_trace` (after `drop_inherited_calls`).
     window
         `--window` in tokens, or None (the health score is then measured against the trace's own window).
 
     Returns
     -------
     RunFigures
-        `report.build_report` and `usage.build_usage` of the trace, read once.
+        `trace.build_report` and `usage.build_usage` of the trace, read once.
     """
     return RunFigures(build_report(trace, window), build_usage(trace, window))
 
@@ -168,7 +156,7 @@ def parse_metrics(values: Sequence[str] | None) -> list[str]:
 
 @dataclass(frozen=True)
 class Condition:
-    """A named set of runs: the paths `runner.analyze` reads for it (globs already expanded)."""
+    """A named set of runs: the paths read for it (globs already expanded)."""
 
     name: str
     paths: tuple[str, ...]
@@ -258,138 +246,7 @@ def pick_baseline(conditions: Sequence[Condition], name: str | None) -> str:
     return name
 
 
-def analyze_conditions(
-    conditions: Sequence[Condition],
-    window: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    workers: int | None = None,
-) -> list[RunResult]:
-    """Read every condition's runs (`runner.analyze` with `build_run`), one `RunResult` per condition.
-
-    Conditions are read apart: a run is never compared with, nor dropped as a copy of, another condition's.
-    """
-    return [
-        analyze(list(c.paths), window=window, progress=progress, workers=workers, build=build_run) for c in conditions
-    ]
-
-
-# -- statistics ------------------------------------------------------------------------------------
-
-
-Number = float | int
-
-
-def spread(values: Sequence[Number]) -> Number | None:
-    """The runs' own spread: the interquartile range, Q3 − Q1, the width of the middle half of the runs
-    (quartiles interpolated linearly between runs, `statistics.quantiles(method="inclusive")`, numpy's
-    default). None with fewer than two runs: no spread was measured.
-
-    Not max − min: the range widens with every run added (an outlier run sets it alone), so with 20 runs
-    a side a shift of three standard deviations would still sit "within" it; the interquartile range
-    stays about 1.35 standard deviations whatever the number of runs.
-
-    >>> spread([3, 4, 4, 4, 44]), spread([10, 20]), spread([7])
-    (0, 5, None)
-    """
-    if len(values) < 2:
-        return None
-    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return _plain(q3 - q1)
-
-
-def noise_of(baseline: Sequence[Number], values: Sequence[Number]) -> Number | None:
-    """The noise a difference of medians is held against: the wider of the two conditions' spreads
-    (`spread`), over the sides with two runs or more; None when neither side has two.
-
-    >>> noise_of([10, 12, 20], [30]), noise_of([10], [30])
-    (5, None)
-    """
-    spreads = [s for s in (spread(baseline), spread(values)) if s is not None]
-    return max(spreads) if spreads else None
-
-
-def within_noise(delta: Number, noise: Number | None) -> bool | None:
-    """True when a difference of medians is not larger than the noise: ``|delta| <= noise`` (floats
-    compared with a relative tolerance of 1e-9, so a cost's rounding never decides); None without noise.
-
-    >>> within_noise(5, 5), within_noise(-6, 5), within_noise(0, 0), within_noise(3, None)
-    (True, False, True, None)
-    """
-    if noise is None:
-        return None
-    return abs(delta) <= noise or math.isclose(abs(delta), noise, rel_tol=1e-9, abs_tol=1e-12)
-
-
-def rank_test(baseline: Sequence[Number], values: Sequence[Number]) -> float | None:
-    """Two-sided Mann–Whitney U p-value of `values` against `baseline` (scipy.stats.mannwhitneyu).
-
-    Exact when the two samples can be split in at most `RESAMPLES` ways (up to 7 + 7 runs): every split
-    is enumerated (a permutation test of U, which treats ties exactly). Larger samples use the normal
-    approximation with the tie correction, scipy's own choice for them.
-
-    Returns
-    -------
-    float or None
-        The p-value (0–1); None with fewer than `MIN_RUNS_FOR_TEST` runs on either side.
-
-    Examples
-    --------
-    >>> round(rank_test([1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12]), 6)  # exact: 2 of C(12, 6) = 924 splits
-    0.002165
-    """
-    if min(len(baseline), len(values)) < MIN_RUNS_FOR_TEST:
-        return None
-    import numpy as np
-    from scipy.stats import PermutationMethod, mannwhitneyu
-
-    if math.comb(len(baseline) + len(values), len(values)) <= RESAMPLES:
-        method: Any = PermutationMethod(n_resamples=RESAMPLES, rng=np.random.default_rng(SEED))
-    else:
-        method = "asymptotic"
-    p = float(mannwhitneyu(values, baseline, alternative="two-sided", method=method).pvalue)
-    return None if math.isnan(p) else min(p, 1.0)
-
-
-def median_difference_ci(baseline: Sequence[Number], values: Sequence[Number]) -> tuple[float, float] | None:
-    """A `CI_LEVEL` bootstrap interval of median(values) − median(baseline) (scipy.stats.bootstrap).
-
-    Each side is resampled apart (`RESAMPLES` times, seeded with `SEED`: the same runs give the same
-    interval); percentile method, which stays defined when every resample gives the same median (counts
-    often do), where BCa does not.
-
-    Returns
-    -------
-    (float, float) or None
-        (low, high) in the metric's unit; None with fewer than `MIN_RUNS_FOR_TEST` runs on either side.
-
-    Examples
-    --------
-    >>> median_difference_ci([4, 4, 4, 4, 4], [6, 6, 6, 6, 6])
-    (2.0, 2.0)
-    """
-    if min(len(baseline), len(values)) < MIN_RUNS_FOR_TEST:
-        return None
-    import warnings
-
-    import numpy as np
-    from scipy.stats import bootstrap
-
-    def difference(base: Any, other: Any, axis: int = -1) -> Any:
-        return np.median(other, axis=axis) - np.median(base, axis=axis)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # DegenerateDataWarning when every resample agrees: the interval is exact
-        result = bootstrap(
-            (np.asarray(baseline, dtype=float), np.asarray(values, dtype=float)),
-            difference,
-            n_resamples=RESAMPLES,
-            confidence_level=CI_LEVEL,
-            method="percentile",
-            vectorized=True,
-            rng=np.random.default_rng(SEED),
-        )
-    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    return None if math.isnan(low) or math.isnan(high) else (low, high)
+# -- one metric -----------------------------------------------------------------------------------
 
 
 def metric_row(
@@ -423,7 +280,7 @@ def metric_row(
         "metric": metric.key,
         "unit": metric.unit,
         "runs": len(values),
-        "median": _plain(statistics.median(values)) if values else None,
+        "median": plain(statistics.median(values)) if values else None,
         "min": min(values) if values else None,
         "max": max(values) if values else None,
         "delta": None,
@@ -439,7 +296,7 @@ def metric_row(
     if not values or not base:
         return row
     base_median = statistics.median(base)
-    delta = _plain(row["median"] - base_median)
+    delta = plain(row["median"] - base_median)
     noise = noise_of(base, values)
     ci = median_difference_ci(base, values)
     row.update(
@@ -448,124 +305,19 @@ def metric_row(
         noise=noise,
         within_noise=within_noise(delta, noise),
         p_value=rank_test(base, values),
-        ci_low=_plain(ci[0]) if ci else None,
-        ci_high=_plain(ci[1]) if ci else None,
+        ci_low=plain(ci[0]) if ci else None,
+        ci_high=plain(ci[1]) if ci else None,
     )
     return row
 
 
-def _plain(value: Number) -> Number:
-    """A whole number as an int (the median of an even count of runs, a bootstrap bound are floats), so
-    JSON and CSV write ``3000``, not ``3000.0``; other values unchanged."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def _values(metric: Metric, runs: Sequence[RunFigures]) -> list[Number]:
+    """The runs' values of one metric, in run order, leaving out the runs without one (None or NaN)."""
     out = []
     for run in runs:
         value = metric.value(run)
         if value is not None and not (isinstance(value, float) and math.isnan(value)):
             out.append(value)
-    return out
-
-
-# -- surface ---------------------------------------------------------------------------------------
-
-
-#: What start-up offered, compared between runs (spec 004: "two runs that differ there are not the same
-#: condition"): key -> kind. `count`: how many the `system/init` line lists; `names`: the names it lists;
-#: `value`: one string. Transcripts record no init line: only `model` and `cli_version` are known there.
-SURFACE_FIELDS: dict[str, str] = {
-    "tools": "count",
-    "skills": "count",
-    "agents": "count",
-    "slash_commands": "count",
-    "mcp_servers": "names",
-    "plugins": "names",
-    "model": "value",
-    "cli_version": "value",
-    "permission_mode": "value",
-}
-
-
-def run_surface(report: TraceReport) -> dict[str, Any]:
-    """The surface of one run: `SURFACE_FIELDS` from its `system/init` line (names sorted), the model
-    (the init line's, else the first model called) and the CLI version; None for what it does not record.
-
-    >>> from types import SimpleNamespace as R
-    >>> run_surface(R(surface=None, models=["claude-opus-4-5"], cli_version="2.1.3"))["model"]
-    'claude-opus-4-5'
-    """
-    init = report.surface or {}
-    out: dict[str, Any] = {}
-    for key, kind in SURFACE_FIELDS.items():
-        value = init.get(key)
-        out[key] = sorted(value) if kind == "names" and isinstance(value, list) else value
-    out["model"] = init.get("model") or (report.models[0] if report.models else None)
-    out["cli_version"] = report.cli_version
-    return out
-
-
-def _key(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
-def surface_groups(runs: Sequence[RunFigures], key: str) -> list[dict[str, Any]]:
-    """The runs grouped by their value of one surface field: `value` and `runs` (trace ids), the largest
-    group first (ties: the value seen first)."""
-    groups: dict[Any, dict[str, Any]] = {}
-    for run in runs:
-        value = run_surface(run.report)[key]
-        groups.setdefault(_key(value), {"value": value, "runs": []})["runs"].append(run.trace)
-    return sorted(groups.values(), key=lambda g: -len(g["runs"]))  # stable: first seen wins a tie
-
-
-def typical_surface(runs: Sequence[RunFigures]) -> dict[str, Any] | None:
-    """A condition's surface: per field, the value most of its runs have (None without runs)."""
-    if not runs:
-        return None
-    return {key: surface_groups(runs, key)[0]["value"] for key in SURFACE_FIELDS}
-
-
-def surface_within(condition: str, runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
-    """Where a condition's runs differ among themselves: one entry per field with more than one value.
-
-    Returns
-    -------
-    list of dict
-        `condition`, `field`, `values` (`surface_groups`: each value with the trace ids of its runs).
-    """
-    out = []
-    for key in SURFACE_FIELDS:
-        groups = surface_groups(runs, key)
-        if len(groups) > 1:
-            out.append({"condition": condition, "field": key, "values": groups})
-    return out
-
-
-def surface_between(baseline: dict[str, Any] | None, other: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """What a condition's surface differs in from the baseline's: per field that differs, `field`,
-    `baseline` (its value there) and `value` (this condition's); for names also `added` and `removed`.
-
-    >>> for d in surface_between({"skills": 0, "mcp_servers": ["a"]}, {"skills": 1, "mcp_servers": ["a", "b"]}):
-    ...     print(d)
-    {'field': 'skills', 'baseline': 0, 'value': 1}
-    {'field': 'mcp_servers', 'baseline': ['a'], 'value': ['a', 'b'], 'added': ['b'], 'removed': []}
-    """
-    if baseline is None or other is None:
-        return []
-    out = []
-    for key, kind in SURFACE_FIELDS.items():
-        if key not in baseline and key not in other:
-            continue
-        base, value = baseline.get(key), other.get(key)
-        if _key(base) == _key(value):
-            continue
-        entry: dict[str, Any] = {"field": key, "baseline": base, "value": value}
-        if kind == "names" and isinstance(base, list) and isinstance(value, list):
-            entry["added"] = sorted(set(value) - set(base))
-            entry["removed"] = sorted(set(base) - set(value))
-        out.append(entry)
     return out
 
 
@@ -590,7 +342,7 @@ class Comparison:
 
     `rows` is a plain list of flat dicts (`metric_row`), metric by metric and, within a metric, the
     baseline's row then the other conditions' in order: a table, CSV or any other renderer prints them as
-    they are. `readings` and `warnings` are data (`kind` plus figures); `render_compare` writes their
+    they are. `readings` and `warnings` are data (`kind` plus figures); `render.compare` writes their
     sentences.
     """
 
@@ -626,7 +378,7 @@ def compare(
     conditions
         From `parse_conditions`.
     results
-        One `RunResult` of `RunFigures` per condition, in the same order (`analyze_conditions`).
+        One `RunResult` of `RunFigures` per condition, in the same order (`run.conditions.analyze_conditions`).
     baseline
         The condition the others are measured against; None: the first.
     metrics

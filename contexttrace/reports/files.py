@@ -1,5 +1,4 @@
-"""Per-file readings of one trace: spec 001's Files panel and spec 003's file relevance (`context files`,
-issue 13).
+"""Per-file readings of one trace: spec 001's Files panel and spec 003's file relevance (`context files`).
 
 `build_files` turns a read `Trace` into a `FilesReport`: one row per file the main thread touched (its
 path resolved against the session's `cwd`, Windows paths normalised: `placement.file_of_tool_use`), and
@@ -57,7 +56,7 @@ REFERENCE_BOOST = 0.3
 #: Spec 003's levels, highest first: (level, lowest score of it); below the last: DROP.
 LEVELS: tuple[tuple[str, float], ...] = (("HIGH", 0.7), ("MED", 0.4), ("LOW", 0.15))
 DROP = "DROP"
-#: The level of a file whose last read content left the window at a boundary (issue 13).
+#: The level of a file whose last read content left the window at a boundary.
 DROPPED = "DROPPED"
 #: Spec 001: re-reads are flagged ⚠ from this many.
 REREAD_WARN = 3
@@ -508,7 +507,7 @@ def build_files(trace: Trace, window: int | None = None, at: At | None = None) -
     Parameters
     ----------
     trace
-        A trace from `reader.read_trace`.
+        A trace from `read_trace`.
     window
         Unused (the runner passes `--window` to every build); kept for `runner.analyze`'s signature.
     at

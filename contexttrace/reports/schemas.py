@@ -5,7 +5,7 @@ Every JSON object a command prints carries `schema_version`, an integer per outp
 (`context usage --group-by … --json`), ``history`` (`context history --json`), ``compare`` (the one object
 of `context compare --json`; `compare.SCHEMA_VERSION` owns its version and a test keeps the two equal),
 ``tools`` (each object of `context tools --json`; `tools.SCHEMA_VERSION`, kept equal the same way),
-``sources`` (each object of `context sources --json`; `context_sources.SCHEMA_VERSION`, kept equal too),
+``sources`` (each object of `context sources --json`; `sources.SCHEMA_VERSION`, kept equal too),
 ``files`` (each object of `context files --json`; `files.SCHEMA_VERSION`, kept equal the same way).
 A change that adds, removes, renames or retypes a key bumps that output's version; `tests/test_schemas.py`
 holds a fingerprint of each schema's keys per version, so a change without a bump fails. Adding a value

@@ -1,5 +1,5 @@
 """What filled the window: spec 001's "Context sources" and "Context anatomy" per model call (`context
-sources`, issue 12).
+sources`).
 
 `build_sources` turns a read `Trace` into a `SourcesReport`: for every call of one thread (the main thread
 by default, numbered as `--calls` numbers them) the window's tokens split into `ROWS`, and for the chosen
@@ -457,7 +457,7 @@ def build_sources(
     Parameters
     ----------
     trace
-        A trace from `reader.read_trace`.
+        A trace from `read_trace`.
     window
         Unused: no figure here depends on the window's size (the runner passes `--window` to every build).
     at

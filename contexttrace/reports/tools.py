@@ -1,4 +1,4 @@
-"""Per-tool readings of one trace: spec 001's Tools panel (`context tools`, issue 13).
+"""Per-tool readings of one trace: spec 001's Tools panel (`context tools`).
 
 `build_tools` turns a read `Trace` into a `ToolsReport`: one row per tool name and thread group (the main
 thread, and every subagent thread together), MCP tools grouped per server (`mcp:<server>`, with a row per
@@ -65,7 +65,7 @@ THREAD_GROUP_SUBAGENTS = "subagents"
 ERROR_CLASSES: tuple[tuple[str, str, re.Pattern[str] | None, str], ...] = (
     # Bash's failed command: "Exit code 1\n<output>" (samples/b-spotter-compaction, b-ccl-image-and-errors)
     ("command_failed", "Command Failed", re.compile(r"^(?:Error: )?Exit code -?\d+"), "Bash result text"),
-    # the permission prompt answered no: content.DENIAL_PREFIXES (CASES B22; samples/b-ccl-image-and-errors)
+    # the permission prompt answered no: content.DENIAL_PREFIXES (samples/b-ccl-image-and-errors)
     ("user_rejected", "User Rejected",
      re.compile(r"^(?:The user doesn't want to (?:proceed with this tool use|take this action)|User rejected)"),
      "permission prompt text"),
@@ -264,7 +264,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
     Parameters
     ----------
     trace
-        A trace from `reader.read_trace`.
+        A trace from `read_trace`.
     window
         Unused (the runner passes `--window` to every build); kept for `runner.analyze`'s signature.
     table
@@ -279,21 +279,55 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
     del window
     table = table or load_prices()
     servers = (trace.surface or {}).get("mcp_servers")
-    servers = servers if isinstance(servers, list) else None
-    uses, results = trace.view("tool_uses"), trace.view("tool_results")
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    guessed = False
+    rows = _ToolRows(servers if isinstance(servers, list) else None)
+    uses = trace.view("tool_uses")
+    use_of = _count_uses(trace, rows)
+    consumers, timed_any = _count_results(trace, rows, use_of, _CallPrices(trace, table))
+    for row in rows.rows.values():
+        durations = row.pop("_durations")
+        row["timed_calls"] = len(durations)
+        row["p50_duration_ms"] = nearest_rank(durations, P50)
+        row["p95_duration_ms"] = nearest_rank(durations, P95)
+        row["reread_tax_usd"] = round(row["reread_tax_usd"], USD_DECIMALS)
+    consumers.sort(key=lambda c: (-c["tokens_to_context"], c["seq"]))
+    top = [{k: v for k, v in c.items() if k != "seq"} for c in consumers[:TOP_CONSUMERS]]
+    warnings = list(trace.warnings)
+    if uses.height and not timed_any:
+        warnings.append("no tool durations: the trace has no timestamps on its tool calls (stream-json writes none)")
+    return ToolsReport(
+        trace=trace.name,
+        path=trace.path,
+        format=trace.format,
+        session_id=trace.session_id,
+        price_table_date=table.date,
+        durations_known=timed_any,
+        rows=sort_rows(list(rows.rows.values()), "calls"),
+        top_consumers=top,
+        mcp_server_guessed=rows.guessed,
+        **reading_diagnostics(trace, warnings),
+    )
 
-    def rows_of(group: str, name: str | None) -> list[dict[str, Any]]:
-        nonlocal guessed
+
+class _ToolRows:
+    """The rows of `build_tools` by (thread group, tool), created on first use; an MCP tool also counts in
+    its server's group row (`mcp:<server>`), created first."""
+
+    def __init__(self, servers: list[Any] | None) -> None:
+        self.servers = servers  # the init line's `mcp_servers`, to tell a server's name from its tool's
+        self.rows: dict[tuple[str, str], dict[str, Any]] = {}
+        self.guessed = False  # some server name was guessed from a tool name (no init line names it)
+
+    def of(self, group: str, name: str | None) -> list[dict[str, Any]]:
+        """The rows a call of tool `name` (None: unknown, ``"?"``) in thread group `group` counts in."""
+        rows = self.rows
         tool = name if name is not None else "?"
-        server, guess = mcp_server_of(tool, servers)
+        server, guess = mcp_server_of(tool, self.servers)
         if server is None:
             key = (group, tool)
             if key not in rows:
                 rows[key] = _new_row(group, tool, None, None)
             return [rows[key]]
-        guessed = guessed or guess
+        self.guessed = self.guessed or guess
         label = f"mcp:{server}"
         if (group, label) not in rows:
             rows[(group, label)] = _new_row(group, label, server, None)
@@ -301,6 +335,11 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
             rows[(group, tool)] = _new_row(group, tool, server, label)
         return [rows[(group, label)], rows[(group, tool)]]
 
+
+def _count_uses(trace: Trace, rows: _ToolRows) -> dict[str, tuple[list[dict[str, Any]], int | None]]:
+    """Count each tool_use into its rows (calls, input tokens); return, per tool_use id, its rows and `ts_ms`
+    (the first use of an id wins)."""
+    uses = trace.view("tool_uses")
     use_of: dict[str, tuple[list[dict[str, Any]], int | None]] = {}
     for tid, name, kind, ts, chars in zip(
         uses.get_column("tool_use_id").to_list(),
@@ -310,24 +349,35 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
         uses.get_column("input_chars").to_list(),
         strict=True,
     ):
-        targets = rows_of(_thread_group(kind), name)
+        targets = rows.of(_thread_group(kind), name)
         for row in targets:
             row["calls"] += 1
             row["input_tokens_to_context"] += (chars or 0) // CHARS_PER_TOKEN
         if tid is not None:
             use_of.setdefault(tid, (targets, ts))
+    return use_of
 
-    prices = _CallPrices(trace, table)
+
+def _count_results(
+    trace: Trace,
+    rows: _ToolRows,
+    use_of: dict[str, tuple[list[dict[str, Any]], int | None]],
+    prices: _CallPrices,
+) -> tuple[list[dict[str, Any]], bool]:
+    """Count each tool_result into its call's rows (a result whose call is unknown: tool ``"?"``); return the
+    main thread's results that put tokens into the context (`top_consumers` candidates, with their `seq`)
+    and whether any duration was measured."""
     bounds = compaction_seqs(trace)
     main_seqs = prices.seqs.get(THREAD_MAIN, [])
     consumers: list[dict[str, Any]] = []
     timed_any = False
+    results = trace.view("tool_results")
     lists = [results.get_column(c).to_list() for c in RESULT_COLUMNS]
     for seq, tid, thread, kind, err, den, chars, images, pixels, sized, pers, ts, cleared, head, capped in zip(
         *lists, strict=True
     ):
         found = use_of.get(tid) if tid is not None else None
-        targets, use_ts = found if found is not None else (rows_of(_thread_group(kind), None), None)
+        targets, use_ts = found if found is not None else (rows.of(_thread_group(kind), None), None)
         tokens = result_tokens(chars, images, pixels, sized)
         duration = ts - use_ts if ts is not None and use_ts is not None and ts >= use_ts else None
         n, per_token, unpriced = prices.between(thread, seq, left_context(seq, cleared, bounds.get(thread, [])))
@@ -365,30 +415,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
                 "reread_tax_usd": round(tokens * per_token, USD_DECIMALS),
                 "seq": seq,
             })  # fmt: skip
-
-    for row in rows.values():
-        durations = row.pop("_durations")
-        row["timed_calls"] = len(durations)
-        row["p50_duration_ms"] = nearest_rank(durations, P50)
-        row["p95_duration_ms"] = nearest_rank(durations, P95)
-        row["reread_tax_usd"] = round(row["reread_tax_usd"], USD_DECIMALS)
-    consumers.sort(key=lambda c: (-c["tokens_to_context"], c["seq"]))
-    top = [{k: v for k, v in c.items() if k != "seq"} for c in consumers[:TOP_CONSUMERS]]
-    warnings = list(trace.warnings)
-    if uses.height and not timed_any:
-        warnings.append("no tool durations: the trace has no timestamps on its tool calls (stream-json writes none)")
-    return ToolsReport(
-        trace=trace.name,
-        path=trace.path,
-        format=trace.format,
-        session_id=trace.session_id,
-        price_table_date=table.date,
-        durations_known=timed_any,
-        rows=sort_rows(list(rows.values()), "calls"),
-        top_consumers=top,
-        mcp_server_guessed=guessed,
-        **reading_diagnostics(trace, warnings),
-    )
+    return consumers, timed_any
 
 
 #: `--sort` keys → the row key sorted on (descending).

@@ -1,9 +1,8 @@
 """Per-trace reports and the result of a run over many traces.
 
 `build_report` turns one read `Trace` into a `TraceReport` (plain values, no frames), using only the
-pure functions of `analysis/` (`metrics`, `tool_figures`, `window`, `health`, `weather`). `RunResult`
-holds the reports of a run and the traces that could not be read, like pipx's `OperationResult`: partial
-success is first-class.
+pure functions of `analysis.metrics`. `RunResult` holds the reports of a run and the traces that could not be
+read, like pipx's `OperationResult`: partial success is first-class.
 """
 
 from __future__ import annotations
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contexttrace.analysis import metrics
+from contexttrace.analysis.facts import trace_facts
 from contexttrace.analysis.frame_rows import FrameRows
 from contexttrace.analysis.health import health_of
 from contexttrace.analysis.session import session_rows_of
@@ -20,7 +20,6 @@ from contexttrace.analysis.weather import weather_of
 from contexttrace.analysis.window import context_windows, window_choice_of
 from contexttrace.reading import LineNote, Trace
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
-from contexttrace.select.filters import trace_facts
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,7 @@ class TraceReport:
 
     Token figures are tokens, sizes are characters or bytes as their names say, `fill` is a fraction
     (None without a window). Everything here is exact except where a key's docstring in
-    `tool_figures.tool_figures` says ≈ (`persisted_bytes`).
+    `metrics.tool_figures` says ≈ (`persisted_bytes`).
     """
 
     trace: str
@@ -77,7 +76,7 @@ class TraceReport:
     line_notes: list[LineNote] = field(default_factory=list)
     skipped_by_file: dict[str, int] = field(default_factory=dict)  # file -> lines skipped (`Trace`)
     extra: dict[str, Any] = field(default_factory=dict)
-    #: `label`, `project`, `cwd`, `start`, `start_source` (`filters.trace_facts`)
+    #: `label`, `project`, `cwd`, `start`, `start_source` (`facts.trace_facts`)
     facts: dict[str, Any] = field(default_factory=dict)
     #: main calls whose prompt size is unknown (usage unreadable, `metrics.measured`), left out of
     #: first/peak/growth/fill; not a JSON key (the warning says it)
@@ -143,7 +142,7 @@ class ReadingDiagnostics:
     """What a command's per-trace report carries for `render.render_diagnostics` besides its readings: the
     reader's skipped lines and notes, warnings, the trace's facts; `fill`, `peak` and `window` stay at their
     defaults for the commands that have none. A base of `tools.ToolsReport`, `files.FilesReport` and
-    `context_sources.SourcesReport` (keyword-only, so each report's own fields keep their order); filled
+    `sources.SourcesReport` (keyword-only, so each report's own fields keep their order); filled
     from a trace by `reading_diagnostics`."""
 
     skipped_lines: int = 0
@@ -152,7 +151,7 @@ class ReadingDiagnostics:
     warnings: list[str] = field(default_factory=list)
     line_notes: list[LineNote] = field(default_factory=list)
     skipped_by_file: dict[str, int] = field(default_factory=dict)  # file -> lines skipped (`Trace`)
-    #: `label`, `project`, `cwd`, `start`, `start_source` (`filters.trace_facts`)
+    #: `label`, `project`, `cwd`, `start`, `start_source` (`facts.trace_facts`)
     facts: dict[str, Any] = field(default_factory=dict)
     fill: float | None = None  # never set by these commands
     peak: int = 0
@@ -177,7 +176,7 @@ class DiagnosticsOfReport:
     """A mixin for a command's per-trace object that holds a `TraceReport` as `report`: the attributes
     `render.render_diagnostics` reads (path, skipped lines, notes, warnings, fill, ...) are the report's,
     so the command prints its diagnostics as `context trace` does (`compare.RunFigures`,
-    `html_report.TraceSection`)."""
+    `render.html.data.TraceSection`)."""
 
     report: TraceReport
 
@@ -273,23 +272,28 @@ class RunResult:
         return not self.failures
 
 
+#: The `TraceReport` fields `build_report` takes as they are from `metrics.tool_figures`.
+TOOL_FIGURES = ("tools", "failed", "denied", "repeat", "repeat_same_result", "result_chars", "result_images",
+                "result_image_bytes", "orphan_results", "persisted_results", "persisted_bytes")  # fmt: skip
+
+
 def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     """Compute every `context trace` figure of one trace.
 
     Parameters
     ----------
     trace
-        A trace from `reader.read_trace`.
+        A trace from `read_trace`.
     window
         The context window in tokens (`--window`), or None: then `fill` is None.
 
     Returns
     -------
     TraceReport
-        See the class; sources are named in each `analysis` function. `extra` carries `health`
+        See the class; sources are named in each `metrics` function. `extra` carries `health`
         (`health.health_report`, spec 000) and `weather` (`weather.weather_report`, spec 002), both
-        against the effective window (`window.window_choice`: `window` when given, else the trace's).
-        The frames are read once (`frame_rows.FrameRows`) and the session rows built once for both.
+        against the effective window (`metrics.window_choice`: `window` when given, else the trace's).
+        The frames are read once (`FrameRows`) and the session rows built once for both.
     """
     rows = FrameRows(trace)  # the frames read once into Python rows, shared by every figure
     series = [int(c[1]) for c in rows.main_calls]
@@ -300,15 +304,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     events = metrics.compaction_events_of(rows.bounds, main_seqs, series) if rows.bounds else []
     session = session_rows_of(trace, rows)
     choice = window_choice_of(trace, [c[4] for c in rows.main_calls], [c[1] for c in rows.main_calls], window)
-    # the reader's warnings, then what these figures could not use (a `contextWindow` that is no window,
-    # calls whose prompt size is unknown, subagents named but not found)
-    warnings = [*trace.warnings, *context_windows(trace.result)[1]]
-    for note in (
-        metrics.unmeasured_warning(ctx["unmeasured"], len(series)),
-        metrics.missing_subagents_warning(metrics.missing_subagents(trace)),
-    ):
-        if note is not None:
-            warnings.append(note)
+    figures: dict[str, Any] = {**{key: tools[key] for key in TOOL_FIGURES}, **metrics.durations(trace)}
     return TraceReport(
         trace=trace.name,
         path=trace.path,
@@ -321,20 +317,9 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         window=window,
         growth=ctx["growth"],
         compact=len(events),
-        tools=tools["tools"],
-        failed=tools["failed"],
-        denied=tools["denied"],
-        repeat=tools["repeat"],
-        repeat_same_result=tools["repeat_same_result"],
-        result_chars=tools["result_chars"],
-        result_images=tools["result_images"],
-        result_image_bytes=tools["result_image_bytes"],
-        orphan_results=tools["orphan_results"],
-        persisted_results=tools["persisted_results"],
-        persisted_bytes=tools["persisted_bytes"],
+        **figures,
         largest_results=largest_results_of(rows.use_names, [(r[1], r[4]) for r in rows.main_results]),
         tool_calls=tool_counts_of([u[2] for u in rows.main_uses], (trace.surface or {}).get("mcp_servers")),
-        **metrics.durations(trace),
         subagent_calls=counts["subagent_calls"],
         compaction_calls=counts["compaction_calls"],
         compaction_events=events,
@@ -350,10 +335,24 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         peak_without_spikes=ctx["peak_without_spikes"],
         synthetic_errors=trace.synthetic_errors,
         inherited_calls=trace.inherited_calls,
-        warnings=warnings,
+        warnings=_warnings(trace, ctx["unmeasured"], len(series)),
         line_notes=list(trace.line_notes),
         skipped_by_file=dict(trace.skipped_by_file),
         extra={"health": health_of(session, choice), "weather": weather_of(session, choice.tokens)},
         facts=trace_facts(trace),
         unmeasured_calls=ctx["unmeasured"],
     )
+
+
+def _warnings(trace: Trace, unmeasured: int, calls: int) -> list[str]:
+    """The report's warnings: the reader's, then what its figures could not use (a `contextWindow` that is
+    no window, `unmeasured` of the `calls` main calls whose prompt size is unknown, subagents named but not
+    found)."""
+    warnings = [*trace.warnings, *context_windows(trace.result)[1]]
+    for note in (
+        metrics.unmeasured_warning(unmeasured, calls),
+        metrics.missing_subagents_warning(metrics.missing_subagents(trace)),
+    ):
+        if note is not None:
+            warnings.append(note)
+    return warnings

@@ -1,7 +1,8 @@
 """Which traces a command shows, in what order, and what adds up: the daily-use options.
 
-* `trace_facts`: the facts every JSON record carries for these options: `label` (the table's short name),
-  `project`, `cwd`, `start`, `start_source`. Called by `report.build_report` and `usage.build_usage`.
+The options read the facts every JSON record carries (`label`, `project`, `cwd`, `start`, `start_source`:
+`analysis.facts.trace_facts`, stored by each report builder).
+
 * `parse_timezone`, `parse_when`, `TimeRange`: `--since` / `--until` / `--timezone`.
 * `Selection`, `select`: `--since`, `--until`, `--project`, `--session`.
 * `sort_order`: `--sort KEY --desc/--asc`.
@@ -14,96 +15,21 @@ Everything works on the JSON records (`to_dict()`), never prints, and never form
 from __future__ import annotations
 
 import math
-import os
 import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from contexttrace.analysis.facts import START_FROM_MTIME
 from contexttrace.reading.contract import CAPABILITIES_BY_FORMAT
-from contexttrace.reading.urls import is_folder, is_url, modified_ms
+from contexttrace.reading.urls import is_folder, is_url
+from contexttrace.reports.costs import LOWER_BOUND_REASONS, cache_hit_ratio
 from contexttrace.select.thresholds import METRICS, metric_rank
-
-if TYPE_CHECKING:
-    from contexttrace.reading import Trace
-
-#: `start_source`: the trace's first timestamp, or (a stream-json run: no line has one) its file's
-#: modification time, which is when the file was last written, not when the run began.
-START_FROM_TIMESTAMP = "timestamp"
-START_FROM_MTIME = "file_mtime"
-
-#: How many characters of the session id the short label keeps (`project/4d5611e5`).
-SESSION_ID_CHARS = 8
-
-
-def trace_facts(trace: Trace) -> dict[str, Any]:
-    """The facts of one trace that `--since`, `--project`, `--session` and the short label read.
-
-    Returns
-    -------
-    dict
-        `label` (str): ``<project>/<first 8 characters of the session id>`` for a session transcript named
-        by its session id (as Claude Code names them under ``projects/<folder>/``), else the file name
-        (``run.jsonl#2`` for run 2 of a stream-json file; ``-`` for standard input).
-        `cwd` (str or None): the working directory Claude Code ran in, as the trace writes it (the first
-        `cwd` seen: transcript lines, the stream-json init line).
-        `project` (str or None): the last part of `cwd`; without a `cwd`, a transcript's folder name
-        (Claude Code's encoded project folder, kept as written: ``-home-me-src-app`` cannot be decoded
-        for sure, since ``-`` stands for ``/``, ``.`` and ``-`` alike).
-        `start` (str or None): ISO 8601 UTC with milliseconds (``2026-02-12T16:02:25.284Z``): the first
-        timestamp of the trace's lines (all threads); a trace with no timestamp (stream-json) takes its
-        file's modification time; None for standard input.
-        `start_source`: `START_FROM_TIMESTAMP`, `START_FROM_MTIME`, or None with `start`.
-
-    Examples
-    --------
-    >>> from contexttrace.reading import Trace
-    >>> t = Trace(name="p/4d5611e5-aaaa.jsonl", path="p/4d5611e5-aaaa.jsonl", format="transcript",
-    ...           session_id="4d5611e5-aaaa", cwd="/home/me/app", timestamps_ms=[1770912145284])
-    >>> f = trace_facts(t)
-    >>> f["label"], f["project"], f["start"], f["start_source"]
-    ('app/4d5611e5', 'app', '2026-02-12T16:02:25.284Z', 'timestamp')
-    """
-    path = Path(trace.path)
-    cwd = trace.cwd
-    project = _last_part(cwd) if cwd else (path.parent.name or None if trace.has.project_folder else None)
-    suffix = trace.name[len(trace.path) :] if trace.name.startswith(trace.path) else ""
-    if trace.has.project_folder and trace.session_id and path.stem == trace.session_id and project:
-        label = f"{project}/{trace.session_id[:SESSION_ID_CHARS]}{suffix}"
-    else:
-        label = (path.name if trace.path != "-" else "-") + suffix
-    start_ms: int | None = trace.timestamps_ms[0] if trace.timestamps_ms else None
-    source = START_FROM_TIMESTAMP if start_ms is not None else None
-    if start_ms is None and trace.path != "-":
-        try:
-            # a file behind an fsspec URL is dated by its file system (issue 17)
-            start_ms = modified_ms(trace.path) if is_url(trace.path) else int(os.stat(trace.path).st_mtime * 1000)
-            source = START_FROM_MTIME
-        except OSError:  # gone since it was read: no date rather than a wrong one
-            start_ms = None
-    return {"label": label, "cwd": cwd, "project": project, "start": iso_utc(start_ms), "start_source": source}
-
-
-def _last_part(cwd: str) -> str | None:
-    """The folder name at the end of a path written on any system (``C:\\src\\app`` → ``app``)."""
-    parts = [p for p in re.split(r"[\\/]", cwd) if p]
-    return parts[-1] if parts else None
-
-
-def iso_utc(ms: int | None) -> str | None:
-    """Unix epoch ms as ISO 8601 UTC with milliseconds and ``Z``; None stays None.
-
-    >>> iso_utc(1770912145284), iso_utc(None)
-    ('2026-02-12T16:02:25.284Z', None)
-    """
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def start_ms(record: Mapping[str, Any]) -> int | None:
@@ -406,17 +332,15 @@ def trace_totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def sum_totals(totals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Add `context usage` totals dicts (`usage.token_totals` shape) into one.
+    """Add `context usage` totals dicts (`costs.token_totals` shape) into one.
 
     Returns
     -------
     dict
         `USAGE_SUMS` summed; `output_is_lower_bound` (any); `cache_hit_ratio` of the sums (None when
         all are 0); `cost_usd` (`math.fsum`; None when no cost is known), `cost_is_lower_bound` (any, or
-        an unpriced part) and `lower_bound_reasons` (joined, in `usage.LOWER_BOUND_REASONS` order).
+        an unpriced part) and `lower_bound_reasons` (joined, in `costs.LOWER_BOUND_REASONS` order).
     """
-    from contexttrace.reports.usage import LOWER_BOUND_REASONS, cache_hit_ratio
-
     sums = {k: sum(t.get(k) or 0 for t in totals) for k in USAGE_SUMS}
     cost, lower = _cost([(t.get("cost_usd"), bool(t.get("cost_is_lower_bound"))) for t in totals])
     reasons = {r for t in totals for r in t.get("lower_bound_reasons") or ()}
