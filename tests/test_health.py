@@ -10,7 +10,7 @@ import pytest
 from contexttrace.analysis import health
 from contexttrace.analysis.health import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, health_grade
 from contexttrace.analysis.metrics import WindowChoice
-from contexttrace.render.trace import render_health_bar, render_health_panel
+from contexttrace.render.explain import render_health_bar, render_health_panel
 from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES

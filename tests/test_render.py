@@ -10,10 +10,10 @@ import pytest
 from contexttrace.render.trace import (
     NOT_GRADED,
     SERIES_INDENT,
-    _health_cell,
-    _weather_cell,
+    health_cell,
     render_table,
     render_table_notes,
+    weather_cell,
 )
 from contexttrace.reports.trace import RunResult, TraceReport
 
@@ -72,7 +72,7 @@ def test_render_failed_cell_names_denials(failed, denied, cell):
 )
 def test_render_health_cell(health, cell):
     """A health with a grade and score shows them; anything else shows –, never a grade."""
-    assert _health_cell(health) == cell
+    assert health_cell(health) == cell
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_render_health_cell(health, cell):
 )
 def test_render_weather_cell(weather, cell):
     """A weather with a level shows its emoji and level; one without shows –, never sunny."""
-    assert _weather_cell(weather) == cell
+    assert weather_cell(weather) == cell
 
 
 def test_render_table_ungraded_trace_shows_dashes():

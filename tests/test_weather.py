@@ -14,7 +14,8 @@ from contexttrace.analysis.health import AXIS_CALLS, Compaction, MainCall, Sessi
 from contexttrace.analysis.weather import SIGNALS, compose, curve, weather_level, weather_of
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
-from contexttrace.render.trace import GRADE_COLORS, render_explain, render_weather_tooltip
+from contexttrace.render.explain import render_explain, render_weather_tooltip
+from contexttrace.render.text import GRADE_COLORS
 from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES
