@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from contexttrace.render.text import fmt_duration
 from contexttrace.render.trace import (
     NOT_GRADED,
     SERIES_INDENT,
@@ -139,3 +140,26 @@ def test_render_table_empty_run_is_empty():
     """No reports, no table (the CLI then says where it looked)."""
     assert render_table(RunResult(), with_window=True) == ""
     assert render_table_notes(RunResult()) == []
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [
+        (0, "0ms"),
+        (999, "999ms"),
+        (1_000, "1.0s"),
+        (9_999, "9.9s"),
+        (10_000, "10s"),
+        (59_999, "59s"),
+        (60_000, "1m 0s"),
+        (3_599_999, "59m 59s"),
+        (3_600_000, "1h 0m"),
+        (240_060_000, "66h 41m"),
+    ],
+)
+def test_one_duration_format_on_every_scale(ms: int, text: str) -> None:
+    """Every duration (tool p50/p95, an agent's time, a file's age, a session on the report page) is written
+    by `fmt_duration`: cut to the last unit shown, as a clock shows elapsed time; ≈ only on an estimate."""
+    assert fmt_duration(ms) == text
+    assert fmt_duration(ms, estimate=True) == "≈" + text
+    assert fmt_duration(None) == "-" and fmt_duration(None, missing="–") == "–"

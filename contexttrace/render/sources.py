@@ -1,15 +1,24 @@
 """Text, JSON and the report panel of `context sources`: one table per trace, the reference above it, the
 honesty figures and the estimator line under it, and with `--steps` the rows of every call.
 
-Every number is formatted by `render.text` (`fmt_int`, `fmt_tokens`, `fmt_percent`, `fmt_ratio`); estimates
-carry ≈. The reports come from `reports.sources.build_sources`; nothing here computes a figure.
+Every number is formatted by `render.text` (`fmt_int`, `fmt_tokens`, `fmt_percent`, `fmt_error_percent`,
+`fmt_ratio`); estimates carry ≈. The reports come from `reports.sources.build_sources`; nothing here computes a figure.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from contexttrace.render.text import fmt_int, fmt_percent, fmt_ratio, fmt_tokens, json_text, pipe_table, safe_text
+from contexttrace.render.text import (
+    fmt_error_percent,
+    fmt_int,
+    fmt_percent,
+    fmt_ratio,
+    fmt_tokens,
+    json_text,
+    pipe_table,
+    safe_text,
+)
 from contexttrace.reports.sources import ROW_LABELS, ROWS, SourcesReport, calls_word
 from contexttrace.reports.trace import RunResult
 
@@ -62,14 +71,14 @@ def estimator_line(e: dict[str, Any]) -> str:
     head = f"estimator (spec 003, {e['rule_chars_per_token']} chars/token): "
     if not e["calls_compared"]:
         return head + "no call to compare"
-    line = (f"{head}median error {fmt_percent(e['rule_median_error'], 1)}, worst "
-            f"{fmt_percent(e['rule_worst_error'], 1)} over {calls_word(e['calls_compared'])}")  # fmt: skip
+    line = (f"{head}median error {fmt_error_percent(e['rule_median_error'])}, worst "
+            f"{fmt_error_percent(e['rule_worst_error'])} over {calls_word(e['calls_compared'])}")  # fmt: skip
     if e["chars_per_token"] is None:
         return line + "; no step to calibrate on"
     rule, calibrated = e["rule_median_error"], e["calibrated_median_error"]
     worse = rule is not None and calibrated is not None and calibrated >= rule
     ratios = {k: fmt_ratio(e[f"{k}chars_per_token"]) for k in ("", "results_", "prompts_", "inputs_")}
-    errors = {k: fmt_percent(e[f"calibrated_{k}_error"], 1) for k in ("median", "worst")}
+    errors = {k: fmt_error_percent(e[f"calibrated_{k}_error"]) for k in ("median", "worst")}
     return (f"{line}; calibrated {ratios['']} chars/token (results {ratios['results_']}, prompts "
             f"{ratios['prompts_']}, inputs {ratios['inputs_']}): median {errors['median']}, worst {errors['worst']}"
             + (", no better than the rule" if worse else ""))  # fmt: skip

@@ -174,9 +174,8 @@ def fmt_p(p: float | None) -> str:
 # -- percentages ---------------------------------------------------------------------------------------
 
 
-def fmt_percent(fraction: float | Fraction | None, places: int = 0) -> str:
-    """A 0–1 fraction as a percentage with `places` decimals, rounded half up once (``0.1084`` → ``"11%"``);
-    None → ``"-"``.
+def fmt_percent(fraction: float | Fraction | None) -> str:
+    """A 0–1 fraction as a whole percentage, rounded half up once (``0.1084`` → ``"11%"``); None → ``"-"``.
 
     A `Fraction` is rounded from its exact value; a float from the decimal it prints as (its shortest
     repr: 0.02505 is 2.505 %, not the binary 2.50499…), so 2.505 % shows as 3 %, as every view of the
@@ -184,13 +183,23 @@ def fmt_percent(fraction: float | Fraction | None, places: int = 0) -> str:
 
     >>> fmt_percent(0.1084), fmt_percent(0.02505), fmt_percent(Fraction(4999, 200_000)), fmt_percent(0.125)
     ('11%', '3%', '2%', '13%')
-    >>> fmt_percent(0.1446, 1), fmt_percent(0.275, 1)
-    ('14.5%', '27.5%')
     """
     if fraction is None:
         return MISSING
     exact = fraction if isinstance(fraction, Fraction) else Fraction(Decimal(repr(float(fraction))))
-    return f"{round_half_up(exact * 100, places):.{places}f}%"
+    return f"{round_half_up(exact * 100):.0f}%"
+
+
+def fmt_error_percent(fraction: float | None) -> str:
+    """An estimator's relative error (a 0–1 fraction) as a percentage with one decimal; None → ``"-"``.
+
+    Rounded as Python formats the float (its binary value), not half up as `fmt_percent`: the errors are
+    stored to four decimals, so 0.0595 prints as 5.9 %.
+
+    >>> fmt_error_percent(0.1446), fmt_error_percent(0.275), fmt_error_percent(None)
+    ('14.5%', '27.5%', '-')
+    """
+    return MISSING if fraction is None else f"{fraction * 100:.1f}%"
 
 
 def fmt_percent_change(percent: float, places: int = 1) -> str:
