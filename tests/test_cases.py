@@ -306,7 +306,8 @@ def test_b25_series_keeps_file_order_not_timestamp_order(write):
 
 def test_b26_fill_over_window_is_flagged(write):
     """B26: a peak above the given window gives fill > 1, which the table marks with '!'."""
-    from contexttrace.render.trace import render_diagnostics, render_table
+    from contexttrace.render.diagnostics import render_diagnostics
+    from contexttrace.render.trace import render_table
     from contexttrace.reports.trace import RunResult
 
     _, rep = one(write("t.jsonl", assistant("m1", 0, 0, 310000)), window=200000)

@@ -383,7 +383,7 @@ def test_unreadable_folder_is_an_error(tmp_path, monkeypatch):
 
 def test_skipped_lines_are_counted_under_the_file_they_are_in(tmp_path):
     """The "N more line(s) skipped" note names the subagent file whose lines were skipped, not the session."""
-    from contexttrace.render.trace import render_diagnostics
+    from contexttrace.render.diagnostics import render_diagnostics
 
     folder = tmp_path / "proj"
     shutil.copytree(FUZZ / "13-flat-agent-file-sessionId-after-line-20", folder)
@@ -394,7 +394,7 @@ def test_skipped_lines_are_counted_under_the_file_they_are_in(tmp_path):
 
 def test_failure_line_names_file_line_and_exception_type():
     """The one-line error of an unexpected failure: path, line where known, reason, exception type."""
-    from contexttrace.render.trace import render_diagnostics
+    from contexttrace.render.diagnostics import render_diagnostics
     from contexttrace.reports.trace import RunResult, TraceFailure
 
     run = RunResult(failures=[TraceFailure("a.jsonl", "could not read this trace: boom", line=7, error="KeyError")])

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from contexttrace.cli import app as cli
 from contexttrace.cli.app import app
-from contexttrace.render.trace import _width
+from contexttrace.render.views import table_width
 from contexttrace.select.thresholds import GRADES, LEVELS, TRACE_METRICS, USAGE_METRICS, ThresholdError, parse_threshold
 
 from .conftest import CASES, SAMPLES
@@ -333,7 +333,7 @@ def test_narrow_terminal_drops_the_least_important_columns_and_says_which(monkey
     monkeypatch.setattr(cli, "terminal_width", lambda: 80)
     out = trace(GOOD, "--window", "200k", exit_code=0)
     header = _cells(out.stdout.splitlines()[0])
-    assert _width(out.stdout) <= 80
+    assert table_width(out.stdout) <= 80
     assert header[:2] == ["trace", "calls"] and {"peak", "fill", "health"} <= set(header)
     assert "result chars" not in header and "growth" not in header
     [note] = [line for line in out.stderr.splitlines() if "left out" in line]

@@ -29,7 +29,8 @@ from typer.testing import CliRunner
 from contexttrace.cli import app as cli
 from contexttrace.cli.app import app
 from contexttrace.discover.local import TraceSource, find_traces
-from contexttrace.render.trace import render_diagnostics, render_json
+from contexttrace.render.diagnostics import render_diagnostics
+from contexttrace.render.trace import render_json
 from contexttrace.reports.trace import build_report
 from contexttrace.reports.usage import build_usage
 from contexttrace.run import engine

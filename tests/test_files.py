@@ -18,13 +18,12 @@ from contexttrace.cli.app import app
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
 from contexttrace.reading.claude.content import path_words
-from contexttrace.render.files import render_files_json, render_files_table
+from contexttrace.render.files import files_panel_of, render_files_json, render_files_table
 from contexttrace.reports.files import (
     DROP,
     DROPPED,
     At,
     build_files,
-    files_panel,
     parse_at,
     relevance,
     relevance_level,
@@ -471,7 +470,7 @@ def test_a_trace_with_no_calls_or_files(write):
     path = write("e.jsonl", {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}})
     report = build_files(read_trace(path)[0], at=At("call", 3))
     assert (report.rows, report.drop_events, report.at["moment"]) == ([], [], "last")
-    assert files_panel(read_trace(path)[0]) is None
+    assert files_panel_of(build_files(read_trace(path)[0])) is None
 
 
 def test_subagent_touches_are_counted_apart(write):
@@ -614,7 +613,7 @@ def test_the_compaction_sample_before_the_compaction():
 def test_the_report_panel_of_the_compaction_sample():
     """The html report's files panel: spec 003's badges, the dropped files' rows in amber."""
     (t,) = read_trace(SAMPLES / "b-spotter-compaction" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
-    panel = files_panel(t)
+    panel = files_panel_of(build_files(t))
     assert panel is not None and (panel["badge_key"], panel["amber_key"]) == ("level", "dropped")
     assert sum(r["dropped"] for r in panel["rows"]) == 6 and "call 62" in panel["note"]
 

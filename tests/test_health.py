@@ -12,7 +12,7 @@ from contexttrace.analysis.health import health_grade
 from contexttrace.analysis.health_timeline import health_timeline
 from contexttrace.analysis.session import AXIS_CALLS, AXIS_TIME, Compaction, MainCall, SessionRows, ToolCall
 from contexttrace.analysis.window import WindowChoice
-from contexttrace.render.trace import render_health_bar, render_health_panel
+from contexttrace.render.explain import render_health_bar, render_health_panel
 from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES

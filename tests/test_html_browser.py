@@ -55,8 +55,9 @@ def browser() -> Iterator[Any]:
 
 def render(paths: list[str], name: str) -> Path:
     """Write the report page of `paths` to tests/artifacts/<name>.html and return its path."""
-    from contexttrace.render.html.data import build_page, build_section
+    from contexttrace.render.html.data import build_page
     from contexttrace.render.html.page import render_page
+    from contexttrace.render.html.section import build_section
 
     run = analyze(paths, build=build_section, workers=1)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -252,8 +253,10 @@ def test_browser_hostile_trace_runs_nothing(browser, tmp_path):
 
 def test_browser_comparison(browser):
     """A comparison page: every run a point in each metric's row, a median tick per condition and metric."""
-    from contexttrace.render.html.data import build_page, build_section, compare_view
+    from contexttrace.render.html.compare_view import compare_view
+    from contexttrace.render.html.data import build_page
     from contexttrace.render.html.page import render_page
+    from contexttrace.render.html.section import build_section
     from contexttrace.reports.compare import Condition
     from contexttrace.reports.trace import RunResult
 

@@ -15,9 +15,10 @@ from contexttrace.analysis.health import read_counts
 from contexttrace.analysis.session import session_rows
 from contexttrace.reading import read_trace
 from contexttrace.render.html import data as html_report
+from contexttrace.render.html import growth as html_growth
+from contexttrace.render.html.compare_view import compare_view
 from contexttrace.render.html.data import (
     build_page,
-    build_section,
     chart_axes,
     decimate,
     gauge,
@@ -25,7 +26,8 @@ from contexttrace.render.html.data import (
     rows_of,
     short_names,
 )
-from contexttrace.render.trace import GRADE_COLORS
+from contexttrace.render.html.section import build_section
+from contexttrace.render.text import GRADE_COLORS
 from contexttrace.reports.trace import RunResult
 from contexttrace.run.runner import analyze
 
@@ -116,9 +118,9 @@ def test_html_report_health_slices_follow_the_timeline(sample_run):
         if not timeline:
             assert slices["color"] == []
             continue
-        assert len(slices["color"]) == 20 * html_report.HEALTH_SLICES_PER_STEP
+        assert len(slices["color"]) == 20 * html_growth.HEALTH_SLICES_PER_STEP
         # a point before the first model call has no grade (docs/health-weather.md): the bar's grey
-        first = GRADE_COLORS.get(timeline[0]["grade"] or "", html_report.NO_GRADE_COLOR)
+        first = GRADE_COLORS.get(timeline[0]["grade"] or "", html_growth.NO_GRADE_COLOR)
         assert slices["color"][0] == first
         assert slices["color"][-1] == GRADE_COLORS[timeline[-1]["grade"]]
         assert slices["label"][-1] == f"100%: {timeline[-1]['grade']} {timeline[-1]['score']}/100"
@@ -404,25 +406,22 @@ def test_cli_import_stays_light():
     import sys
 
     code = (
-        "import sys, contexttrace.cli.app, contexttrace.render.html.data; "
+        "import sys, contexttrace.cli.app, contexttrace.render.html.data, contexttrace.render.html.section, "
+        "contexttrace.render.html.compare_view; "
         "print(sorted(m for m in ('jinja2', 'altair', 'vl_convert') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
-# -- the panels of other commands (html_report.PANEL_HOOKS) ---------------------------------------------
+# -- the panels of other commands ----------------------------------------------------------------------
 
 
-def test_html_report_panel_hook_files_table(tmp_path, monkeypatch):
-    """A `context files` panel, once its module exists, shows spec 003's badges with dropped files in amber."""
-    import sys
-    import types
-
-    module = types.ModuleType("ct_test_files")
-
-    def files_panel(trace, report):
-        return {
+def test_html_report_panel_table_badges_amber_and_escaping():
+    """A table panel shows spec 003's badges with dropped rows in amber, and escapes what a trace wrote."""
+    run = analyze([str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")], build=build_section, workers=1)
+    run.reports[0].panels = [
+        {
             "id": "files",
             "title": "Files",
             "kind": "table",
@@ -431,12 +430,8 @@ def test_html_report_panel_hook_files_table(tmp_path, monkeypatch):
                      {"path": "b.py", "level": "DROP", "dropped": True}],
             "badge_key": "level",
             "amber_key": "dropped",
-        }  # fmt: skip
-
-    module.files_panel = files_panel
-    monkeypatch.setitem(sys.modules, "ct_test_files", module)
-    monkeypatch.setattr(html_report, "PANEL_HOOKS", (("ct_test_files", "files_panel"), ("no_such_module", "x")))
-    run = analyze([str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")], build=build_section, workers=1)
+        }
+    ]  # fmt: skip
     page = render_page(build_page(run, generated_at=MOMENT))
     assert 'data-panel="files"' in page
     assert '<span class="rel rel-DROP">DROP</span>' in page and 'class="dropped"' in page
@@ -444,8 +439,8 @@ def test_html_report_panel_hook_files_table(tmp_path, monkeypatch):
 
 
 def test_html_report_has_the_panels_of_sources_tools_and_files():
-    """The compaction sample's section carries the three commands' panels through their real hooks: sources
-    (a chart), tools (Bash first with 67 calls) and files (spec 003's badges, DROPPED rows in amber)."""
+    """The compaction sample's section carries the three commands' panels (`section.trace_panels`): sources,
+    tools (Bash first with 67 calls) and files (spec 003's badges, DROPPED rows in amber)."""
     run = analyze([str(SAMPLES / "b-spotter-compaction")], build=build_section, workers=1)
     [section] = run.reports
     assert [p["id"] for p in section.panels] == ["sources", "tools", "files"]
@@ -479,7 +474,7 @@ def compared():
         ),
     ]
     results = [analyze(list(c.paths), build=build_section, workers=1) for c in conditions]
-    return conditions, results, html_report.compare_view(conditions, results)
+    return conditions, results, compare_view(conditions, results)
 
 
 def test_html_report_compare_points_and_medians(compared):

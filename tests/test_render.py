@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
+from contexttrace.render.text import fmt_duration
 from contexttrace.render.trace import (
     NOT_GRADED,
     SERIES_INDENT,
-    _health_cell,
-    _weather_cell,
+    health_cell,
     render_table,
     render_table_notes,
+    weather_cell,
 )
 from contexttrace.reports.trace import RunResult, TraceReport
 
@@ -72,7 +73,7 @@ def test_render_failed_cell_names_denials(failed, denied, cell):
 )
 def test_render_health_cell(health, cell):
     """A health with a grade and score shows them; anything else shows –, never a grade."""
-    assert _health_cell(health) == cell
+    assert health_cell(health) == cell
 
 
 @pytest.mark.parametrize(
@@ -87,7 +88,7 @@ def test_render_health_cell(health, cell):
 )
 def test_render_weather_cell(weather, cell):
     """A weather with a level shows its emoji and level; one without shows –, never sunny."""
-    assert _weather_cell(weather) == cell
+    assert weather_cell(weather) == cell
 
 
 def test_render_table_ungraded_trace_shows_dashes():
@@ -139,3 +140,26 @@ def test_render_table_empty_run_is_empty():
     """No reports, no table (the CLI then says where it looked)."""
     assert render_table(RunResult(), with_window=True) == ""
     assert render_table_notes(RunResult()) == []
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [
+        (0, "0ms"),
+        (999, "999ms"),
+        (1_000, "1.0s"),
+        (9_999, "9.9s"),
+        (10_000, "10s"),
+        (59_999, "59s"),
+        (60_000, "1m 0s"),
+        (3_599_999, "59m 59s"),
+        (3_600_000, "1h 0m"),
+        (240_060_000, "66h 41m"),
+    ],
+)
+def test_one_duration_format_on_every_scale(ms: int, text: str) -> None:
+    """Every duration (tool p50/p95, an agent's time, a file's age, a session on the report page) is written
+    by `fmt_duration`: cut to the last unit shown, as a clock shows elapsed time; ≈ only on an estimate."""
+    assert fmt_duration(ms) == text
+    assert fmt_duration(ms, estimate=True) == "≈" + text
+    assert fmt_duration(None) == "-" and fmt_duration(None, missing="–") == "–"

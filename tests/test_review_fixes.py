@@ -19,7 +19,10 @@ from contexttrace.analysis import window as window_rules
 from contexttrace.analysis.counts import shown_value
 from contexttrace.cli.app import MAX_WINDOW_TOKENS, _StderrProgress, app
 from contexttrace.reading import read_trace
-from contexttrace.render.trace import fmt_percent, render_explain, render_json, render_table, render_usage_table
+from contexttrace.render.explain import render_explain
+from contexttrace.render.text import fmt_percent
+from contexttrace.render.trace import render_json, render_table
+from contexttrace.render.usage import render_usage_table
 from contexttrace.reports.trace import RunResult, build_report
 from contexttrace.reports.usage import build_usage
 
@@ -456,7 +459,7 @@ def test_progress_bar_follows_no_color(monkeypatch, no_color, flag, colored):
 @pytest.mark.parametrize("written", [HUGE, "-123456789"])
 def test_html_report_header_duration_is_bounded_like_every_result_count(tmp_path, written):
     """The HTML page's header took the result's `duration_ms` as any int ≥ 0: a 396-digit duration."""
-    from contexttrace.render.html.data import build_section
+    from contexttrace.render.html.section import build_section
 
     path = _write(tmp_path, _stream(result_fields={"duration_ms": "<d>", "num_turns": 1}, d=written))
     [trace] = read_trace(path)

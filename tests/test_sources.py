@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from contexttrace.cli.app import app
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
-from contexttrace.render.sources import estimator_line, render_sources_json, render_sources_table
-from contexttrace.reports.sources import ROWS, build_sources, is_at_choice, sources_panel, thread_ids, unknown_thread
+from contexttrace.render.sources import estimator_line, render_sources_json, render_sources_table, sources_panel_of
+from contexttrace.reports.sources import ROWS, build_sources, is_at_choice, thread_ids, unknown_thread
 from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES, assert_keys_documented, assistant, json_keys, result
@@ -592,13 +592,13 @@ def test_json_renders_every_sample(sample_sources):
 
 def test_panel_for_the_html_report(write):
     (trace,) = read_trace(write("t.jsonl", call("m1", 0, 0, 1000), call("m2", 0, 0, 1100)))
-    panel = sources_panel(trace, None)
+    panel = sources_panel_of(build_sources(trace))
     assert panel["kind"] == "table" and panel["rows"] == [
         {"source": "prefix", "tokens": "≈1,000", "share": "91%"},
         {"source": "other", "tokens": "≈100", "share": "9%"},
     ]
     (empty,) = read_trace(write("e.jsonl", prompt("x")))
-    assert sources_panel(empty, None) is None
+    assert sources_panel_of(build_sources(empty)) is None
 
 
 def test_every_json_key_is_snake_case_and_documented(sample_sources):

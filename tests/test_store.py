@@ -19,7 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from contexttrace.cli.app import app
-from contexttrace.render.trace import render_diagnostics, render_json
+from contexttrace.render.diagnostics import render_diagnostics
+from contexttrace.render.trace import render_json
 from contexttrace.reports.usage import build_usage
 from contexttrace.run import runner, work
 from contexttrace.run.runner import analyze

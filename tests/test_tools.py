@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from contexttrace.analysis.pricing import load_prices, price_of
 from contexttrace.cli.app import app
 from contexttrace.reading import read_trace
-from contexttrace.render.tools import render_tools_json, render_tools_table
-from contexttrace.reports.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank, result_tokens, tools_panel
+from contexttrace.render.tools import render_tools_json, render_tools_table, tools_panel_of
+from contexttrace.reports.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank, result_tokens
 from contexttrace.run.runner import analyze
 
 from .conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result
@@ -327,12 +327,12 @@ def test_a_result_cut_at_a_cap_is_marked(write):
 
 
 def test_the_report_panel_of_the_compaction_sample(write):
-    """`context report`'s tools panel (`html_report.PANEL_HOOKS`): one row per tool and thread, MCP tools under
+    """`context report`'s tools panel (`render.tools.tools_panel_of`): one row per tool and thread, MCP tools under
     their server only, sorted by calls (Bash 67 first: the figures of `test_compaction_sample_read_row`'s
     table), the top consumers in the note; no panel for a trace without a tool call."""
     path = sorted((SAMPLES / "b-spotter-compaction").glob("*.jsonl"))[0]
     trace = read_trace(str(path), [])[0]
-    panel = tools_panel(trace)
+    panel = tools_panel_of(build_tools(trace))
     assert panel is not None and panel["id"] == "tools" and panel["kind"] == "table"
     first = panel["rows"][0]
     assert (first["thread"], first["tool"], first["calls"], first["errors"]) == ("main", "Bash", "67", "5")
@@ -342,7 +342,7 @@ def test_the_report_panel_of_the_compaction_sample(write):
         r["calls"] for r in build_tools(trace).rows if r["parent"] is None
     )
     assert panel["note"].startswith("Top context consumers (main thread): Read ≈7,699 tokens at call 6")
-    assert tools_panel(read_trace(write("none.jsonl", assistant("m1", 1, 0, 100)))[0]) is None
+    assert tools_panel_of(build_tools(read_trace(write("none.jsonl", assistant("m1", 1, 0, 100)))[0])) is None
 
 
 def test_a_grep_at_its_limit_and_a_read_at_its_default_are_capped(write):

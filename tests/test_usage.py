@@ -255,10 +255,10 @@ def test_stream_json_run_without_result_is_a_lower_bound(reports: dict) -> None:
     assert r.result_only is None
     assert r.total["lower_bound_reasons"] == ["output_placeholder", "no_result_line"]
     assert r.total["cost_is_lower_bound"] is True
-    from contexttrace.render.trace import _usage_cells
+    from contexttrace.render.usage import usage_cells
 
-    assert _usage_cells(r.trace, r.total, 1)[-1] == "≥ $1.16"
-    assert _usage_cells(r.trace, r.total, 1)[-3] == "≥ 7,537"
+    assert usage_cells(r.trace, r.total, 1)[-1] == "≥ $1.16"
+    assert usage_cells(r.trace, r.total, 1)[-3] == "≥ 7,537"
 
 
 @pytest.mark.parametrize(
@@ -518,7 +518,7 @@ def test_cache_split_written_as_zero_zero_is_priced_as_assumed_5m(tmp_path) -> N
     assert (t["cache_write_tokens"], t["cache_write_5m_tokens"], t["cache_write_1h_tokens"]) == (182937, 182937, 0)
     assert t["cache_write_assumed_5m_tokens"] == 182937
     assert t["cost_usd"] == pytest.approx(1.45425525, abs=1e-9)
-    from contexttrace.render.trace import render_usage_notes
+    from contexttrace.render.usage import render_usage_notes
     from contexttrace.reports.trace import RunResult
 
     notes = render_usage_notes(RunResult([r], []))
@@ -571,7 +571,8 @@ def test_model_usage_count_that_is_not_a_count(tmp_path, value: str, written: st
     assert r.reported["reported_cost_usd"] == 0.01
     assert r.result_only is None and r.total["lower_bound_reasons"] == ["output_placeholder"]
     assert r.total["cost_usd"] == pytest.approx((10 * 3 + 5 * 15) / 1e6)  # the call as written, Sonnet 4.5
-    from contexttrace.render.trace import render_json, render_usage_table
+    from contexttrace.render.trace import render_json
+    from contexttrace.render.usage import render_usage_table
     from contexttrace.reports.trace import RunResult
 
     run = RunResult([r], [])
@@ -643,7 +644,8 @@ def test_usage_never_raises_on_fuzz_and_cases(name: str) -> None:
     (the runner's firewall is not relied on)."""
     from contexttrace.errors import ContextTraceError
     from contexttrace.reading import read_trace
-    from contexttrace.render.trace import render_json, render_usage_table
+    from contexttrace.render.trace import render_json
+    from contexttrace.render.usage import render_usage_table
     from contexttrace.reports.trace import RunResult
 
     base = CASES.parent / ("fuzz" if (CASES.parent / "fuzz" / name).exists() else "cases") / name

@@ -17,7 +17,8 @@ from contexttrace.analysis.weather_signals import SIGNALS, compose, curve
 from contexttrace.analysis.weather_worst import scores_after_each_call, worst_weather
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
-from contexttrace.render.trace import GRADE_COLORS, render_explain, render_weather_tooltip
+from contexttrace.render.explain import render_explain, render_weather_tooltip
+from contexttrace.render.text import GRADE_COLORS
 from contexttrace.run.runner import analyze
 
 from .conftest import SAMPLES

@@ -22,16 +22,12 @@ from contexttrace import __version__
 from contexttrace.analysis import window as context_window
 from contexttrace.discover.local import default_roots
 from contexttrace.errors import ExitCode
+from contexttrace.render.checks import render_check
 from contexttrace.render.compare import CompareFormat, render_compare, render_compare_notes
-from contexttrace.render.trace import (
-    columns_to_drop,
-    render_check,
-    render_diagnostics,
-    render_explain,
-    render_history,
-    render_view,
-    render_view_notes,
-)
+from contexttrace.render.diagnostics import render_diagnostics
+from contexttrace.render.explain import render_explain
+from contexttrace.render.history import render_history
+from contexttrace.render.views import columns_to_drop, render_view, render_view_notes
 from contexttrace.reports.compare import (
     ConditionError,
     build_run,
@@ -994,8 +990,10 @@ def report_command(
     if missing:
         typer.echo(f"Error: context report needs {', '.join(missing)}; install them with: {INSTALL_HINT}", err=True)
         raise typer.Exit(ExitCode.USAGE)
-    from contexttrace.render.html.data import build_page, build_section, compare_view
+    from contexttrace.render.html.compare_view import compare_view
+    from contexttrace.render.html.data import build_page
     from contexttrace.render.html.page import render_page
+    from contexttrace.render.html.section import build_section
 
     comparison = None
     if condition:

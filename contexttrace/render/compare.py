@@ -12,9 +12,15 @@ import io
 from enum import StrEnum
 from typing import Any
 
-import orjson
-
-from contexttrace.render.trace import TABLE_FORMAT, _clean, _safe, fmt_usd
+from contexttrace.render.text import (
+    TABLE_FORMAT,
+    fmt_p,
+    fmt_percent_change,
+    fmt_usd,
+    fmt_value,
+    json_text,
+    safe_text,
+)
 from contexttrace.reports import compare as cmp
 from contexttrace.reports.stats import CI_LEVEL, MIN_RUNS_FOR_TEST, RESAMPLES, SEED
 from contexttrace.reports.surface import SURFACE_FIELDS
@@ -48,38 +54,7 @@ def label(metric: str) -> str:
     return LABELS.get(metric, metric)
 
 
-# -- numbers ---------------------------------------------------------------------------------------
-
-
-def fmt_value(value: float | None, unit: str, signed: bool = False) -> str:
-    """A median, bound or difference in its unit: thousands separators, one decimal only when there is
-    one (the median of an even number of runs), USD as `render.fmt_usd` without the ≈; None → ``–``.
-
-    >>> fmt_value(26009, "tokens"), fmt_value(4.5, "calls"), fmt_value(3000, "tokens", signed=True)
-    ('26,009', '4.5', '+3,000')
-    >>> fmt_value(-0.05, "usd", signed=True), fmt_value(0, "count", signed=True)
-    ('-$0.0500', '0')
-    """
-    if value is None:
-        return "–"
-    if unit == "usd":
-        text = fmt_usd(value, estimate=False)
-        return ("+" + text) if signed and value > 0 and text != "$0.00" else text
-    text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
-    return ("+" + text) if signed and value > 0 else text
-
-
-def fmt_p(p: float | None) -> str:
-    """A p-value: two decimals, three below 0.01, ``<0.001`` below that; None → ``–``.
-
-    >>> fmt_p(0.6123), fmt_p(0.0021645), fmt_p(0.0001), fmt_p(None)
-    ('0.61', '0.002', '<0.001', '–')
-    """
-    if p is None:
-        return "–"
-    if p < 0.001:
-        return "<0.001"
-    return f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+# -- cells -----------------------------------------------------------------------------------------
 
 
 def _median_cell(row: dict[str, Any]) -> str:
@@ -98,7 +73,7 @@ def _pct_cell(pct: float | None) -> str:
     """``+11.5%``, ``0%``; ``–`` when the baseline's median is 0 (no percentage of nothing)."""
     if pct is None:
         return "–"
-    return "0%" if pct == 0 else f"{pct:+.1f}%"
+    return "0%" if pct == 0 else fmt_percent_change(pct)
 
 
 def _noise_cell(row: dict[str, Any]) -> str:
@@ -136,7 +111,21 @@ def _table_row(row: dict[str, Any], baseline: str) -> list[str]:
 
 
 def render_compare(comparison: cmp.Comparison, fmt: CompareFormat = CompareFormat.TABLE) -> str:
-    """Render a comparison for stdout in one format (`CompareFormat`); dispatches to the functions below."""
+    """Render a comparison for stdout in one format.
+
+    Parameters
+    ----------
+    comparison
+        From `compare.compare`.
+    fmt
+        `CompareFormat`: the table (`render_compare_table`), markdown (the same table, headings under it),
+        CSV (`render_compare_csv`) or JSON (`render_compare_json`).
+
+    Returns
+    -------
+    str
+        The output, ending without a newline; always valid UTF-8.
+    """
     if fmt is CompareFormat.JSON:
         return render_compare_json(comparison)
     if fmt is CompareFormat.CSV:
@@ -164,7 +153,7 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
         ≈ (list prices), ≥ when a run's cost is a lower bound. Then, after blank lines, the readings and
         the surface as ``- `` lines, and the legend.
     """
-    from tabulate import tabulate  # imported here, as in `render._table`: start-up of the other commands
+    from tabulate import tabulate  # imported here, as in `text.pipe_table`: start-up of the other commands
 
     rows = [_table_row(r, comparison.baseline) for r in comparison.rows]
     table = tabulate(rows, headers=_HEADERS, tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=_ALIGN)
@@ -179,7 +168,7 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
             "\n".join([title("Surface (what start-up offered, from system/init)"), *(f"- {x}" for x in lines)])
         )
     parts.append(_legend(markdown))
-    return _safe("\n\n".join(parts))
+    return safe_text("\n\n".join(parts))
 
 
 def _legend(markdown: bool) -> str:
@@ -202,7 +191,7 @@ def render_compare_csv(comparison: cmp.Comparison) -> str:
     writer.writeheader()
     for row in comparison.rows:
         writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    return _safe(out.getvalue().rstrip("\n"))
+    return safe_text(out.getvalue().rstrip("\n"))
 
 
 def compare_dict(comparison: cmp.Comparison) -> dict[str, Any]:
@@ -270,13 +259,14 @@ def _run_dict(run: cmp.RunFigures) -> dict[str, Any]:
 
 
 def render_compare_json(comparison: cmp.Comparison) -> str:
-    """The `--json` object (`compare_dict`), indented, keys sorted; valid UTF-8 whatever the traces held."""
-    data = compare_dict(comparison)
-    option = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
-    try:
-        return orjson.dumps(data, option=option).decode()
-    except orjson.JSONEncodeError:
-        return orjson.dumps(_clean(data), option=option).decode()
+    """Render `context compare --json`: the `compare_dict` object, indented, keys sorted, raw numbers.
+
+    Returns
+    -------
+    str
+        JSON, valid UTF-8 whatever the traces held (`text.json_text`).
+    """
+    return json_text(compare_dict(comparison))
 
 
 def render_compare_notes(comparison: cmp.Comparison, fmt: CompareFormat = CompareFormat.TABLE) -> list[str]:
@@ -289,7 +279,7 @@ def render_compare_notes(comparison: cmp.Comparison, fmt: CompareFormat = Compar
     for w in comparison.warnings:
         prefix = "note" if w["kind"] in ("baseline_offers", "same_start") else "warning"
         out.append(f"{prefix}: {_warning_text(w)}")
-    return [_safe(x) for x in out]
+    return [safe_text(x) for x in out]
 
 
 # -- sentences -------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""Text, JSON and the report panel of `context files` (issue 13): one table per trace, its drop events under it.
+"""Text, JSON and the report panel of `context files`: one table per trace, its drop events under it.
 
-Every number is formatted here (`render.fmt_int`); estimates carry ≈, relevance two decimals. The reports
-come from `files.build_files`; nothing here computes a figure.
+Every number is formatted by `render.text` (`fmt_int`, `fmt_tokens`, `fmt_duration`, `fmt_decimal`);
+estimates carry ≈, relevance two decimals. The reports come from `reports.files.build_files`; nothing here
+computes a figure.
 """
 
 from __future__ import annotations
@@ -9,10 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from contexttrace.analysis.placement import normalize_path
-from contexttrace.render.trace import _clean, _safe, _table, fmt_int
+from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_tokens, json_text, pipe_table, safe_text
 from contexttrace.reports.files import DROPPED, REREAD_WARN, FilesReport
 from contexttrace.reports.trace import RunResult
 
@@ -34,18 +33,12 @@ def short_path(path: str, cwd: str | None) -> str:
 
 
 def fmt_age(ms: int | None) -> str:
-    """An age: seconds below a minute, minutes below 100 minutes, then hours; None → ``"-"``.
+    """An age: how long ago, as `text.fmt_duration` writes a duration (exact: timestamps); None → ``"-"``.
 
     >>> fmt_age(4_000), fmt_age(184_037), fmt_age(17_898_648), fmt_age(None)
-    ('4s ago', '3m ago', '5.0h ago', '-')
+    ('4.0s ago', '3m 4s ago', '4h 58m ago', '-')
     """
-    if ms is None:
-        return "-"
-    if ms < 60_000:
-        return f"{ms // 1000}s ago"
-    if ms < 6_000_000:
-        return f"{ms // 60_000}m ago"
-    return f"{ms / 3_600_000:.1f}h ago"
+    return "-" if ms is None else f"{fmt_duration(ms)} ago"
 
 
 def fmt_moment(ms: int | None) -> str:
@@ -64,10 +57,6 @@ def fmt_moment(ms: int | None) -> str:
     return f"{d.year:04d}-{d:%m-%d %H:%M:%S} UTC"
 
 
-def _approx(tokens: int) -> str:
-    return "0" if not tokens else "≈" + fmt_int(tokens)
-
-
 def _last_seen(row: dict[str, Any]) -> str:
     call = f"call {row['last_seen_call']}" if row["last_seen_call"] else "-"
     return call if row["age_ms"] is None else f"{call}, {fmt_age(row['age_ms'])}"
@@ -78,15 +67,15 @@ def _cells(row: dict[str, Any], cwd: str | None) -> list[str]:
     reads = fmt_int(row["reads"]) + (f" ({fmt_int(row['ranged_reads'])} ranged)" if row["ranged_reads"] else "")
     return [
         row["level"] or "-",
-        "-" if row["relevance"] is None else f"{row['relevance']:.2f}",
+        fmt_decimal(row["relevance"], 2),
         short_path(row["path"], cwd),
         fmt_int(row["touches"]),
         reads,
         fmt_int(row["writes"]),
         fmt_int(row["failed"]),
         rereads,
-        _approx(row["tokens_read"]),
-        _approx(row["tokens_written"]),
+        fmt_tokens(row["tokens_read"], estimated=True),
+        fmt_tokens(row["tokens_written"], estimated=True),
         fmt_int(row["references"]),
         _last_seen(row),
         {True: "yes", False: "no", None: "-"}[row["in_window"]],
@@ -124,7 +113,7 @@ def _notes(r: FilesReport) -> list[str]:
                    "writes + failed")  # fmt: skip
     if r.drop_events:
         out.append("Drop events (main thread):")
-        out.extend(_safe("  " + drop_line(d, cwd)) for d in r.drop_events)
+        out.extend(safe_text("  " + drop_line(d, cwd)) for d in r.drop_events)
     if r.subagent_touches:
         out.append(
             f"subagents touched files {fmt_int(r.subagent_touches)} times (not in these rows: their own windows)"
@@ -133,14 +122,26 @@ def _notes(r: FilesReport) -> list[str]:
 
 
 def render_files_table(run: RunResult) -> str:
-    """One block per trace: its name, the files table (by relevance, highest first), the moment, the
-    formula, and the drop events."""
+    """Render `context files`: one block per trace, separated by blank lines.
+
+    Parameters
+    ----------
+    run
+        `RunResult` whose reports are `files.FilesReport`s.
+
+    Returns
+    -------
+    str
+        Per trace: its name, the files table (by relevance, highest first; tokens ≈ chars / 4, relevance
+        two decimals, last seen as a call and an age), the moment it describes, the relevance formula, and
+        the drop events.
+    """
     blocks = []
     for r in run.reports:
-        lines = [_safe(f"{r.trace}")]
+        lines = [safe_text(f"{r.trace}")]
         cwd = r.facts.get("cwd")
         if r.rows:
-            lines.append(_safe(_table([_cells(row, cwd) for row in r.rows], HEADERS, left=3)))
+            lines.append(safe_text(pipe_table([_cells(row, cwd) for row in r.rows], HEADERS, left=3)))
         else:
             lines.append("no files touched on the main thread")
         lines.extend(_notes(r))
@@ -149,8 +150,9 @@ def render_files_table(run: RunResult) -> str:
 
 
 def render_files_json(run: RunResult) -> str:
-    """A JSON list, one object per trace (`FilesReport.to_dict`)."""
-    return orjson.dumps(_clean([r.to_dict() for r in run.reports]), option=orjson.OPT_INDENT_2).decode()
+    """Render `context files --json`: a JSON list, one object per trace (`FilesReport.to_dict`), raw numbers,
+    keys in the report's order; always valid UTF-8."""
+    return json_text([r.to_dict() for r in run.reports], sort_keys=False)
 
 
 #: The report panel's columns (docs/report.md: `key`, `label`, `numeric`).
@@ -166,8 +168,20 @@ PANEL_COLUMNS = [
 
 
 def files_panel_of(r: FilesReport) -> dict[str, Any] | None:
-    """The `context report` panel of one trace's files (spec 003's table: badges, dropped files in amber),
-    or None when the main thread touched no file."""
+    """The `context report` panel of one trace's files: spec 003's table, badges, dropped files in amber.
+
+    Parameters
+    ----------
+    r
+        From `reports.files.build_files` (at the last line).
+
+    Returns
+    -------
+    dict or None
+        A table panel (docs/report.md: `id`, `title`, `kind`, `columns` = `PANEL_COLUMNS`, `rows`,
+        `badge_key`, `amber_key`, `note`: the first five drop events); None when the main thread touched
+        no file.
+    """
     if not r.rows:
         return None
     cwd = r.facts.get("cwd")
@@ -175,8 +189,8 @@ def files_panel_of(r: FilesReport) -> dict[str, Any] | None:
         {
             "level": row["level"] or "-",
             "file": short_path(row["path"], cwd),
-            "relevance": "-" if row["relevance"] is None else f"{row['relevance']:.2f}",
-            "tokens": _approx(row["tokens_read"]),
+            "relevance": fmt_decimal(row["relevance"], 2),
+            "tokens": fmt_tokens(row["tokens_read"], estimated=True),
             "touches": fmt_int(row["touches"]),
             "rereads": fmt_int(row["rereads"]),
             "last_seen": _last_seen(row),

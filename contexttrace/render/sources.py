@@ -1,22 +1,29 @@
-"""Text and JSON of `context sources` (issue 12): one table per trace, the reference above it, the honesty
-figures and the estimator line under it, and with `--steps` the rows of every call.
+"""Text, JSON and the report panel of `context sources`: one table per trace, the reference above it, the
+honesty figures and the estimator line under it, and with `--steps` the rows of every call.
 
-Every number is formatted here (`render.fmt_int`, `render.fmt_percent`); estimates carry ≈. The reports
-come from `context_sources.build_sources`; nothing here computes a figure.
+Every number is formatted by `render.text` (`fmt_int`, `fmt_tokens`, `fmt_percent`, `fmt_error_percent`,
+`fmt_ratio`); estimates carry ≈. The reports come from `reports.sources.build_sources`; nothing here computes a figure.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from contexttrace.render.trace import _clean, _safe, _table, fmt_int, fmt_percent
+from contexttrace.render.text import (
+    fmt_error_percent,
+    fmt_int,
+    fmt_percent,
+    fmt_ratio,
+    fmt_tokens,
+    json_text,
+    pipe_table,
+    safe_text,
+)
 from contexttrace.reports.sources import ROW_LABELS, ROWS, SourcesReport, calls_word
 from contexttrace.reports.trace import RunResult
 
 HEADERS = ["source", "tokens", "share"]
-#: Short headers of the `--steps` table, one per row of `context_sources.ROWS`.
+#: Short headers of the `--steps` table, one per row of `reports.sources.ROWS`.
 STEP_HEADERS: dict[str, str] = {
     "prefix": "prefix",
     "files": "files",
@@ -35,15 +42,6 @@ STEP_HEADERS: dict[str, str] = {
 }
 
 
-def fmt_tokens(tokens: int, estimated: bool) -> str:
-    """Tokens with ≈ when estimated (never on 0).
-
-    >>> fmt_tokens(26447, True), fmt_tokens(912, False), fmt_tokens(0, True)
-    ('≈26,447', '912', '0')
-    """
-    return ("≈" if estimated and tokens else "") + fmt_int(tokens)
-
-
 def fmt_reference(ref: dict[str, Any]) -> str:
     """The context reference in words (spec 001).
 
@@ -57,15 +55,6 @@ def fmt_reference(ref: dict[str, Any]) -> str:
     delta = ref["delta_tokens"]
     shown = f" (Δcontext {fmt_int(delta)})" if delta is not None else ""
     return f"{ref['kind']} at call {fmt_int(ref['call'])}{shown}"
-
-
-def _pct(value: float | None) -> str:
-    """An error fraction as a percentage with one decimal (``0.1446`` → ``"14.5%"``); None → ``"-"``."""
-    return "-" if value is None else f"{value * 100:.1f}%"
-
-
-def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
 
 
 def estimator_line(e: dict[str, Any]) -> str:
@@ -82,16 +71,17 @@ def estimator_line(e: dict[str, Any]) -> str:
     head = f"estimator (spec 003, {e['rule_chars_per_token']} chars/token): "
     if not e["calls_compared"]:
         return head + "no call to compare"
-    line = (f"{head}median error {_pct(e['rule_median_error'])}, worst {_pct(e['rule_worst_error'])} "
-            f"over {calls_word(e['calls_compared'])}")  # fmt: skip
+    line = (f"{head}median error {fmt_error_percent(e['rule_median_error'])}, worst "
+            f"{fmt_error_percent(e['rule_worst_error'])} over {calls_word(e['calls_compared'])}")  # fmt: skip
     if e["chars_per_token"] is None:
         return line + "; no step to calibrate on"
     rule, calibrated = e["rule_median_error"], e["calibrated_median_error"]
     worse = rule is not None and calibrated is not None and calibrated >= rule
-    return (f"{line}; calibrated {_ratio(e['chars_per_token'])} chars/token (results "
-            f"{_ratio(e['results_chars_per_token'])}, prompts {_ratio(e['prompts_chars_per_token'])}, inputs "
-            f"{_ratio(e['inputs_chars_per_token'])}): median {_pct(e['calibrated_median_error'])}, worst "
-            f"{_pct(e['calibrated_worst_error'])}" + (", no better than the rule" if worse else ""))  # fmt: skip
+    ratios = {k: fmt_ratio(e[f"{k}chars_per_token"]) for k in ("", "results_", "prompts_", "inputs_")}
+    errors = {k: fmt_error_percent(e[f"calibrated_{k}_error"]) for k in ("median", "worst")}
+    return (f"{line}; calibrated {ratios['']} chars/token (results {ratios['results_']}, prompts "
+            f"{ratios['prompts_']}, inputs {ratios['inputs_']}): median {errors['median']}, worst {errors['worst']}"
+            + (", no better than the rule" if worse else ""))  # fmt: skip
 
 
 def _head(r: SourcesReport) -> str:
@@ -131,25 +121,38 @@ def _steps_table(r: SourcesReport) -> str:
         cells = [fmt_int(s["call"]), fmt_int(s["prompt_tokens"])]
         cells += [fmt_int(src[k]) if src is not None else "-" for k in ROWS]
         rows.append(cells)
-    return _table(rows, ["call", "context", *(STEP_HEADERS[k] for k in ROWS)], left=0)
+    return pipe_table(rows, ["call", "context", *(STEP_HEADERS[k] for k in ROWS)], left=0)
 
 
 def render_sources_table(run: RunResult, steps: bool = False) -> str:
-    """One block per trace: its name, the reference and size, the sources table (≈ on estimated rows),
-    `overflow_raw` / `reconciled` / `withdrawn`, harness per turn, the estimator line; with `steps`, a table
-    of every call × source (tokens, the ≈ of the rows above applies)."""
+    """Render `context sources`: one block per trace, separated by blank lines.
+
+    Parameters
+    ----------
+    run
+        `RunResult` whose reports are `sources.SourcesReport`s.
+    steps
+        Also print a table of every call × source (tokens; the ≈ of the rows above applies).
+
+    Returns
+    -------
+    str
+        Per trace: its name, the reference and size, the sources table (≈ on estimated rows), then
+        `overflow_raw` / `reconciled` / `withdrawn`, harness per turn and the estimator line
+        (`estimator_line`); ``no call to split`` and why when the trace has no call at the moment asked.
+    """
     blocks = []
     for r in run.reports:
-        lines = [_safe(r.trace)]
+        lines = [safe_text(r.trace)]
         if r.call is None:
             why = [w for w in r.warnings if w.startswith(("--at", "--thread", "no main-thread call"))]
-            lines.append("no call to split" + (f": {_safe(why[-1])}" if why else ""))
+            lines.append("no call to split" + (f": {safe_text(why[-1])}" if why else ""))
         else:
-            lines.append(_safe(_head(r)))
+            lines.append(safe_text(_head(r)))
             cells = [[x["label"], fmt_tokens(x["tokens"], x["estimated"]), fmt_percent(x["share"])]
                      for x in r.sources]  # fmt: skip
             cells.append(["total", fmt_int(r.context_tokens), fmt_percent(1.0 if r.context_tokens else None)])
-            lines.append(_table(cells, HEADERS))
+            lines.append(pipe_table(cells, HEADERS))
             lines.extend(_notes(r))
             if steps and r.steps:
                 lines.append(_steps_table(r))
@@ -158,15 +161,46 @@ def render_sources_table(run: RunResult, steps: bool = False) -> str:
 
 
 def render_sources_json(run: RunResult) -> str:
-    """A JSON list, one object per trace (`SourcesReport.to_dict`: steps always included)."""
-    return orjson.dumps(_clean([r.to_dict() for r in run.reports]), option=orjson.OPT_INDENT_2).decode()
+    """Render `context sources --json`: a JSON list, one object per trace (`SourcesReport.to_dict`: steps
+    always included), raw numbers, keys in the report's order; always valid UTF-8."""
+    return json_text([r.to_dict() for r in run.reports], sort_keys=False)
 
 
-def panel_rows(r: SourcesReport) -> list[dict[str, str]]:
-    """The HTML panel's rows (`context_sources.sources_panel`): the non-empty sources, formatted."""
-    return [{"source": x["label"], "tokens": fmt_tokens(x["tokens"], x["estimated"]),
+#: The report panel's columns (docs/report.md: `key`, `label`, `numeric`).
+PANEL_COLUMNS = [
+    {"key": "source", "label": "source"},
+    {"key": "tokens", "label": "tokens", "numeric": True},
+    {"key": "share", "label": "share", "numeric": True},
+]
+
+
+def sources_panel_of(r: SourcesReport) -> dict[str, Any] | None:
+    """The `context report` panel of one trace's sources: the non-empty sources at its last main-thread call.
+
+    Parameters
+    ----------
+    r
+        From `reports.sources.build_sources` (at the last call).
+
+    Returns
+    -------
+    dict or None
+        A table panel (docs/report.md: `id`, `title`, `kind`, `columns` = `PANEL_COLUMNS`, `rows` with
+        `source`, `tokens` (≈ where estimated) and `share`, `note`); None when no call was measured.
+    """
+    if r.call is None:
+        return None
+    rows = [{"source": x["label"], "tokens": fmt_tokens(x["tokens"], x["estimated"]),
              "share": fmt_percent(x["share"])} for x in r.sources if x["tokens"]]  # fmt: skip
+    return {
+        "id": "sources",
+        "title": f"Context sources at call {r.call}, since {fmt_reference(r.reference)}",
+        "kind": "table",
+        "columns": PANEL_COLUMNS,
+        "rows": rows,
+        "note": "≈: chars / 4 placed on the call that first carried them, reconciled per step (docs/sources.md)",
+    }
 
 
-__all__ = ["ROW_LABELS", "estimator_line", "fmt_reference", "panel_rows", "render_sources_json",
-           "render_sources_table"]  # fmt: skip
+__all__ = ["ROW_LABELS", "estimator_line", "fmt_reference", "render_sources_json", "render_sources_table",
+           "sources_panel_of"]  # fmt: skip

@@ -1,16 +1,14 @@
-"""Text and JSON of `context tools` (issue 13): one table per trace, the top context consumers under it.
+"""Text, JSON and the report panel of `context tools`: one table per trace, the top context consumers under it.
 
-Every number is formatted here (`render.fmt_int`, `render.fmt_usd`); estimates carry ≈. The reports come
-from `tools.build_tools`; nothing here computes a figure.
+Every number is formatted by `render.text` (`fmt_int`, `fmt_usd`, `fmt_duration`, `fmt_tokens`); estimates
+carry ≈. The reports come from `reports.tools.build_tools`; nothing here computes a figure.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from contexttrace.render.trace import _clean, _safe, _table, fmt_int, fmt_usd
+from contexttrace.render.text import fmt_duration, fmt_int, fmt_tokens, fmt_usd, json_text, pipe_table, safe_text
 from contexttrace.reports.tools import ERROR_CLASS_LABELS, THREAD_GROUP_MAIN, ToolsReport, sort_rows
 from contexttrace.reports.trace import RunResult
 
@@ -19,25 +17,6 @@ HEADERS = ["thread", "tool", "error classes", "calls", "errors", "denied", "p50"
 #: Marks a result cut short: its full output was persisted to a file (a `<persisted-output>` preview), or the
 #: tool cut it at a cap (`tool_results.capped`: toolUseResult.truncated / truncatedByTokenCap).
 CUT_MARK = "⊘"
-
-
-def fmt_duration(ms: int | None) -> str:
-    """≈ a duration: ms below 1 s, seconds below 100 s, then minutes; None → ``"-"`` (not measured).
-
-    >>> fmt_duration(85), fmt_duration(1428), fmt_duration(141874), fmt_duration(None)
-    ('≈85ms', '≈1.4s', '≈2.4m', '-')
-    """
-    if ms is None:
-        return "-"
-    if ms < 1000:
-        return f"≈{ms}ms"
-    if ms < 100_000:
-        return f"≈{ms / 1000:.1f}s"
-    return f"≈{ms / 60_000:.1f}m"
-
-
-def _approx(tokens: int) -> str:
-    return "0" if not tokens else "≈" + fmt_int(tokens)
 
 
 def _classes(row: dict[str, Any]) -> str:
@@ -57,10 +36,10 @@ def _cells(row: dict[str, Any]) -> list[str]:
         fmt_int(row["calls"]),
         fmt_int(row["errors"]),
         fmt_int(row["denials"]),
-        fmt_duration(row["p50_duration_ms"]),
-        fmt_duration(row["p95_duration_ms"]),
-        _approx(row["tokens_to_context"]),
-        _approx(row["input_tokens_to_context"]),
+        fmt_duration(row["p50_duration_ms"], estimate=True),
+        fmt_duration(row["p95_duration_ms"], estimate=True),
+        fmt_tokens(row["tokens_to_context"], estimated=True),
+        fmt_tokens(row["input_tokens_to_context"], estimated=True),
         _tax(row),
     ]
 
@@ -79,8 +58,20 @@ PANEL_COLUMNS = [
 
 
 def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
-    """The `context report` panel of one trace's tools (one row per tool and thread, sorted by calls; MCP
-    tools under their server), or None when the trace has no tool call."""
+    """The `context report` panel of one trace's tools: one row per tool and thread, sorted by calls (MCP
+    tools under their server), the top context consumers as its note.
+
+    Parameters
+    ----------
+    r
+        From `reports.tools.build_tools`.
+
+    Returns
+    -------
+    dict or None
+        A table panel (docs/report.md: `id`, `title`, `kind`, `columns` = `PANEL_COLUMNS`, `rows`, `note`);
+        None when the trace has no tool call.
+    """
     rows = [
         {
             "thread": row["thread"],
@@ -88,8 +79,8 @@ def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
             "calls": fmt_int(row["calls"]),
             "errors": fmt_int(row["errors"]),
             "classes": _classes(row),
-            "p95": fmt_duration(row["p95_duration_ms"]),
-            "tokens": _approx(row["tokens_to_context"]),
+            "p95": fmt_duration(row["p95_duration_ms"], estimate=True),
+            "tokens": fmt_tokens(row["tokens_to_context"], estimated=True),
             "tax": _tax(row),
         }
         for row in sort_rows(r.rows, "calls")
@@ -106,15 +97,30 @@ def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
 
 
 def render_tools_table(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
-    """One block per trace: its name, the tools table sorted by `sort` (`tools.SORT_KEYS`), and the top
-    context consumers (tokens, the main-thread call that first carried them, ⊘ for a persisted or capped
-    result)."""
+    """Render `context tools`: one block per trace, separated by blank lines.
+
+    Parameters
+    ----------
+    run
+        `RunResult` whose reports are `tools.ToolsReport`s.
+    sort
+        The rows' order (`tools.SORT_KEYS`).
+    by_tool
+        Also show the rows of each MCP server's tools under it.
+
+    Returns
+    -------
+    str
+        Per trace: its name, the tools table (durations ≈: tool_use → tool_result; tokens ≈ chars / 4),
+        the notes, and the top context consumers (tokens, the main-thread call that first carried them,
+        ⊘ for a persisted or capped result).
+    """
     blocks = []
     for r in run.reports:
         rows = [row for row in sort_rows(r.rows, sort) if by_tool or row["parent"] is None]
-        lines = [_safe(f"{r.trace}")]
+        lines = [safe_text(f"{r.trace}")]
         if rows:
-            lines.append(_table([_cells(row) for row in rows], HEADERS, left=3))
+            lines.append(pipe_table([_cells(row) for row in rows], HEADERS, left=3))
         else:
             lines.append("no tool calls")
         lines.extend(_notes(r))
@@ -136,20 +142,22 @@ def _notes(r: ToolsReport) -> list[str]:
             mark = f" {CUT_MARK} persisted" if c["persisted"] else f" {CUT_MARK} capped" if c["capped"] else ""
             call = f"call {c['call']}" if c["call"] is not None else "no call after it"
             cleared = ", cleared" if c["cleared"] else ""
-            out.append(_safe(f"  {i}. {c['tool']} ≈{fmt_int(c['tokens_to_context'])} tokens{mark}, {call}{cleared}, "
-                             f"re-read {fmt_int(c['reread_calls'])}× {fmt_usd(c['reread_tax_usd'])}"))  # fmt: skip
+            tokens = fmt_int(c["tokens_to_context"])
+            out.append(safe_text(f"  {i}. {c['tool']} ≈{tokens} tokens{mark}, {call}{cleared}, "
+                                 f"re-read {fmt_int(c['reread_calls'])}× {fmt_usd(c['reread_tax_usd'])}"))  # fmt: skip
     return out
 
 
 def render_tools_json(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
-    """A JSON list, one object per trace (`ToolsReport.to_dict`), rows in `sort` order."""
+    """Render `context tools --json`: a JSON list, one object per trace (`ToolsReport.to_dict`), rows in
+    `sort` order, raw numbers."""
     out = []
     for r in run.reports:
         obj = r.to_dict(by_tool)
         keep = {id(row) for row in obj["tools"]}
         obj["tools"] = [row for row in sort_rows(r.rows, sort) if id(row) in keep]
         out.append(obj)
-    return orjson.dumps(_clean(out), option=orjson.OPT_INDENT_2).decode()
+    return json_text(out, sort_keys=False)
 
 
-__all__ = ["THREAD_GROUP_MAIN", "fmt_duration", "render_tools_json", "render_tools_table", "tools_panel_of"]
+__all__ = ["THREAD_GROUP_MAIN", "render_tools_json", "render_tools_table", "tools_panel_of"]

@@ -560,12 +560,3 @@ def build_files(trace: Trace, window: int | None = None, at: At | None = None) -
         subagent_touches=sum(tid is not None and tid in results for tid in others),
         **reading_diagnostics(trace, warnings),
     )
-
-
-def files_panel(trace: Trace, report: Any = None) -> dict[str, Any] | None:
-    """The `context report` panel of one trace (`html_report.PANEL_HOOKS`): `build_files` at the last line,
-    drawn by `render_files.files_panel_of` (None when the main thread touched no file)."""
-    del report
-    from contexttrace.render.files import files_panel_of  # (the hook must live here; the drawing lives in render)
-
-    return files_panel_of(build_files(trace))

@@ -531,27 +531,3 @@ def unknown_thread(reports: list[SourcesReport], thread: str) -> str | None:
     shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
     return (f"{thread!r} names no thread of the traces read; their threads: {shown} (or a Task / Agent "
             "tool_use id that started one)")  # fmt: skip
-
-
-def sources_panel(trace: Trace, report: Any) -> dict[str, Any] | None:
-    """The HTML report's panel (`html_report.PANEL_HOOKS`, docs/report.md "Hooks"): the last main-thread
-    call's sources as a table; None for a trace with no measured call. `report` is unused."""
-    from contexttrace.render.sources import fmt_reference, panel_rows  # render imports this module: import at call time
-
-    del report
-    built = build_sources(trace)
-    if built.call is None:
-        return None
-    columns = [
-        {"key": "source", "label": "source"},
-        {"key": "tokens", "label": "tokens", "numeric": True},
-        {"key": "share", "label": "share", "numeric": True},
-    ]
-    return {
-        "id": "sources",
-        "title": f"Context sources at call {built.call}, since {fmt_reference(built.reference)}",
-        "kind": "table",
-        "columns": columns,
-        "rows": panel_rows(built),
-        "note": "≈: chars / 4 placed on the call that first carried them, reconciled per step (docs/sources.md)",
-    }

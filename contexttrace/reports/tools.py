@@ -454,12 +454,3 @@ def sort_rows(rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
         out.append(r)
         out.extend(sorted(children.get((r["thread"], r["tool"]), []), key=key))
     return out
-
-
-def tools_panel(trace: Trace, report: Any = None) -> dict[str, Any] | None:
-    """The `context report` panel of one trace (`html_report.PANEL_HOOKS`): `build_tools`, sorted by calls,
-    drawn by `render_tools.tools_panel_of` (None when the trace has no tool call)."""
-    del report
-    from contexttrace.render.tools import tools_panel_of  # (the hook must live here; the drawing lives in render)
-
-    return tools_panel_of(build_tools(trace))

@@ -1,7 +1,7 @@
 """The report page's charts: Vega-Lite specs built with altair, and the Vega JavaScript that draws them.
 
 Each spec is a **template**: it names its data (`{"data": {"name": "calls"}}`) and holds none; the page's
-script copies it and fills `datasets` with one trace's data (`html_report.growth_datasets`), so a page of
+script copies it and fills `datasets` with one trace's data (`growth.growth_datasets`), so a page of
 200 sessions carries four growth specs, not 200, and altair validates each spec once per run (not per
 trace: ≈ 0.15 s for all of them). No string from a trace ever enters a spec: labels, paths and tool names
 are data fields, shown by Vega's text marks and tooltips (which escape them), never expressions.
@@ -84,7 +84,7 @@ def _config() -> dict[str, Any]:
     }
 
 
-#: The x field of each axis in every dataset (`html_report.growth_datasets`), and the health slices' end.
+#: The x field of each axis in every dataset (`growth.growth_datasets`), and the health slices' end.
 X_FIELDS = {"time": ("xt", "x2t", "t"), "calls": ("xc", "x2c", "c")}
 
 
@@ -119,24 +119,34 @@ def growth_spec(axis: str, with_subagents: bool) -> dict[str, Any]:
     and a ↻ over each re-read. The x scale is shared, so both line up.
 
     Data (named): `calls`, `subagents`, `compactions`, `limits`, `health`, `rereads` (see
-    `html_report.growth_datasets`).
+    `growth.growth_datasets`).
     """
     import altair as alt
 
     xf, x2f, side = X_FIELDS[axis]
     x_top, x_bottom = _x(alt, axis, xf, bottom=False), _x(alt, axis, xf)
-    y = alt.Y("tokens:Q", title="prompt tokens (main thread)", axis=alt.Axis(format="~s"))
     when = (
         [alt.Tooltip("xt:T", title="time (UTC)", format="%Y-%m-%d %H:%M:%S", formatType="utc")]
         if axis == "time"
         else []
     )
+    main = alt.layer(*_call_layers(alt, x_top, when), *_limit_layers(alt), *_compaction_layers(alt, x_top, side))
+    top = alt.layer(main, _subagent_layer(alt, x_top, when)).resolve_scale(y="independent") if with_subagents else main
+    top = top.properties(width=GROWTH_WIDTH, height=GROWTH_HEIGHT)
+    health = _health_strip(alt, x_bottom, x2f).properties(width=GROWTH_WIDTH, height=HEALTH_HEIGHT)
+    chart = alt.vconcat(top, health, spacing=4).resolve_scale(x="shared").configure(**_config())
+    return _clean(chart.to_dict(validate=VALIDATE))
+
+
+def _call_layers(alt: Any, x: Any, when: list[Any]) -> list[Any]:
+    """The main thread's prompt tokens: a line, and a point per call with its hover text."""
+    y = alt.Y("tokens:Q", title="prompt tokens (main thread)", axis=alt.Axis(format="~s"))
     calls = alt.Chart(alt.NamedData("calls"))
-    line = calls.mark_line(color=MAIN_COLOR, strokeWidth=1.5, interpolate="linear").encode(x=x_top, y=y)
+    line = calls.mark_line(color=MAIN_COLOR, strokeWidth=1.5, interpolate="linear").encode(x=x, y=y)
     points = (
         calls.mark_point(filled=True, size=30, color=MAIN_COLOR, opacity=1)
         .encode(
-            x=x_top,
+            x=x,
             y=y,
             tooltip=[
                 alt.Tooltip("call:Q", title="call"),
@@ -147,6 +157,11 @@ def growth_spec(axis: str, with_subagents: bool) -> dict[str, Any]:
         )
         .properties(name="ct_calls")
     )
+    return [line, points]
+
+
+def _limit_layers(alt: Any) -> list[Any]:
+    """The window and the autocompact threshold: dashed horizontal rules, each labelled at the left."""
     limits = alt.Chart(alt.NamedData("limits"))
     limit_rules = (
         limits.mark_rule(strokeDash=[6, 4], strokeWidth=1.5)
@@ -167,52 +182,59 @@ def growth_spec(axis: str, with_subagents: bool) -> dict[str, Any]:
         color=alt.Color("kind:N", scale=alt.Scale(domain=["window", "autocompact"],
                                                   range=[WINDOW_COLOR, AUTOCOMPACT_COLOR]), legend=None),
     )  # fmt: skip
+    return [limit_rules, limit_labels]
+
+
+def _compaction_layers(alt: Any, x: Any, side: str) -> list[Any]:
+    """Each compaction: a dashed vertical rule, its label on the side that keeps it inside the chart."""
     comps = alt.Chart(alt.NamedData("compactions"))
     comp_rules = (
         comps.mark_rule(color=COMPACTION_COLOR, strokeDash=[4, 3], strokeWidth=2, opacity=0.8)
-        .encode(x=x_top, tooltip=[alt.Tooltip("detail:N", title="compaction")])
+        .encode(x=x, tooltip=[alt.Tooltip("detail:N", title="compaction")])
         .properties(name="ct_compactions")
     )
     # Each label on the side of its line that keeps it inside the chart (`label_left_*` / `label_right_*`:
-    # html_report decides; the other is ""). Two layers of the same rows, never an empty one.
+    # `growth.growth_datasets` decides; the other is ""). Two layers of the same rows, never an empty one.
     comp_labels = [
         comps.mark_text(align=where, baseline="top", dx=dx, fontSize=11, font="ui-monospace, monospace",
                         color=COMPACTION_COLOR)
-        .encode(x=x_top, y=alt.value(22), text=f"label_{where}_{side}:N",
+        .encode(x=x, y=alt.value(22), text=f"label_{where}_{side}:N",
                 tooltip=[alt.Tooltip("detail:N", title="compaction")])
         for where, dx in _LABEL_SIDES
     ]  # fmt: skip
-    main = alt.layer(line, points, limit_rules, limit_labels, comp_rules, *comp_labels)
-    if with_subagents:
-        sub = (
-            alt.Chart(alt.NamedData("subagents"))
-            .mark_point(filled=True, size=14, opacity=0.35, color=SUBAGENT_COLOR)
-            .encode(
-                x=x_top,
-                y=alt.Y(
-                    "tokens:Q",
-                    title="subagent prompt tokens",
-                    axis=alt.Axis(orient="right", format="~s", titleColor=SUBAGENT_COLOR, grid=False),
-                ),
-                tooltip=[
-                    alt.Tooltip("agent:N", title="subagent"),
-                    alt.Tooltip("tokens:Q", title="prompt tokens", format=","),
-                    *when,
-                ],
-            )
-            .properties(name="ct_subagents")
-        )
-        top = alt.layer(main, sub).resolve_scale(y="independent")
-    else:
-        top = main
-    top = top.properties(width=GROWTH_WIDTH, height=GROWTH_HEIGHT)
+    return [comp_rules, *comp_labels]
 
+
+def _subagent_layer(alt: Any, x: Any, when: list[Any]) -> Any:
+    """The subagent calls: faint points on their own right-hand axis."""
+    return (
+        alt.Chart(alt.NamedData("subagents"))
+        .mark_point(filled=True, size=14, opacity=0.35, color=SUBAGENT_COLOR)
+        .encode(
+            x=x,
+            y=alt.Y(
+                "tokens:Q",
+                title="subagent prompt tokens",
+                axis=alt.Axis(orient="right", format="~s", titleColor=SUBAGENT_COLOR, grid=False),
+            ),
+            tooltip=[
+                alt.Tooltip("agent:N", title="subagent"),
+                alt.Tooltip("tokens:Q", title="prompt tokens", format=","),
+                *when,
+            ],
+        )
+        .properties(name="ct_subagents")
+    )
+
+
+def _health_strip(alt: Any, x: Any, x2_field: str) -> Any:
+    """Spec 000's health bar: the grade-coloured slices, the compactions again, a ↻ over each re-read."""
     slices = (
         alt.Chart(alt.NamedData("health"))
         .mark_rect()
         .encode(
-            x=x_bottom,
-            x2=alt.X2(x2f),
+            x=x,
+            x2=alt.X2(x2_field),
             y=alt.value(26),
             y2=alt.value(38),
             color=alt.Color("color:N", scale=None),
@@ -224,27 +246,25 @@ def growth_spec(axis: str, with_subagents: bool) -> dict[str, Any]:
     hcomps = alt.Chart(alt.NamedData("compactions"))
     hrules = (
         hcomps.mark_rule(color=COMPACTION_COLOR, strokeDash=[3, 2], strokeWidth=2, opacity=0.4)
-        .encode(x=x_bottom, tooltip=[alt.Tooltip("detail:N", title="compaction")])
+        .encode(x=x, tooltip=[alt.Tooltip("detail:N", title="compaction")])
         .properties(name="ct_health_compactions")
     )
     hlabels = hcomps.mark_text(
         align="left", baseline="top", dx=3, fontSize=9, font="ui-monospace, monospace", color=COMPACTION_COLOR
-    ).encode(x=x_bottom, y=alt.value(0), text=alt.value("compaction"))
+    ).encode(x=x, y=alt.value(0), text=alt.value("compaction"))
     rereads = (
         alt.Chart(alt.NamedData("rereads"))
         .mark_text(text="↻", fontSize=12, color=REREAD_COLOR, baseline="middle")
-        .encode(x=x_bottom, y=alt.value(17), tooltip=[alt.Tooltip("label:N", title="re-read")])
+        .encode(x=x, y=alt.value(17), tooltip=[alt.Tooltip("label:N", title="re-read")])
         .properties(name="ct_rereads")
     )
-    health = alt.layer(slices, hrules, hlabels, rereads).properties(width=GROWTH_WIDTH, height=HEALTH_HEIGHT)
-    chart = alt.vconcat(top, health, spacing=4).resolve_scale(x="shared").configure(**_config())
-    return _clean(chart.to_dict(validate=VALIDATE))
+    return alt.layer(slices, hrules, hlabels, rereads)
 
 
 def index_spec() -> dict[str, Any]:
     """The index chart: first and peak prompt tokens of each trace, side by side, linking to its section.
 
-    Data (named): `traces` (`html_report.index_datasets`).
+    Data (named): `traces` (`data.index_datasets`).
     """
     import altair as alt
 
@@ -278,7 +298,7 @@ def compare_spec() -> dict[str, Any]:
     """The comparison: one row of the chart per metric (its own x scale), one line per condition, each run a
     point (linking to its section) and the median a tick.
 
-    Data (named): `runs` (`html_report.compare_view`: `metric`, `condition`, `value`, `trace`, `href`,
+    Data (named): `runs` (`compare_view.compare_view`: `metric`, `condition`, `value`, `trace`, `href`,
     `kind` "run" or "median").
     """
     import altair as alt
@@ -342,7 +362,7 @@ def _build_spec(name: str) -> dict[str, Any]:
 
 
 def chart_specs(names: tuple[str, ...] = SPEC_NAMES) -> dict[str, dict[str, Any]]:
-    """The specs named (`SPEC_NAMES`; `html_report.growth_spec_name`), from the cache file when there.
+    """The specs named (`SPEC_NAMES`; `data.growth_spec_name`), from the cache file when there.
 
     Building them with altair costs ≈ 0.8 s per growth spec (its layers deep-copy their parts) and 1 s to
     import altair, for specs that never depend on the traces; so they are kept in a cache file beside
@@ -380,6 +400,7 @@ def _spec_cache() -> dict[str, dict[str, Any]]:
 
 
 def orjson_dumps(value: Any) -> str:
+    """`value` as compact JSON text (orjson, imported here: this module stays light to import)."""
     import orjson
 
     return orjson.dumps(value).decode()

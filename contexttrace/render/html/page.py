@@ -1,10 +1,10 @@
 """Render `context report`'s page: the template (Jinja2, autoescaped), the charts' specs and the Vega script.
 
-`render_page` takes what `html_report.build_page` built and returns one HTML document that needs no
+`render_page` takes what `data.build_page` built and returns one HTML document that needs no
 network: the style, the script, the data and the chart library are inline, and a Content-Security-Policy
 meta tag (`csp`) forbids every load — no request leaves the page, and only the page's own two scripts
 (named by their SHA-256) run. Vega compiles its expressions with `Function`, so the policy allows
-`'unsafe-eval'`; no string from a trace ever reaches a Vega expression (see `html_charts`).
+`'unsafe-eval'`; no string from a trace ever reaches a Vega expression (see `charts`).
 
 Needs the `[html]` extra (jinja2, altair, vl-convert-python), imported here only when a page is rendered.
 """
@@ -79,7 +79,7 @@ def csp(scripts: list[str]) -> str:
 
 
 def render_page(page: dict[str, Any]) -> str:
-    """Render the page `html_report.build_page` built into one self-contained HTML document.
+    """Render the page `data.build_page` built into one self-contained HTML document.
 
     Parameters
     ----------

@@ -1,0 +1,75 @@
+"""The lines every command prints on stderr about its reading: unreadable traces, skipped lines, warnings.
+
+Returns lines, never prints; each line is safe to write as UTF-8 (`text.safe_text`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contexttrace.render.text import fmt_int, safe_text
+from contexttrace.reports.trace import RunResult
+
+#: Most skipped lines named one by one per file on stderr; the rest are counted.
+NOTES_SHOWN = 3
+
+
+def render_diagnostics(run: RunResult) -> list[str]:
+    """Lines for stderr: unreadable traces, skipped lines (`path:line: reason`), warnings.
+
+    Parameters
+    ----------
+    run
+        Reports of any command; each has `path`, `trace`, `skipped_lines`, `line_notes`,
+        `truncated_last_line`, `oversized_lines`, `warnings`, `fill`.
+
+    Returns
+    -------
+    list of str
+        `Error: <path>[:<line>]: <reason>[ (<exception type>)]` per failure (`TraceFailure.message`); per
+        file read (a session file and each of its subagent files apart; all the runs of a stream-json file
+        together) at most `NOTES_SHOWN` skipped lines named, then a count naming that file; a quiet note for
+        an incomplete last line (a file still being written); each warning; how many files a directory
+        scan left out.
+    """
+    out = [safe_text(f"Error: {f.message}") for f in run.failures]
+    out.extend(_skipped_lines(run))
+    out.extend(safe_text(f"warning: {w}") for w in getattr(run, "warnings", []))
+    for r in run.reports:
+        if r.truncated_last_line:
+            out.append(safe_text(f"{r.trace}: last line incomplete (file still being written?), skipped"))
+        if r.oversized_lines:
+            out.append(safe_text(f"{r.trace}: {r.oversized_lines} oversized line(s) with no usage skipped unread"))
+        for w in r.warnings:
+            out.append(safe_text(f"{r.trace}: warning: {w}"))
+        if r.fill is not None and r.fill > 1:
+            out.append(safe_text(f"{r.trace}: warning: peak {fmt_int(r.peak)} exceeds the window {fmt_int(r.window)}"))
+    if run.left_out:
+        out.append(f"{run.left_out} file(s) with no model call left out")
+    if run.orphan_agent_files:
+        out.append(f"{run.orphan_agent_files} subagent file(s) left out: their session file is not beside them")
+    return out
+
+
+def _skipped_lines(run: RunResult) -> list[str]:
+    """Per file, the first `NOTES_SHOWN` skipped lines named, then how many more were skipped in it."""
+    out = []
+    notes_of: dict[str, list[Any]] = {}  # file -> its notes (a file's runs together)
+    skipped_in: dict[str, int] = {}  # file -> lines skipped in it
+    for r in run.reports:
+        for note in r.line_notes:
+            notes_of.setdefault(note.path, []).append(note)
+        by_file = getattr(r, "skipped_by_file", None) or {r.path: r.skipped_lines - int(r.truncated_last_line)}
+        for path, count in by_file.items():
+            skipped_in[path] = skipped_in.get(path, 0) + count
+    for path in dict.fromkeys([*notes_of, *skipped_in]):
+        notes = notes_of.get(path, [])
+        for note in notes[:NOTES_SHOWN]:
+            out.append(
+                safe_text(f"{note.path}:{note.line}: {note.reason}" if note.line else f"{note.path}: {note.reason}")
+            )
+        counted = skipped_in.get(path, 0)
+        named = min(len(notes), NOTES_SHOWN)
+        if counted > named:
+            out.append(safe_text(f"{path}: {counted - named} more line(s) skipped ({counted} in all)"))
+    return out

@@ -1,0 +1,389 @@
+"""A `select.views.View` in its `--format`: the table (with a totals row), GitHub markdown, CSV or JSON, and
+the notes about it.
+
+`context trace` and `context usage` print through here when they select, sort, group or total their traces
+(`views.make_view`); a narrow terminal drops the least important columns first (`columns_to_drop`).
+Renderers return `str` (or lines); they never print. Every number is formatted by `render.text`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contexttrace.render.checks import render_check_markdown
+from contexttrace.render.explain import render_explain
+from contexttrace.render.text import fmt_int, fmt_usd, json_text, pipe_table, safe_text
+from contexttrace.render.trace import (
+    COLUMNS,
+    EXTRA_COLUMNS,
+    SERIES_INDENT,
+    failed_cell,
+    largest_results_line,
+    prompt_series,
+)
+from contexttrace.render.usage import USAGE_HEADERS, render_usage_notes, usage_breakdown, usage_cells
+from contexttrace.reports.trace import RunResult
+
+#: Columns a narrow terminal leaves out first, least important first; the others always stay.
+TRACE_DROP_ORDER = ("result chars", "growth", "first", "project", "repeat", "start", "failed", "tools", "compact",
+                    "weather", "cost USD")  # fmt: skip
+USAGE_DROP_ORDER = ("cache write", "fresh input", "turns", "project", "start", "hit", "cache read", "output")
+#: The label of the totals row (bold in markdown).
+TOTAL_LABEL = "total"
+#: The mark of a start that is a file's modification time, not a timestamp of the trace (stream-json).
+MTIME_MARK = "≈"
+
+#: `context trace` columns that add up → their totals cell (`filters.trace_totals`); others stay empty.
+_TRACE_TOTAL_CELLS: dict[str, Any] = {
+    "calls": lambda t: fmt_int(t["calls"]),
+    "compact": lambda t: fmt_int(t["compact"]),
+    "tools": lambda t: fmt_int(t["tools"]),
+    "failed": lambda t: failed_cell(t["failed"], t["denied"]),
+    "repeat": lambda t: fmt_int(t["repeat"]),
+    "result chars": lambda t: fmt_int(t["result_chars"]),
+    "cost USD": lambda t: fmt_usd(t.get("cost_usd"), bool(t.get("cost_is_lower_bound"))),
+}
+
+
+def fmt_start(record: dict[str, Any], tz: Any = None) -> str:
+    """A record's `start` as local ``YYYY-MM-DD HH:MM`` in `tz` (None: the local zone), marked
+    `MTIME_MARK` when it is the file's modification time; ``"-"`` without one.
+
+    >>> from zoneinfo import ZoneInfo
+    >>> fmt_start({"start": "2026-02-12T16:02:25.284Z", "start_source": "timestamp"}, ZoneInfo("Europe/Paris"))
+    '2026-02-12 17:02'
+    """
+    from datetime import datetime
+
+    if not record.get("start"):
+        return "-"
+    moment = datetime.fromisoformat(record["start"]).astimezone(tz)
+    return (MTIME_MARK if record.get("start_source") == "file_mtime" else "") + moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:
+    """Headers, rows (the totals row last, if any) and how many leading columns are text (left-aligned)."""
+    if view.kind == "trace":
+        return _trace_grid(view, with_window)
+    if view.kind == "usage":
+        return _usage_grid(view)
+    return _group_grid(view)
+
+
+def _fact_cells(view: Any, record: dict[str, Any]) -> list[str]:
+    if not view.options.scan:
+        return []
+    return [record.get("project") or "-", fmt_start(record, view.options.tz)]
+
+
+def _fact_headers(view: Any) -> list[str]:
+    return ["project", "start"] if view.options.scan else []
+
+
+def _trace_grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:
+    columns = [c for c in COLUMNS[1:] if with_window or c[0] != "fill"]
+    with_cost = any("cost_usd" in r for r in view.records)
+    cost = [("cost USD", lambda r: fmt_usd(r.extra.get("cost_usd"), bool(r.extra.get("cost_is_lower_bound"))))]
+    columns += (cost if with_cost else []) + EXTRA_COLUMNS
+    headers = ["trace", *_fact_headers(view), *(h for h, _ in columns)]
+    rows = [
+        [label, *_fact_cells(view, rec), *(cell(r) for _, cell in columns)]
+        for label, rec, r in zip(view.labels, view.records, view.reports, strict=True)
+    ]
+    if view.totals is not None:
+        fill = [""] * len(_fact_headers(view))
+        rows.append([TOTAL_LABEL, *fill, *(_TRACE_TOTAL_CELLS.get(h, lambda t: "")(view.totals) for h, _ in columns)])
+    return headers, rows, 1 + len(_fact_headers(view))
+
+
+def _usage_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
+    facts = _fact_headers(view)
+    headers = [USAGE_HEADERS[0], *facts, *USAGE_HEADERS[1:]]
+    rows = []
+    for label, rec, r in zip(view.labels, view.records, view.reports, strict=True):
+        first, *rest = usage_cells(label, r.total, r.turn_figures["turns"])
+        rows.append([first, *_fact_cells(view, rec), *rest])
+        if r.subagents["calls"]:
+            first, *rest = usage_cells("  ↳ subagents", r.subagents, None)
+            rows.append([first, *[""] * len(facts), *rest])
+    if view.totals is not None:
+        first, *rest = usage_cells(TOTAL_LABEL, view.totals["total"], view.totals["turns"])
+        rows.append([first, *[""] * len(facts), *rest])
+    return headers, rows, 1 + len(facts)
+
+
+def _group_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
+    by = view.options.group_by
+    headers = [by, "traces", *USAGE_HEADERS[1:]]
+    rows = [
+        [label, fmt_int(rec["traces"]), *usage_cells("", rec["total"], rec["turns"])[1:]]
+        for label, rec in zip(view.labels, view.records, strict=True)
+    ]
+    if view.totals is not None:
+        t = view.totals
+        rows.append([TOTAL_LABEL, fmt_int(t["traces"]), *usage_cells("", t["total"], t["turns"])[1:]])
+    return headers, rows, 1
+
+
+def _without(headers: list[str], rows: list[list[str]], drop: Any) -> tuple[list[str], list[list[str]]]:
+    keep = [i for i, h in enumerate(headers) if h not in drop]
+    return [headers[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
+
+def table_width(text: str) -> int:
+    """Columns the widest line of `text` takes, as tabulate measured them when it padded the cells: with
+    `wcwidth` when it is installed (tabulate's optional wide-character support: an emoji counts two), else
+    one per code point."""
+    try:
+        from wcwidth import wcswidth
+    except ImportError:  # tabulate pads by len() then, and so does this
+        return max((len(line) for line in text.splitlines()), default=0)
+    return max((max(wcswidth(line), len(line)) for line in text.splitlines()), default=0)
+
+
+def columns_to_drop(view: Any, width: int | None, with_window: bool = False) -> list[str]:
+    """The columns a terminal `width` columns wide cannot show, least important first (`TRACE_DROP_ORDER`,
+    `USAGE_DROP_ORDER`): dropped one by one until the table fits or none is left to drop.
+
+    Returns
+    -------
+    list of str
+        Headers to leave out (empty when the table fits, `width` is None, or the view is not a table).
+    """
+    if width is None or not view.records or view.options.fmt != "table" or view.kind == "usage-group":
+        return []
+    headers, rows, left = _grid(view, with_window)
+    order = TRACE_DROP_ORDER if view.kind == "trace" else USAGE_DROP_ORDER
+    dropped: list[str] = []
+    for header in [None, *(h for h in order if h in headers)]:
+        if header is not None:
+            dropped.append(header)
+        kept_headers, kept_rows = _without(headers, rows, dropped)
+        text_left = left - sum(h in dropped for h in headers[:left])
+        if table_width(pipe_table(kept_rows, kept_headers, left=text_left)) <= width:
+            return dropped
+    return dropped
+
+
+def _escape_markdown(cell: str) -> str:
+    """A cell safe inside a GitHub table: `|` escaped, no line break."""
+    return cell.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(headers: list[str], rows: list[list[str]], left: int, total: bool) -> str:
+    """A GitHub-flavoured markdown table: cells escaped (`|`, backslashes, line breaks), the first `left`
+    columns left-aligned and the rest right-aligned, the last row's label bold when it is a `total` row."""
+    from tabulate import tabulate
+
+    body = [[_escape_markdown(c) for c in row] for row in rows]
+    if total and body:
+        body[-1][0] = f"**{body[-1][0]}**"
+    align = ["left"] * left + ["right"] * (len(headers) - left)
+    return tabulate(body, headers=[_escape_markdown(h) for h in headers], tablefmt="pipe", disable_numparse=True,
+                    colalign=align)  # fmt: skip
+
+
+def render_view(
+    view: Any,
+    with_window: bool = False,
+    with_calls: bool = False,
+    breakdown: bool = False,
+    explain: bool = False,
+    drop: Any = (),
+) -> str:
+    """Render a `views.View` in its `--format`.
+
+    Parameters
+    ----------
+    view
+        From `views.make_view`.
+    with_window
+        Show `context trace`'s `fill` column.
+    with_calls
+        Table and markdown: each trace's prompt series under the table (markdown: a fenced code block).
+    breakdown
+        `context usage --breakdown`'s tables under the table.
+    explain
+        Markdown only: `--explain` in a fenced code block (the table format prints it apart, in colour).
+    drop
+        Headers to leave out (`columns_to_drop`).
+
+    Returns
+    -------
+    str
+        ``table``: the pipe table (`TABLE_FORMAT`; the totals row last), the series, the breakdown.
+        ``markdown``: a GitHub-flavoured table with aligned columns and cells escaped, then after a blank
+        line the notes as a list (`render_view_notes`) and the thresholds (`render_check_markdown`), then
+        fenced blocks; nothing a markdown renderer could take for a table row. ``csv``: a header and one
+        row per record, raw numbers (`render_csv`). ``json``: the records as a list (keys sorted).
+        Empty when there is nothing to show (JSON: ``[]``).
+    """
+    fmt = view.options.fmt
+    if fmt == "json":
+        return json_text(view.records)
+    if fmt == "csv":
+        return render_csv(view)
+    if not view.records:
+        return ""
+    headers, rows, left = _grid(view, with_window)
+    headers, rows = _without(headers, rows, drop)
+    left -= sum(1 for h in drop if h in ("project", "start"))
+    series = []
+    if with_calls and view.kind == "trace":
+        pairs = zip(view.labels, view.reports, strict=True)
+        series = [f"{label}: prompt tokens per call: {prompt_series(r)}" for label, r in pairs]
+    if fmt == "table":
+        lines = [pipe_table(rows, headers, left=left)]
+        if with_calls and view.kind == "trace":
+            lines += ["", *(SERIES_INDENT + s for s in series)]
+        if breakdown and view.kind == "usage":
+            for r in view.reports:
+                lines.extend(usage_breakdown(r))
+        return safe_text("\n".join(lines))
+    return safe_text("\n".join(_markdown_view(view, headers, rows, left, series, breakdown, explain)))
+
+
+def _markdown_view(
+    view: Any, headers: list[str], rows: list[list[str]], left: int, series: list[str], breakdown: bool, explain: bool
+) -> list[str]:
+    """The markdown output's lines: the table, the notes and thresholds as a list, then fenced blocks."""
+    lines = [markdown_table(headers, rows, left, view.totals is not None)]
+    items = [*render_view_notes(view, markdown=True), *render_check_markdown(view.check, view.options.thresholds)]
+    if items:
+        lines += ["", *(f"- {_escape_list_item(i)}" for i in items)]
+    if series:
+        lines += ["", "```text", *series, "```"]
+    if breakdown and view.kind == "usage":
+        blocks = [line for r in view.reports for line in usage_breakdown(r)]
+        lines += ["", "```text", *blocks[1:], "```"]
+    if explain and view.kind == "trace":
+        lines += ["", "```text", render_explain(_run_of(view), color=False), "```"]
+    return lines
+
+
+def _escape_list_item(text: str) -> str:
+    """A note safe as a markdown list item: `<` outside code spans written `&lt;` (it could open raw HTML);
+    code spans (between backticks) kept as they are, since markdown shows their text literally.
+
+    >>> _escape_list_item("health C < B (`health<B`)")
+    'health C &lt; B (`health<B`)'
+    """
+    # Notes are our own text, so that is all: intraword `_`, as in `result_chars`, is not emphasis in GitHub's
+    # markdown.
+    parts = text.split("`")
+    return "`".join(p if i % 2 else p.replace("<", "&lt;") for i, p in enumerate(parts))
+
+
+def _run_of(view: Any) -> RunResult:
+    return RunResult(reports=list(view.reports))
+
+
+#: CSV columns per record kind: a JSON key, or (header, getter) for a nested figure.
+_CSV_COLUMNS: dict[str, list[Any]] = {
+    "trace": ["trace", "label", "project", "start", "start_source", "path", "format", "session_id", "calls", "first",
+              "peak", "fill", "window", "growth", "compact", "tools", "failed", "denied", "repeat", "result_chars",
+              ("health", lambda r: (r.get("health") or {}).get("grade")),
+              ("health_score", lambda r: (r.get("health") or {}).get("score")),
+              ("weather", lambda r: (r.get("weather") or {}).get("level")),
+              ("weather_score", lambda r: (r.get("weather") or {}).get("score"))],
+    "usage": ["trace", "label", "project", "start", "start_source", "path", "format", "session_id",
+              *(("" if k == "turns" else "total.") + k for k in (
+                  "calls", "turns", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens",
+                  "output_is_lower_bound", "cache_hit_ratio", "cost_usd", "cost_is_lower_bound"))],
+    "usage-group": ["group_by", "group", "traces", "turns",
+                    *("total." + k for k in ("calls", "input_tokens", "cache_write_tokens", "cache_read_tokens",
+                                              "output_tokens", "output_is_lower_bound", "cache_hit_ratio", "cost_usd",
+                                              "cost_is_lower_bound"))],
+}  # fmt: skip
+
+
+def csv_value(value: Any) -> Any:
+    """A value as a CSV cell writes it: None empty, booleans ``true``/``false``, the rest as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def render_csv(view: Any) -> str:
+    """Render a view as CSV: a header row, then one row per record (no totals row), raw numbers.
+
+    Headers are JSON keys (``total.cost_usd`` for a nested one; ``health``, ``weather`` the grade and
+    level). Empty cells are nulls; booleans ``true``/``false``; fractions as fractions (``fill`` 0.82).
+    `context trace` adds ``cost_usd`` and ``cost_is_lower_bound`` when it priced its traces.
+    """
+    import csv
+    import io
+
+    columns = list(_CSV_COLUMNS[view.kind])
+    if view.kind == "trace" and any("cost_usd" in r for r in view.records):
+        columns += ["cost_usd", "cost_is_lower_bound"]
+    getters = []
+    for col in columns:
+        if isinstance(col, tuple):
+            getters.append(col)
+        elif "." in col:
+            outer, inner = col.split(".", 1)
+            getters.append((col, lambda r, o=outer, i=inner: (r.get(o) or {}).get(i)))
+        else:
+            getters.append((col, lambda r, k=col: r.get(k)))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([name for name, _ in getters])
+    for rec in view.records:
+        writer.writerow([csv_value(get(rec)) for _, get in getters])
+    return safe_text(out.getvalue().rstrip("\n"))
+
+
+def render_view_notes(view: Any, markdown: bool = False) -> list[str]:
+    """Notes about a view, for stderr (or, with `markdown`, the list under the table).
+
+    Returns
+    -------
+    list of str
+        How many traces the selection kept; traces left out for having no date; that stream-json runs
+        are dated by their file's modification time (`MTIME_MARK`); then, under a table only (JSON and
+        CSV hold these figures), per trace the largest tool results (`context trace`; named as the
+        diagnostics name it on stderr, by the table's label in markdown) or the cost notes (`context
+        usage`, `render_usage_notes`).
+    """
+    out = []
+    sel = view.options.selection
+    if not sel.empty:
+        out.append(f"{fmt_int(len(view.selected.kept))} of {fmt_int(view.total_records)} traces selected "
+                   f"({_selection_text(sel, view.options.tz)})")  # fmt: skip
+    if view.selected.undated:
+        out.append(f"{fmt_int(view.selected.undated)} trace(s) with no date (standard input) left out by "
+                   "--since/--until")  # fmt: skip
+    dated = view.dated_by_mtime if view.kind != "usage-group" else view.selected.dated_by_mtime
+    if dated and (view.options.scan or sel.by_time or view.options.group_by in ("day", "week", "month")):
+        out.append(f"{MTIME_MARK}start: {fmt_int(dated)} stream-json run(s) have no timestamps: dated by their "
+                   "file's modification time (when it was last written)")  # fmt: skip
+    if view.options.fmt not in ("table", "markdown"):
+        return [safe_text(x) for x in out]
+    if view.kind == "trace":
+        for label, r in zip(view.labels, view.reports, strict=True):
+            line = largest_results_line(label if markdown else r.trace, r)
+            out.extend([line] if line is not None else [])
+    elif view.kind == "usage":
+        out.extend(render_usage_notes(_run_of(view)))
+    return [safe_text(x) for x in out]
+
+
+def _selection_text(sel: Any, tz: Any) -> str:
+    from datetime import datetime
+
+    def when(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, tz).strftime("%Y-%m-%d %H:%M")
+
+    parts = []
+    if sel.since_ms is not None:
+        parts.append(f"since {when(sel.since_ms)}")
+    if sel.until_ms is not None:
+        parts.append(f"before {when(sel.until_ms)}")
+    if sel.projects:
+        parts.append("project " + ", ".join(sel.projects))
+    if sel.sessions:
+        parts.append("session " + ", ".join(sel.sessions))
+    return "; ".join(parts)
