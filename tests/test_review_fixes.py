@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 
 from contexttrace import analyze
 from contexttrace.analysis import metrics
-from contexttrace.cli.app import MAX_WINDOW_TOKENS, _StderrProgress, app
+from contexttrace.cli.analyze import StderrProgress
+from contexttrace.cli.app import app
+from contexttrace.cli.options import MAX_WINDOW_TOKENS
 from contexttrace.reading import read_trace
 from contexttrace.render.trace import fmt_percent, render_explain, render_json, render_table, render_usage_table
 from contexttrace.reports.trace import RunResult, build_report
@@ -442,7 +444,7 @@ def test_progress_bar_follows_no_color(monkeypatch, no_color, flag, colored):
     monkeypatch.setenv("TERM", "xterm-256color")
     stderr = _TTY()
     monkeypatch.setattr("sys.stderr", stderr)
-    progress = _StderrProgress(flag)
+    progress = StderrProgress(flag)
     progress(1, 8)
     try:
         assert progress._bar.console.no_color is (not colored)
