@@ -12,7 +12,7 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-from contexttrace.cli import app as cli
+from contexttrace.cli import output as cli_output
 from contexttrace.cli.app import app
 from contexttrace.render.views import table_width
 from contexttrace.select.thresholds import GRADES, LEVELS, TRACE_METRICS, USAGE_METRICS, ThresholdError, parse_threshold
@@ -330,7 +330,7 @@ def test_sort_by_metric_desc_and_asc_and_errors():
 def test_narrow_terminal_drops_the_least_important_columns_and_says_which(monkeypatch):
     """On an 80-column terminal the table drops columns (least important first) until it fits, and stderr
     names them; --wide prints them all; a pipe or file (no terminal) always gets every column."""
-    monkeypatch.setattr(cli, "terminal_width", lambda: 80)
+    monkeypatch.setattr(cli_output, "terminal_width", lambda: 80)
     out = trace(GOOD, "--window", "200k", exit_code=0)
     header = _cells(out.stdout.splitlines()[0])
     assert table_width(out.stdout) <= 80
@@ -340,20 +340,20 @@ def test_narrow_terminal_drops_the_least_important_columns_and_says_which(monkey
     assert note.startswith("note: ") and "result chars, growth" in note and "(--wide shows them)" in note
     wide = trace(GOOD, "--window", "200k", "--wide", exit_code=0)
     assert "result chars" in wide.stdout and "left out" not in wide.stderr
-    monkeypatch.setattr(cli, "terminal_width", lambda: None)
+    monkeypatch.setattr(cli_output, "terminal_width", lambda: None)
     assert "result chars" in trace(GOOD, "--window", "200k").stdout
 
 
 def test_wide_terminal_keeps_every_column(monkeypatch):
     """A terminal wide enough for the table drops nothing."""
-    monkeypatch.setattr(cli, "terminal_width", lambda: 300)
+    monkeypatch.setattr(cli_output, "terminal_width", lambda: 300)
     out = trace(GOOD, "--window", "200k", exit_code=0)
     assert "result chars" in out.stdout and "left out" not in out.stderr
 
 
 def test_narrow_terminal_usage_table(monkeypatch):
     """`context usage` keeps trace, calls and cost on a narrow terminal."""
-    monkeypatch.setattr(cli, "terminal_width", lambda: 60)
+    monkeypatch.setattr(cli_output, "terminal_width", lambda: 60)
     out = runner.invoke(app, ["context", "usage", GOOD], catch_exceptions=False)
     header = _cells(out.stdout.splitlines()[0])
     assert header[0] == "trace" and "calls" in header and "cost USD" in header

@@ -148,16 +148,17 @@ def test_metrics_import_does_not_pull_cli_or_tables():
 
 def test_trace_json_loads_only_what_it_uses():
     """`context trace --json` imports neither tabulate (it prints no table) nor the modules of the other
-    commands (tools, sources, files, history, compare's renderer imports them when run): their import is
-    start-up every `context trace` would pay (40 ms of CPU, benchmarks/README.md)."""
+    commands (each command's function in `contexttrace/cli/` imports its reports and renderer when run):
+    their import is start-up every `context trace` would pay (40 ms of CPU, benchmarks/README.md)."""
     code = (
         "import sys; from contexttrace.cli.app import main; "
         "sys.argv = ['contexttrace', 'context', 'trace', 'samples/b-ccl-thinking-sonnet45.jsonl', '--json', "
         "'--no-cache']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "names = ('tabulate', 'polars', 'contexttrace.reports.tools', 'contexttrace.reports.files', "
-        "'contexttrace.reports.sources', "
-        "'contexttrace.storage.history', 'contexttrace.analysis.placement')\n"
+        "'contexttrace.reports.sources', 'contexttrace.render.tools', 'contexttrace.render.files', "
+        "'contexttrace.render.sources', 'contexttrace.render.html.data', 'contexttrace.storage.history', "
+        "'contexttrace.analysis.placement')\n"
         "print([m for m in names if m in sys.modules], file=sys.stderr)"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -339,7 +340,7 @@ def test_cli_color_enabled(monkeypatch, flag, env, tty, expected):
     """Colour only on a terminal that shows it (not TERM=dumb, not NO_COLOR); --color/--no-color decide first."""
     import io
 
-    from contexttrace.cli.app import color_enabled
+    from contexttrace.cli.output import color_enabled
 
     for name in ("TERM", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)

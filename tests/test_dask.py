@@ -26,7 +26,7 @@ import pytest
 from distributed import Client, LocalCluster
 from typer.testing import CliRunner
 
-from contexttrace.cli import app as cli
+from contexttrace.cli import analyze as cli_analyze
 from contexttrace.cli.app import app
 from contexttrace.discover.local import TraceSource, find_traces
 from contexttrace.render.diagnostics import render_diagnostics
@@ -88,7 +88,7 @@ def client() -> Iterator[Client]:
 @pytest.fixture
 def dask_cli(client: Client, monkeypatch: pytest.MonkeyPatch) -> Client:
     """The CLI's `--engine dask` runs on the module's cluster (instead of starting a LocalCluster per run)."""
-    real = cli.open_engine
+    real = cli_analyze.open_engine
 
     @contextlib.contextmanager
     def on_module_cluster(name, scheduler=None, workers=None, paths=None):
@@ -98,7 +98,7 @@ def dask_cli(client: Client, monkeypatch: pytest.MonkeyPatch) -> Client:
             with real(name, scheduler, workers, paths) as e:
                 yield e
 
-    monkeypatch.setattr(cli, "open_engine", on_module_cluster)
+    monkeypatch.setattr(cli_analyze, "open_engine", on_module_cluster)
     return client
 
 

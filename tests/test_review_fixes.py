@@ -17,7 +17,9 @@ from contexttrace import analyze
 from contexttrace.analysis import metrics
 from contexttrace.analysis import window as window_rules
 from contexttrace.analysis.counts import shown_value
-from contexttrace.cli.app import MAX_WINDOW_TOKENS, _StderrProgress, app
+from contexttrace.cli.analyze import StderrProgress
+from contexttrace.cli.app import app
+from contexttrace.cli.options import MAX_WINDOW_TOKENS
 from contexttrace.reading import read_trace
 from contexttrace.render.explain import render_explain
 from contexttrace.render.text import fmt_percent
@@ -447,7 +449,7 @@ def test_progress_bar_follows_no_color(monkeypatch, no_color, flag, colored):
     monkeypatch.setenv("TERM", "xterm-256color")
     stderr = _TTY()
     monkeypatch.setattr("sys.stderr", stderr)
-    progress = _StderrProgress(flag)
+    progress = StderrProgress(flag)
     progress(1, 8)
     try:
         assert progress._bar.console.no_color is (not colored)

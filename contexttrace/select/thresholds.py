@@ -159,7 +159,10 @@ class Threshold:
     shown: str  # the value as given (``B``, ``150000``, ``0.8``)
 
     def holds(self, raw: Any) -> bool:
-        """True when a record's value `raw` (not None) breaches this threshold."""
+        """Return True when a record's value `raw` (not None) breaches this threshold.
+
+        A grade or level compares by its rank (`GRADES`, `LEVELS`), anything else as a float.
+        """
         return _OPS[self.op](self._comparable(raw), self.value)
 
     def _comparable(self, raw: Any) -> float:
@@ -171,8 +174,10 @@ class Threshold:
 
 
 def describe(metrics: Mapping[str, Metric]) -> str:
-    """One line naming every metric of a command, for error messages and `--help`.
+    """Return one line naming every metric of a command with its help, for error messages and `--help`.
 
+    Examples
+    --------
     >>> describe({"peak": TRACE_METRICS["peak"], "health": TRACE_METRICS["health"]})
     'peak (the largest main-call prompt, tokens), health (health grade, A (best) to F)'
     """
@@ -194,6 +199,8 @@ def parse_threshold(text: str, metrics: Mapping[str, Metric]) -> Threshold:
     Returns
     -------
     Threshold
+        The metric, the operator (``=`` written ``==``), the value to compare with (`Threshold.value`) and
+        the text as given.
 
     Raises
     ------
@@ -337,15 +344,35 @@ def check(records: Sequence[Mapping[str, Any]], labels: Sequence[str], threshold
 
 
 def metric_rank(metric: Metric, record: Mapping[str, Any]) -> Any:
-    """The value `--sort` orders a record by: `Metric.rank` when it has one, else its value (None last)."""
+    """Return the value `--sort` orders a record by.
+
+    Returns
+    -------
+    float, int, str or None
+        `Metric.rank` of the record when the metric has one (health and weather sort by their score), else
+        the metric's value; None when the record has none (`filters.sort_order` puts those last).
+    """
     return (metric.rank or metric.get)(record)
 
 
 def aggregate(metric: Metric, values: Sequence[Any]) -> Any:
-    """Combine one run's values of a metric (`history`): sum, max, min, or the worst grade or level.
+    """Combine one run's values of a metric into one (`history`).
 
-    None values are left out; None when none is left.
+    Parameters
+    ----------
+    metric
+        Its `Metric.aggregate` says how: ``sum``, ``max``, ``min``, or ``worst`` (the worst grade or level:
+        `GRADES` and `LEVELS` are best first).
+    values
+        The metric's value in each record of the run; None values are left out.
 
+    Returns
+    -------
+    Any
+        The combined value, in the metric's unit; None when no value is left.
+
+    Examples
+    --------
     >>> aggregate(TRACE_METRICS["peak"], [10, None, 30]), aggregate(TRACE_METRICS["health"], ["A", "C", None])
     (30, 'C')
     """

@@ -4,22 +4,30 @@
 records (the contract `schemas` describes), keeps those `--since/--until/--project/--session` admit
 (`filters.select`), groups them (`--group-by`), orders them (`--sort`), adds up the totals row and checks
 `--fail-on` (`thresholds.check`). `exit_code` gives the command's code. Every command that prints traces
-(`context trace`, `context usage`, and the ones to come) goes through it, so each option means the same
-everywhere. It never prints and never formats a number.
+(`context trace`, `context usage`) goes through it, so each option means the same everywhere. It never
+prints and never formats a number.
+
+What crosses to the CLI and to `render` is typed here: `ViewOptions` (the parsed options), `View` (generic
+in its report type: `View[TraceReport]` for `context trace`, `View[UsageReport]` for `context usage`), the
+record kinds (`ReportKind`, `ViewKind`) and `Record`, one JSON record (a plain dict at runtime, keyed as
+its kind's schema says).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from contexttrace.errors import ExitCode
+from contexttrace.reading import Trace
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.reports.trace import RunResult, TraceReport, build_report
-from contexttrace.reports.usage import build_usage
+from contexttrace.reports.usage import UsageReport, build_usage
 from contexttrace.select.filters import (
+    GroupBy,
     Selected,
     Selection,
     group_usage,
@@ -29,7 +37,17 @@ from contexttrace.select.filters import (
     unique_labels,
     usage_totals,
 )
-from contexttrace.select.thresholds import METRICS, CheckResult, Threshold, check
+from contexttrace.select.thresholds import METRICS, CheckResult, Metric, Threshold, check
+
+#: What a command's reports are: ``trace`` (`TraceReport`) or ``usage`` (`UsageReport`).
+ReportKind = Literal["trace", "usage"]
+#: What a view's records are, by their `schemas` name: a report kind, or ``usage-group`` (the rows of
+#: ``context usage --group-by``).
+ViewKind = Literal["trace", "usage", "usage-group"]
+#: One JSON record as ``--json`` prints it: raw numbers, the keys of its kind's schema (`schemas`).
+Record = dict[str, Any]
+#: The report type a view shows.
+ReportT = TypeVar("ReportT", TraceReport, UsageReport)
 
 
 class Format(StrEnum):
@@ -44,7 +62,7 @@ class Format(StrEnum):
 
 @dataclass(frozen=True)
 class ViewOptions:
-    """The options every trace-printing command shares (parsed; see `cli` for their flags)."""
+    """The options every trace-printing command shares, parsed (`cli.options.view_options` reads the flags)."""
 
     fmt: Format = Format.TABLE
     thresholds: tuple[Threshold, ...] = ()
@@ -53,33 +71,34 @@ class ViewOptions:
     descending: bool = False
     totals: bool = True
     tz: tzinfo | None = None  # None: local time
-    group_by: str | None = None  # `context usage` only
+    group_by: GroupBy | None = None  # `context usage` only
     scan: bool = False  # a folder (or the default roots) was read: show the project and start columns
     with_calls: bool = False  # `--calls`: JSON records carry `prompt_tokens`
 
 
 @dataclass
-class View:
+class View(Generic[ReportT]):
     """A command's output before rendering.
 
     `kind` is ``trace``, ``usage`` or ``usage-group`` (the `schemas` name of the records). `records`
     are the JSON records in display order; for ``trace``/``usage`` `reports` holds the report objects
     in the same order (empty for groups). `labels` name each record in the table and in breaches.
-    `totals` is the totals row (None when not shown: one record, `--no-totals`, CSV and JSON never show it).
+    `totals` is the totals row (None when not shown: one record, `--no-totals`, CSV and JSON never show it):
+    `filters.trace_totals` or `filters.usage_totals`.
     """
 
-    kind: str
+    kind: ViewKind
     options: ViewOptions
-    records: list[dict[str, Any]]
+    records: list[Record]
     labels: list[str]
-    reports: list[Any] = field(default_factory=list)
-    totals: dict[str, Any] | None = None
+    reports: list[ReportT] = field(default_factory=list)
+    totals: Record | None = None
     check: CheckResult = field(default_factory=lambda: CheckResult([], []))
     selected: Selected = field(default_factory=Selected)
     total_records: int = 0  # records before the selection
     #: the per-trace records selected, in display order (the groups' traces, for `usage-group`): what
     #: `--db` records
-    traces: list[dict[str, Any]] = field(default_factory=list)
+    traces: list[Record] = field(default_factory=list)
 
     @property
     def dated_by_mtime(self) -> int:
@@ -87,13 +106,19 @@ class View:
         return sum(r.get("start_source") == "file_mtime" for r in self.records)
 
 
-def make_view(run: RunResult, kind: str, options: ViewOptions) -> View:
+@overload
+def make_view(run: RunResult, kind: Literal["trace"], options: ViewOptions) -> View[TraceReport]: ...
+@overload
+def make_view(run: RunResult, kind: Literal["usage"], options: ViewOptions) -> View[UsageReport]: ...
+@overload
+def make_view(run: RunResult, kind: ReportKind, options: ViewOptions) -> View[Any]: ...
+def make_view(run: RunResult, kind: ReportKind, options: ViewOptions) -> View[Any]:
     """Select, group, sort, total and check the reports of a run.
 
     Parameters
     ----------
     run
-        From `runner.analyze`: `TraceReport`s (``context trace``) or `usage.UsageReport`s.
+        From `runner.analyze`: `TraceReport`s (``context trace``) or `UsageReport`s (``context usage``).
     kind
         ``trace`` or ``usage``: what the reports are.
     options
@@ -111,28 +136,29 @@ def make_view(run: RunResult, kind: str, options: ViewOptions) -> View:
     ValueError
         An unknown `--sort` key for this output (the message lists the valid ones).
     """
-    records = [r.to_dict(options.with_calls) for r in run.reports]
+    records: list[Record] = [r.to_dict(options.with_calls) for r in run.reports]
     selected = select(records, options.selection)
     reports = [run.reports[i] for i in selected.kept]
     records = [records[i] for i in selected.kept]
     traces = records
+    shown: ViewKind = kind
     if kind == "usage" and options.group_by:
-        kind, reports = "usage-group", []
+        shown, reports = "usage-group", []
         records = group_usage(records, options.group_by, options.tz, SCHEMA_VERSIONS["usage-group"])
         labels = [_group_label(r["group"]) for r in records]
     else:
         labels = unique_labels(records)
     if options.sort:
-        order = sort_order(records, kind, options.sort, options.descending)
+        order = sort_order(records, shown, options.sort, options.descending)
         records, labels = [records[i] for i in order], [labels[i] for i in order]
         reports = [reports[i] for i in order] if reports else reports
-        traces = records if kind != "usage-group" else traces
+        traces = records if shown != "usage-group" else traces
     show_totals = options.totals and len(records) > 1 and options.fmt in (Format.TABLE, Format.MARKDOWN)
     totals = None
     if show_totals:
-        totals = trace_totals(records) if kind == "trace" else usage_totals(records)
+        totals = trace_totals(records) if shown == "trace" else usage_totals(records)
     return View(
-        kind=kind,
+        kind=shown,
         options=options,
         records=records,
         labels=labels,
@@ -153,14 +179,24 @@ def _group_label(key: str | None) -> str:
     return NO_GROUP if key is None else key
 
 
-def selected_run(run: RunResult, view: View) -> RunResult:
-    """`run` with only the reports `view` shows, in its order (for the renderers that take a run)."""
+def selected_run(run: RunResult, view: View[Any]) -> RunResult:
+    """Return `run` with only the reports `view` shows, in the view's order.
+
+    For the renderers that take a run (`render.render_explain`); failures and the run's notes are kept.
+    """
     return replace(run, reports=list(view.reports))
 
 
-def exit_code(run: RunResult, view: View | None = None) -> ExitCode:
-    """The command's exit code: 1 when a trace could not be read (whatever else happened: a trace that
-    was not read was not checked either), else 3 when a threshold was breached, else 0."""
+def exit_code(run: RunResult, view: View[Any] | None = None) -> ExitCode:
+    """Return a command's exit code.
+
+    Returns
+    -------
+    ExitCode
+        ``TRACE_ERROR`` (1) when a trace could not be read, whatever else happened (a trace that was not
+        read was not checked either); else ``THRESHOLD`` (3) when `view` breached a `--fail-on`
+        threshold; else ``OK`` (0). A command that checks no threshold passes no view.
+    """
     if not run.ok:
         return ExitCode.TRACE_ERROR
     if view is not None and not view.check.ok:
@@ -168,20 +204,34 @@ def exit_code(run: RunResult, view: View | None = None) -> ExitCode:
     return ExitCode.OK
 
 
-def metrics_of(kind: str) -> dict[str, Any]:
-    """The metrics `--fail-on` and `--sort` know for a record kind."""
+def metrics_of(kind: ViewKind) -> Mapping[str, Metric]:
+    """Return the metrics `--fail-on` and `--sort` know for a record kind, by name (`thresholds.METRICS`)."""
     return METRICS[kind]
 
 
 def needs_cost(options: ViewOptions) -> bool:
-    """True when `context trace` must price its traces: a ``cost`` threshold or ``--sort cost``."""
+    """Return True when `context trace` must price its traces: a ``cost`` threshold or ``--sort cost``."""
     sort = (options.sort or "").strip().lower()
     return sort == "cost" or any(t.metric.name == "cost" for t in options.thresholds)
 
 
-def build_report_with_cost(trace: Any, window: int | None = None) -> TraceReport:
-    """`report.build_report` plus `cost_usd` and `cost_is_lower_bound` from `usage.build_usage` (every
-    thread, as `context usage` prints it). A module-level function, so worker processes can run it."""
+def build_report_with_cost(trace: Trace, window: int | None = None) -> TraceReport:
+    """Build a `context trace` report that also carries the trace's cost.
+
+    Parameters
+    ----------
+    trace
+        One trace, as `runner.analyze` hands it to its `build`.
+    window
+        `--window` in tokens, or None (as `reports.trace.build_report` takes it).
+
+    Returns
+    -------
+    TraceReport
+        `build_report`'s report with `extra["cost_usd"]` (≈ USD at list prices, every thread, as `context
+        usage` prints it: `build_usage(...).total`) and `extra["cost_is_lower_bound"]`. A module-level
+        function, so worker processes can run it.
+    """
     report = build_report(trace, window)
     total = build_usage(trace, window).total
     report.extra["cost_usd"] = total["cost_usd"]

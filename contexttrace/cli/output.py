@@ -1,0 +1,196 @@
+"""Where a command's output goes, and whether it is coloured.
+
+Tables and JSON go to standard output (or to `--output FILE`); notes, dropped columns, breaches and
+diagnostics go to standard error, so ``... --json | jq`` never breaks. Colour follows one rule
+(`color_enabled`). Every character printed comes from `render`; this module only decides where it goes
+and which exit code ends the command (`finish`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import typer
+
+from contexttrace.discover.local import default_roots
+from contexttrace.errors import ExitCode
+from contexttrace.render.checks import render_check
+from contexttrace.render.explain import render_explain
+from contexttrace.render.views import columns_to_drop, render_view, render_view_notes
+from contexttrace.reports.trace import RunResult
+from contexttrace.select.views import Format, ReportKind, View, ViewOptions, exit_code, make_view, selected_run
+
+
+def color_enabled(flag: bool | None, stream: TextIO) -> bool:
+    """Decide whether to write ANSI colour to `stream`.
+
+    `--color`/`--no-color` (`flag`) decide when given, over everything else (as https://no-color.org asks
+    of a command-line flag). Otherwise colour only when `stream` is a terminal, `NO_COLOR` is unset or
+    empty, and `TERM` is not ``dumb`` (a terminal that shows escape codes as text).
+
+    Examples
+    --------
+    >>> import io
+    >>> color_enabled(True, io.StringIO()), color_enabled(None, io.StringIO())
+    (True, False)
+    """
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return stream.isatty()
+
+
+def terminal_width() -> int | None:
+    """Return the columns of the terminal standard output writes to.
+
+    None when it is not a terminal (a file, a pipe): then every column is printed, whatever the width.
+    """
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def show_view(
+    run: RunResult,
+    kind: ReportKind,
+    options: ViewOptions,
+    *,
+    output: Path | None,
+    db: Path | None,
+    label: str | None,
+    wide: bool,
+    with_window: bool = False,
+    with_calls: bool = False,
+    breakdown: bool = False,
+    explain: bool = False,
+    color: bool | None = None,
+) -> View[Any]:
+    """Print a run of `context trace` or `context usage` as `options` ask.
+
+    The view (`views.make_view`) is rendered (`render.render_view`) on stdout or into `output`; notes,
+    dropped columns and breaches go to stderr; with `db`, the view's traces are recorded in that history
+    file under `label`.
+
+    Returns
+    -------
+    View
+        What was printed, for the exit code (`finish`).
+
+    Raises
+    ------
+    typer.BadParameter
+        `output` cannot be written (exit 2).
+    typer.Exit
+        The history file cannot be written (exit 1).
+    """
+    view = make_view(run, kind, options)
+    fmt = options.fmt
+    drop = [] if wide or output else columns_to_drop(view, terminal_width(), with_window)
+    text = render_view(view, with_window=with_window, with_calls=with_calls, breakdown=breakdown,
+                       explain=explain and fmt == Format.MARKDOWN, drop=drop)  # fmt: skip
+    paint = False
+    if explain and fmt == Format.TABLE and view.records:
+        paint = output is None and color_enabled(color, sys.stdout)
+        text += "\n\n" + render_explain(selected_run(run, view), color=paint)
+    if output is not None:
+        try:
+            output.write_text(text + "\n" if text else "", encoding="utf-8")
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot write {output}: {exc.strerror or exc}", param_hint="--output") from None
+    elif text or fmt == Format.JSON:
+        # color= tells click too: it strips ANSI codes from a stream that is not a terminal unless told
+        typer.echo(text, color=paint or None)
+    for line in _view_notes(view, drop, explain=explain, with_calls=with_calls):
+        typer.echo(line, err=True)
+    if db is not None:
+        _record(db, kind, view, label)
+    return view
+
+
+def _view_notes(view: View[Any], drop: list[str], *, explain: bool, with_calls: bool) -> list[str]:
+    """The lines for stderr under a view: options its format ignores, its notes, dropped columns, breaches."""
+    fmt = view.options.fmt
+    lines = []
+    if explain and fmt in (Format.JSON, Format.CSV):
+        where = "the JSON holds health and weather" if fmt == Format.JSON else "the CSV holds grades and levels"
+        lines.append(f"note: --explain prints under the table; {where}")
+    if with_calls and fmt == Format.CSV:
+        lines.append("note: --calls: the per-call series is in the table, markdown and JSON, not in CSV")
+    # Notes are not table rows: on stderr, so the table pastes as markdown and pipes as data (markdown
+    # holds them as a list under its table).
+    notes = render_view_notes(view) if fmt != Format.MARKDOWN else []
+    if drop:
+        width = terminal_width()
+        notes.append(f"note: {len(drop)} column(s) left out to fit a {width}-column terminal: {', '.join(drop)} "
+                     "(--wide shows them)")  # fmt: skip
+    return [*lines, *notes, *render_check(view.check)]
+
+
+def _record(db: Path, kind: ReportKind, view: View[Any], label: str | None) -> None:
+    """Append the view's traces to the history file `db` (`--db`); exit 1 when it cannot be written."""
+    from contexttrace.storage.history import HistoryError, git_commit, record_run
+
+    try:
+        record_run(db, kind, view.traces, label=label, commit=git_commit(), cwd=os.getcwd(),
+                   breaches=len(view.check.breaches))  # fmt: skip
+    except HistoryError as exc:
+        typer.echo(f"Error: {exc}", err=True)
+        raise typer.Exit(ExitCode.TRACE_ERROR) from None
+
+
+def print_reading(run: RunResult, text: str, json: bool, paths: list[str]) -> None:
+    """Print a reading command's output (tools, sources, files), then end as `finish` says.
+
+    The JSON is printed always (an empty list too), a table only when it has something.
+    """
+    if text or json:
+        typer.echo(text)
+    finish(run, paths)
+
+
+def finish(run: RunResult, paths: list[str], view: View[Any] | None = None) -> None:
+    """End a command: say where a run that found no trace looked, then exit with the run's code.
+
+    Raises
+    ------
+    typer.Exit
+        1 if any trace failed, else 3 if a `--fail-on` threshold was breached (`views.exit_code`); nothing
+        is raised for 0.
+    """
+    if not run.reports:
+        for line in nothing_found(paths, run.ok):
+            typer.echo(line, err=True)
+    code = exit_code(run, view)
+    if code != ExitCode.OK:
+        raise typer.Exit(code)
+
+
+def nothing_found(paths: list[str], ok: bool) -> list[str]:
+    """Return the lines for stderr when a run reported no trace.
+
+    Where the run looked (only when nothing failed: a failure says it already), and a hint when a
+    `CLAUDE_CONFIG_DIR` entry names a projects folder itself.
+    """
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip() if not paths else ""
+    lines = []
+    if ok and paths:
+        lines.append(f"no traces found in {', '.join(paths)}")
+    elif ok:
+        roots = default_roots()
+        if roots:
+            where = ", ".join(str(r) for r in roots)
+            lines.append(f"no traces found under {where}" + (" (from CLAUDE_CONFIG_DIR)" if configured else ""))
+        else:  # default_roots() keeps only these two that exist
+            lines.append("no traces found: neither ~/.config/claude/projects nor ~/.claude/projects exists")
+    for entry in (e.strip() for e in configured.split(",")):
+        if entry and Path(entry).expanduser().name == "projects":
+            lines.append(
+                f"hint: CLAUDE_CONFIG_DIR={entry} ends in 'projects'; point it at Claude Code's config folder "
+                "(such as ~/.claude), the one that holds projects/, not at projects/ itself"
+            )
+    return lines

@@ -1,0 +1,73 @@
+"""`context trace`: the context-window figures of each trace, one row per trace."""
+
+from __future__ import annotations
+
+from contexttrace.cli.analyze import analyze_paths
+from contexttrace.cli.options import (
+    CallsOpt,
+    ColorOpt,
+    DbOpt,
+    DescOpt,
+    EngineOpt,
+    ExplainOpt,
+    FailOnOpt,
+    FormatOpt,
+    JsonOpt,
+    LabelOpt,
+    NoCacheOpt,
+    OutputOpt,
+    PathsArg,
+    ProjectOpt,
+    SchedulerOpt,
+    SessionOpt,
+    SinceOpt,
+    SortOpt,
+    TimezoneOpt,
+    TotalsOpt,
+    TraceWindowOpt,
+    UntilOpt,
+    WideOpt,
+    label_needs_db,
+    view_options,
+)
+from contexttrace.cli.output import finish, show_view
+from contexttrace.run.engine import EngineName
+from contexttrace.select.views import build_report_with_cost, needs_cost
+
+
+def trace_command(
+    paths: PathsArg = None,
+    window: TraceWindowOpt = None,
+    calls: CallsOpt = False,
+    json: JsonOpt = False,
+    explain: ExplainOpt = False,
+    color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
+    fmt: FormatOpt = None,
+    output: OutputOpt = None,
+    fail_on: FailOnOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    timezone: TimezoneOpt = None,
+    project: ProjectOpt = None,
+    session: SessionOpt = None,
+    sort: SortOpt = None,
+    desc: DescOpt = False,
+    totals: TotalsOpt = True,
+    wide: WideOpt = False,
+    db: DbOpt = None,
+    label: LabelOpt = None,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
+) -> None:
+    """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
+    repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
+    options = view_options("trace", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
+                           timezone=timezone, project=project, session=session, sort=sort, desc=desc,
+                           totals=totals, with_calls=calls, window=window)  # fmt: skip
+    label_needs_db(label, db)
+    build = build_report_with_cost if needs_cost(options) else None  # priced only when a threshold or sort asks
+    run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build)
+    view = show_view(run, "trace", options, output=output, db=db, label=label, wide=wide,
+                     with_window=window is not None, with_calls=calls, explain=explain, color=color)  # fmt: skip
+    finish(run, paths or [], view)

@@ -1,0 +1,71 @@
+"""`context usage`: tokens and cost of each trace (all its threads), or of each day, week, project, model."""
+
+from __future__ import annotations
+
+from contexttrace.cli.analyze import analyze_paths
+from contexttrace.cli.options import (
+    BreakdownOpt,
+    ColorOpt,
+    DbOpt,
+    DescOpt,
+    EngineOpt,
+    FailOnOpt,
+    FormatOpt,
+    GroupByOpt,
+    JsonOpt,
+    LabelOpt,
+    NoCacheOpt,
+    OutputOpt,
+    PathsArg,
+    ProjectOpt,
+    SchedulerOpt,
+    SessionOpt,
+    SinceOpt,
+    SortOpt,
+    TimezoneOpt,
+    TotalsOpt,
+    UntilOpt,
+    UsageWindowOpt,
+    WideOpt,
+    label_needs_db,
+    view_options,
+)
+from contexttrace.cli.output import finish, show_view
+from contexttrace.reports.usage import build_usage
+from contexttrace.run.engine import EngineName
+
+
+def usage_command(
+    paths: PathsArg = None,
+    window: UsageWindowOpt = None,
+    breakdown: BreakdownOpt = False,
+    json: JsonOpt = False,
+    color: ColorOpt = None,
+    no_cache: NoCacheOpt = False,
+    group_by: GroupByOpt = None,
+    fmt: FormatOpt = None,
+    output: OutputOpt = None,
+    fail_on: FailOnOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    timezone: TimezoneOpt = None,
+    project: ProjectOpt = None,
+    session: SessionOpt = None,
+    sort: SortOpt = None,
+    desc: DescOpt = False,
+    totals: TotalsOpt = True,
+    wide: WideOpt = False,
+    db: DbOpt = None,
+    label: LabelOpt = None,
+    engine: EngineOpt = EngineName.LOCAL,
+    scheduler: SchedulerOpt = None,
+) -> None:
+    """Per trace (all its threads), and a "↳ subagents" row under it: calls, turns, fresh input, cache write,
+    cache read, output, hit (cache hit ratio) and cost USD."""
+    options = view_options("usage", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
+                           timezone=timezone, project=project, session=session, sort=sort, desc=desc,
+                           totals=totals, group_by=group_by)  # fmt: skip
+    label_needs_db(label, db)
+    run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build_usage)
+    view = show_view(run, "usage", options, output=output, db=db, label=label, wide=wide, breakdown=breakdown)
+    finish(run, paths or [], view)
