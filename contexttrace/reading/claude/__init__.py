@@ -7,7 +7,7 @@ content block measures), `builder` and `state` (records → rows, in state class
 themselves), `feed` and `api` (a file read into builders), `split` (a large transcript read in two parts
 at once). `CLAUDE_CODE` is the reader behind the `formats.TraceFormat` seam.
 
-Nothing here prints, and nothing above `reading/` imports from this package but through `reading`.
+Nothing here prints; code above `reading/` reaches this reader through `reading.read_trace`.
 """
 
 from __future__ import annotations
