@@ -3,6 +3,9 @@
 The file is opened once (`files.open_trace`: standard input, URLs, UTF-16 decoded), its first bytes pick
 the reader (`format_of`, over `FORMATS`), and that reader reads it. `split_point` asks the same reader
 whether a large file can be read in two parts at once.
+
+This module knows no format's records: it only opens, picks and hands over. It never prints; the readers'
+errors (`errors.ContextTraceError` subclasses) pass through it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,19 @@ FORMATS: tuple[TraceFormat, ...] = (CLAUDE_CODE,)
 def format_of(head: bytes) -> TraceFormat:
     """The reader of a file that starts with `head`: the first of `FORMATS` that recognises it.
 
+    Parameters
+    ----------
+    head
+        The file's first bytes (up to `formats.HEAD_BYTES`; a short file gives fewer, perhaps cut mid-line).
+
+    Returns
+    -------
+    TraceFormat
+        The first reader whose `sniff` says yes, else the last of `FORMATS` (Claude Code's, the catch-all,
+        which names what a file that is no trace is). Raises nothing.
+
+    Examples
+    --------
     >>> format_of(b'{"type":"system","subtype":"init"}').agent
     'Claude Code'
     """
@@ -91,9 +107,22 @@ def read_trace(
 
 
 def split_point(path: str, after_bytes: int = 0) -> int | None:
-    """Where to cut a large trace file to read it in two parts at once (the byte offset of a line start),
-    as its reader decides; None for a file smaller than any reader splits, one that cannot be read, or one
-    its reader reads whole. Raises nothing.
+    """Where to cut a large trace file to read it in two parts at once, as its reader decides.
+
+    Parameters
+    ----------
+    path
+        A file on disk (not a URL nor ``"-"``).
+    after_bytes
+        Bytes of companion files (a session's subagent files) the tail's reader reads after the tail: the
+        cut moves towards the file's end so that both parts take about as long.
+
+    Returns
+    -------
+    int or None
+        The byte offset of a line start, from the file's start; None for a file smaller than any reader
+        splits (`TraceFormat.split_min_bytes`), one that cannot be read, or one its reader reads whole.
+        Raises nothing.
     """
     least = min((f.split_min_bytes for f in FORMATS if f.split_min_bytes is not None), default=None)
     try:

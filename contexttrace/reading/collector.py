@@ -2,7 +2,8 @@
 
 Decoded records, the builder's rows and the reports hold no reference cycles, so a collection finds
 nothing; but every full pass walks all the objects still alive. The runner pauses it for a whole run
-(`runner._run_gc_paused`), the reader for each trace.
+(`runner._run_gc_paused`), the reader for each trace. It touches nothing but the collector's on/off
+switch: no object is freed or kept by it.
 """
 
 from __future__ import annotations

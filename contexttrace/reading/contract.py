@@ -11,7 +11,11 @@ thread: `"main"`, or the subagent's id (`agentId`, the agent file's id, or in st
 `parent_tool_use_id` of the Task/Agent call that started it).
 
 `seq` is the record's position in the trace's reading order (main file first, then each subagent file),
-so sorting by `seq` gives file order with stable ties; timestamps are never used to reorder (CASES B25).
+so sorting by `seq` gives file order with stable ties; timestamps are never used to reorder
+(many lines share one timestamp, and some are written out of order).
+
+This module only names: it imports nothing of the package and never imports Polars at import time. A
+column added here is filled by every reader and bumps `READER_VERSION`.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
 READER_VERSION = 6  # 6: a tool input too deep to encode is named by its line and tool use id
 
-#: One row per model call (one API response), deduplicated: see `reader` for the identity rule.
+#: One row per model call (one API response), deduplicated: `claude.calls` states the identity rule.
 CALL_SCHEMA: dict[str, str] = {
     "seq": "Int64",  # reading-order position of the call's first line
     "line": "Int64",  # 1-based line of the call's first line in `file`
@@ -89,13 +93,13 @@ CALL_SCHEMA: dict[str, str] = {
     "end_ts_ms": "Int64",  # Unix epoch ms of the call's last line
     "prev_ts_ms": "Int64",  # Unix epoch ms of the last timestamped line before the call, same file
     "n_lines": "Int64",  # how many lines the call was written as
-    # What the call wrote (issues 12, 13), from its lines' message.content blocks (one block per line as
-    # Claude Code writes them); a call replayed in a sidechain counts its main-thread lines only (B05).
+    # What the call wrote, from its lines' message.content blocks (one block per line as Claude Code writes
+    # them); a call replayed in a sidechain (a `/btw` aside) counts its main-thread lines only.
     "has_thinking": "Boolean",  # a `thinking` or `redacted_thinking` block
     "thinking_chars": "Int64",  # characters of its thinking blocks' `thinking` text (0 when redacted)
     "text_chars": "Int64",  # characters of its `text` blocks (prose)
     "tool_input_chars": "Int64",  # characters of its tool uses' inputs (`tool_uses.input_chars`, summed)
-    # issue 13 (`context files` references): the path-like words of its `text` blocks (`content.path_words`:
+    # the path-like words of its `text` blocks, which `context files` reads as references (`content.path_words`:
     # runs of path characters holding a / or a .), space-separated in order; null when none
     "path_words": "String",
 }
@@ -117,7 +121,7 @@ TOOL_USE_SCHEMA: dict[str, str] = {
     "agent_prompt_chars": "Int64",  # characters of input.prompt when a string (Task/Agent calls), else null
     "read_path": "String",  # Bash: the one path input.command prints with cat / sed -n / head / tail, else null
     "input_chars": "Int64",  # characters of input_json (the input as canonical JSON)
-    # issue 13: the `cwd` of the line carrying the tool use when it differs from the trace's (`Trace.cwd`,
+    # the `cwd` of the line carrying the tool use when it differs from the trace's (`Trace.cwd`,
     # the first line's), else null: the directory its relative paths resolve against
     "cwd": "String",
 }
@@ -146,8 +150,8 @@ TOOL_RESULT_SCHEMA: dict[str, str] = {
     # WebP, JPEG: `image.source.data`); 0 without images
     "result_images_sized": "Int64",  # how many of `result_images` that is
     "error_head": "String",  # is_error results: the first 300 characters of the text (error classes), else null
-    # issue 13: the tool cut its result at a cap (toolUseResult.truncated or .truncatedByTokenCap is true,
-    # a Grep at its appliedLimit, a Read without `limit` that returned part of the file: `builder.cap_of`)
+    # the tool cut its result at a cap (toolUseResult.truncated or .truncatedByTokenCap is true, a Grep at its
+    # appliedLimit, a Read without `limit` that returned part of the file: `content.cap_of`)
     "capped": "Boolean",
     "unchanged": "Boolean",  # toolUseResult.type is "file_unchanged" (a Read answered "unchanged since read")
 }
@@ -192,7 +196,7 @@ def polars_schema(columns: dict[str, str]) -> pl.Schema:
 EVENT_KINDS = (
     "compact_boundary",  # system/compact_boundary
     "microcompact_boundary",  # system/microcompact_boundary: old tool results cleared, no full compaction
-    "task_notification",  # a background task's <task-notification> user line: not a turn (CASES B31)
+    "task_notification",  # a background task's <task-notification> user line: not a turn
     "prompt",  # a prompt the person typed (user line that is not a tool result nor injected)
     "meta",  # user line with isMeta (skill bodies, command expansions, caveats)
     "command",  # slash-command input or local-command output written as a user line

@@ -2,8 +2,10 @@
 
 Every reader reads bytes from the handle `open_trace` gives: a UTF-16 capture (Windows PowerShell's `>`),
 recognised by its byte-order mark or a `{` written as a UTF-16 unit, is decoded and handed on as UTF-8, so
-no reader meets UTF-16. The handle supports ``peek``, which `formats.format_of` uses to recognise a file
-by its first bytes without consuming them.
+no reader meets UTF-16. `api.format_of` recognises a file by its first bytes without consuming them
+(`formats.peekable` wraps a handle that cannot ``peek``).
+
+It knows no trace format and never prints; a file that cannot be opened raises `TraceReadError`.
 """
 
 from __future__ import annotations
@@ -16,12 +18,24 @@ from typing import IO
 from contexttrace.errors import TraceReadError
 from contexttrace.reading.urls import is_url, open_url
 
-#: Byte-order marks of UTF-16 (Windows PowerShell's `>` and `Out-File` write UTF-16LE with one, CASES B36).
+#: Byte-order marks of UTF-16 (Windows PowerShell's `>` and `Out-File` write UTF-16LE with one).
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def open_trace(path: str) -> IO[bytes]:
     """Open a trace file (or standard input for ``"-"``) for reading its lines, decoding UTF-16.
+
+    Parameters
+    ----------
+    path
+        A path on disk, an fsspec URL (``s3://``, ``memory://``, ...), or ``"-"`` for standard input.
+
+    Returns
+    -------
+    binary file
+        Buffered, positioned at the start; a UTF-16 file (byte-order mark, or `{` written as a UTF-16
+        unit: `is_utf16`) is read whole and given back as its UTF-8 bytes in memory. The caller closes it
+        (standard input excepted).
 
     Raises
     ------

@@ -7,7 +7,7 @@ only comes first; Claude Code's reader comes last and takes every other file, be
 names what a file is when it is no trace (not JSON, empty, another record shape).
 
 Code above `reading/` never asks which format a trace came from: it asks the trace what it records
-(`Trace.has`, `contract.Capabilities`).
+(`Trace.has`, `contract.Capabilities`). This module imports no reader (`api` lists them) and reads no file.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The `Trace` model: one trace's four tables and the facts beside them, and how the tables are read.
 
 A `Trace` holds its tables as the reader built them, a dict of equal-length column lists per table
-(`TABLES` names their columns, `schema.py` their dtypes and units); a Polars frame is built the first time
+(`TABLES` names their columns, `contract.py` their dtypes and units); a Polars frame is built the first time
 one is asked for (`Trace.frame`), and reports read the same columns through `Trace.view` without building
 one. Nothing here reads files or imports Polars at import time.
 """
@@ -25,13 +25,18 @@ from contexttrace.reading.contract import (
 if TYPE_CHECKING:
     import polars as pl
 
-#: The columns of a call that identify it across sessions (`calls.inherited_calls`, CASES B06).
+#: The columns of a call that identify it across sessions (`calls.inherited_calls`): a resumed or forked session's
+#: file copies earlier calls with these four unchanged.
 KEY_COLUMNS = ("message_id", "input_tokens", "cache_write_tokens", "cache_read_tokens")
 
 
 @dataclass(frozen=True)
 class LineNote:
-    """A skipped line: where it is and why it was skipped."""
+    """A skipped line: where it is and why it was skipped.
+
+    `path` is the file it is in (the session file or one of its subagent files), `line` its 1-based line
+    number in that file, `reason` a short phrase ("not JSON", "NUL padding (left by a crash while writing)").
+    """
 
     path: str
     line: int
@@ -108,11 +113,48 @@ class Trace:
     """One trace, read: its four tables and the facts that are not rows.
 
     `calls`, `tool_uses`, `tool_results` and `events` are Polars frames with the schemas of
-    `schema.CALL_SCHEMA`, `TOOL_USE_SCHEMA`, `TOOL_RESULT_SCHEMA` and `EVENT_SCHEMA` (`TABLES`), built
+    `contract.CALL_SCHEMA`, `TOOL_USE_SCHEMA`, `TOOL_RESULT_SCHEMA` and `EVENT_SCHEMA` (`TABLES`), built
     from the reader's columns the first time they are asked for; `view(table)` gives the same columns
-    without building a frame. `result` is the last stream-json `result` line (a dict with `subtype`,
-    `is_error`, `total_cost_usd`, `usage`, `modelUsage`, `duration_ms`, `duration_api_ms`,
-    `num_turns`) or None; `surface` comes from `system/init` (None for transcripts, which record no init).
+    without building a frame. Values are as the lines wrote them (exact), but where `contract` marks a
+    column ≈ (`tool_results.persisted_bytes`).
+
+    Attributes
+    ----------
+    name
+        What the trace is called in output: its path, or ``path#N`` for the N-th run (1-based) of a
+        stream-json file holding several.
+    path
+        The file the trace was read from (``"-"``: standard input).
+    format
+        ``"stream-json"`` or ``"transcript"`` (`contract.FORMAT_*`); code above `reading/` asks `has`.
+    session_id
+        The `sessionId` (transcripts) or `session_id` (stream-json) of its first line that names one.
+    skipped_lines
+        Lines that were not records, a truncated last line and NUL padding included (`line_notes` names
+        the first `MAX_LINE_NOTES` of each file; `skipped_by_file` counts them per file).
+    oversized_lines
+        Lines above `lines.OVERSIZED_LINE_BYTES` that could hold no figure, skipped unread.
+    truncated_last_line
+        The last line ended without a newline and did not decode (a file still being written).
+    warnings
+        Sentences about doubtful values and unreadable companion files, in the order they were met.
+    surface
+        What start-up offered, from stream-json's `system/init` (`dialects.surface`); None for transcripts.
+    result
+        The last stream-json `result` line (`subtype`, `is_error`, `total_cost_usd`, `usage`,
+        `modelUsage`, `duration_ms`, `duration_api_ms`, `num_turns`, as written) or None;
+        `result_count` is how many result lines the run held.
+    cli_version, cwd
+        The Claude Code version and working directory of the first line that states them, or None.
+    files
+        Every file read into the trace: the main file first, then its subagent files.
+    agents
+        Subagent id -> its file, thread kind and the fields of its `agent-<id>.meta.json`.
+    synthetic_errors
+        `<synthetic>` / `isApiErrorMessage` assistant lines: API errors, not calls.
+    inherited_calls
+        Calls dropped because another session's file of the same run wrote them first
+        (`calls.drop_inherited_calls`).
     """
 
     name: str
@@ -177,20 +219,20 @@ class Trace:
 
     @property
     def calls(self) -> pl.DataFrame:
-        """One row per model call (`schema.CALL_SCHEMA`)."""
+        """One row per model call (`contract.CALL_SCHEMA`)."""
         return self.frame("calls")
 
     @property
     def tool_uses(self) -> pl.DataFrame:
-        """One row per tool_use block (`schema.TOOL_USE_SCHEMA`)."""
+        """One row per tool_use block (`contract.TOOL_USE_SCHEMA`)."""
         return self.frame("tool_uses")
 
     @property
     def tool_results(self) -> pl.DataFrame:
-        """One row per tool_result block (`schema.TOOL_RESULT_SCHEMA`)."""
+        """One row per tool_result block (`contract.TOOL_RESULT_SCHEMA`)."""
         return self.frame("tool_results")
 
     @property
     def events(self) -> pl.DataFrame:
-        """One row per other event: compactions, prompts, errors, durations (`schema.EVENT_SCHEMA`)."""
+        """One row per other event: compactions, prompts, errors, durations (`contract.EVENT_SCHEMA`)."""
         return self.frame("events")

@@ -81,7 +81,7 @@ def open_url(url: str) -> IO[bytes]:
 
 
 def read_meta(url: str) -> dict[str, Any] | None:
-    """`reading.feed.agent_meta` for a subagent file behind a URL: the JSON object in the ``.meta.json``
+    """`claude.feed.agent_meta` for a subagent file behind a URL: the JSON object in the ``.meta.json``
     file at `url`; None when it is missing, cannot be read or is not a JSON object. Raises nothing."""
     import orjson
 

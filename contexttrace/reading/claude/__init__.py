@@ -6,6 +6,8 @@ evidence, threads, key spellings, runs), `calls` (which lines are one model call
 content block measures), `builder` and `state` (records → rows, in state classes that merge
 themselves), `feed` and `api` (a file read into builders), `split` (a large transcript read in two parts
 at once). `CLAUDE_CODE` is the reader behind the `formats.TraceFormat` seam.
+
+Nothing here prints; code above `reading/` reaches this reader through `reading.read_trace`.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ class ClaudeCode:
         return True
 
     def read(self, path: str, fh: IO[bytes], companions: Sequence[SourceFile]) -> list[Trace]:
-        """`api.read_claude` on an open file."""
+        """`api.read_claude` on an open file: one `Trace` per run (stream-json), or one with its `companions`
+        (a transcript). Raises `TraceReadError`, `EmptyTraceError` or `TraceFormatError` as `read_claude` does."""
         return read_claude(path, companions, fh)
 
     def split_point(self, path: str, after_bytes: int) -> int | None:

@@ -1,4 +1,9 @@
-"""`read_claude`: one Claude Code trace file (either format) and its subagent files → `Trace` objects."""
+"""`read_claude`: one Claude Code trace file (either format) and its subagent files → `Trace` objects.
+
+The entry of Claude Code's reader: it opens the file (or reads a large one's head and merges its tail,
+`split`), feeds it into builders (`feed`) with the garbage collector paused, and returns the built traces.
+It never prints; every problem is an `errors.ContextTraceError` or a count and a warning in the `Trace`.
+"""
 
 from __future__ import annotations
 

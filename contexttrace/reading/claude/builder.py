@@ -2,8 +2,8 @@
 
 `Builder.add` routes each decoded record (`records.Line`) to the handler of its line type (`_HANDLERS`:
 assistant, user, system, result, attachment), which appends rows to the trace's tables. The two formats
-share the handlers (they write the same message shapes); what differs comes from `formats`. The builder's
-state is a handful of small classes that merge themselves (`state`, `formats.Evidence`, `formats.Threads`,
+share the handlers (they write the same message shapes); what differs comes from `dialects`. The builder's
+state is a handful of small classes that merge themselves (`state`, `dialects.Evidence`, `dialects.Threads`,
 `calls.Calls`), so a file read in two parts merges every field (`merge_tail`).
 
 It never prints nor reads files; `build` turns the rows into a `model.Trace` once.
@@ -81,7 +81,11 @@ CALL_ROW = tuple(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)
 
 class Builder:
     """Accumulates one trace's rows (one Python list or tuple per row, in its table's column order), then
-    turns them into the trace's column tables once (`build`)."""
+    turns them into the trace's column tables once (`build`).
+
+    `name` is the trace's name in output, `path` the file it is read from. Each record goes through `add`;
+    a record that raises there costs its line only (`feed.feed` counts and names it).
+    """
 
     #: line type -> the name of the method that handles it (looked up per record, so a test can patch one)
     _HANDLERS: ClassVar[dict[str, str]] = {
@@ -168,7 +172,7 @@ class Builder:
         thinking = text = 0
         has_thinking = False
         tool_uses = []
-        words: list[str] = []  # the path-like words of its text (`calls.path_words`, issue 13)
+        words: list[str] = []  # the path-like words of its text (`content.path_words`)
         content = msg.content
         if type(content) is list:
             for block in content:
@@ -207,7 +211,7 @@ class Builder:
             diag.bad_usage += bad
             calls.keep(at, values, bad)
         if tool_uses:
-            cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory: issue 13)
+            cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory)
             for block in tool_uses:
                 self._tool_use(block, line, at, mid, ts, cwd)
 
@@ -275,7 +279,7 @@ class Builder:
         else:
             kind = "prompt"
         chars, images = (len(content), 0) if type(content) is str else measure(content)[:2]
-        name = command_name(text) if kind == "command" else None  # (issue 12: a /clear is a boundary)
+        name = command_name(text) if kind == "command" else None  # (`/clear` empties the window)
         self._event(line, thread, thread_kind, kind, ts=ts, text_chars=chars, images=images, command_name=name)
 
     def _tool_results(self, rec: Line, content: list[Any], line: int, thread: str, thread_kind: str, ts: Any) -> bool:
@@ -284,7 +288,7 @@ class Builder:
         denial_kind = rec.toolDenialKind
         structured = result_copy(rec)
         agent_id = agent_ms = None
-        capped: bool | str = False  # (issue 13)
+        capped: bool | str = False
         unchanged = False
         if type(structured) is ResultCopy:
             agent_id = structured.agentId
@@ -474,14 +478,19 @@ class Builder:
         return out
 
     def build(self, fmt: str) -> Trace:
-        """The trace read into this builder, in format `fmt`, with its tables as column lists."""
+        """The trace read into this builder, in format `fmt`, with its tables as column lists.
+
+        Timestamps become Unix epoch ms here (each distinct one parsed once), the columns that need the
+        whole trace are filled (`tool_input_chars`, a tool use's thread, `cleared_seq`, `capped` of part
+        reads, denials a result line lists), and the warnings are written (`warnings`). Raises nothing.
+        """
         calls = self.calls.rows
         c = _columns(calls, CALL_ROW)
         r = _columns(self.results.rows, RESULT_ROW)
         e = _columns(self.events.rows, EVENT_SCHEMA)
         u = _columns(self.uses.rows, USE_ROW)
         # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
-        # keeps its tool uses on the main thread (CASES B05).
+        # keeps its tool uses on the main thread.
         at = u.pop("call_row")
         u["thread"] = [calls[i][C_THREAD] for i in at]
         u["thread_kind"] = [calls[i][C_KIND] for i in at]

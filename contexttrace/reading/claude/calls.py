@@ -1,19 +1,22 @@
 """Model calls: which lines are one call, which line a call keeps, and calls copied across sessions.
 
-Rules (CASES B01–B06, FORMATS G1):
+Rules:
 
 * A model call is one API response, written as one `assistant` line per content block with the same
   `message.id`. Lines with the same `message.id` **and** the same input-side usage (`input_tokens`,
-  `cache_creation_input_tokens`, `cache_read_input_tokens`) are one call (B01, B03: `requestId` is not
-  part of the identity); the same id with other input-side usage is another call, and the id is reported
-  as not unique (B04). A line without a `message.id` is a call of its own.
+  `cache_creation_input_tokens`, `cache_read_input_tokens`) are one call (`requestId` is not part of
+  the identity: it may be missing, and a replayed copy carries another); the same id with other input-side
+  usage is another call, and the id is reported as not unique (a gateway may reuse one id for every
+  response). A line without a `message.id` is a call of its own.
 * The call keeps the values of its line with the highest `output_tokens` (streamed counts grow), the last
   such line on a tie (`KEPT_LINE_COLUMNS`).
-* A call written both on the main thread and in a sidechain (a `/btw` replay, B05) is a main-thread call;
+* A call written both on the main thread and in a sidechain (a `/btw` replay) is a main-thread call;
   its text and thinking are counted from the lines of its best-ranked thread only (so a replayed copy does
   not count them twice).
-* A call copied into several session files (`--resume`, `--continue`, forks: B06) belongs to the session
+* A call copied into several session files (`--resume`, `--continue`, forks) belongs to the session
   that wrote it first (`inherited_calls`, `drop_inherited_calls`).
+
+Pure functions and one state class over rows: no I/O, no Polars, nothing printed.
 """
 
 from __future__ import annotations
@@ -49,21 +52,26 @@ C_KEPT = tuple(_POS[n] for n in KEPT_LINE_COLUMNS)
 C_REQUEST, C_MODEL, _, C_5M, C_1H, C_KNOWN, C_WEB, C_STOP, C_SPEED = C_KEPT
 #: Columns filled in by `rows_of` when the tables are built (from the tool-use rows), not while reading.
 BUILT_COLUMNS = ("tool_input_chars",)
-#: Where a call row (which lacks the built columns) holds its path-like words (issue 13).
+#: Where a call row (which lacks the built columns) holds its path-like words.
 C_WORDS = [c for c in CALL_SCHEMA if c not in BUILT_COLUMNS].index("path_words")
 _THREAD_RANK = {THREAD_MAIN: 0, THREAD_SUBAGENT: 1, THREAD_COMPACTION: 2}
 
 
 def count_tokens(raw: Any) -> tuple[int, int]:
     """A usage count: (the value when it is a plausible token count, else 0; 1 when a value was written
-    that is not one, else 0). Plausible: an int with 0 <= n < 2**53 (CASES B27)."""
+    that is not one, else 0). Plausible: an int with 0 <= n < 2**53."""
     if type(raw) is int and 0 <= raw < MAX_TOKENS:
         return raw, 0
     return 0, raw is not None
 
 
 def input_side(usage: Usage) -> tuple[int, int, int, int, int]:
-    """(input, cache write, cache read, output tokens, bad fields) of a usage object."""
+    """(input, cache write, cache read, output tokens, bad fields) of a usage object.
+
+    The four counts are tokens, exact as `message.usage` writes them (`input_tokens`,
+    `cache_creation_input_tokens`, `cache_read_input_tokens`, `output_tokens`); a value that is not a
+    plausible count (`count_tokens`) is read as 0 and adds 1 to bad fields. Raises nothing.
+    """
     inp = usage.input_tokens
     cw = usage.cache_creation_input_tokens
     cr = usage.cache_read_input_tokens
@@ -134,7 +142,7 @@ class Calls:
         self.rows: list[list[Any]] = []
         self.at: dict[Any, int] = {}  # call identity key -> its row
         self.key_of_id: dict[str, Any] = {}  # message.id -> the first identity key seen with it
-        self.clashing_ids: set[str] = set()  # message ids seen with different input-side usage (B04)
+        self.clashing_ids: set[str] = set()  # message ids seen with different input-side usage
         # Usage fields found bad while taking a call's kept line: row -> [(output_tokens of the line, bad
         # fields)], so a merge across a cut can leave out those a whole read would not have counted.
         self.kept_bad: dict[int, list[tuple[int, int]]] = {}
@@ -143,7 +151,7 @@ class Calls:
         """The row of the call `key`, or None (a new call: its id is checked against earlier keys)."""
         at = self.at.get(key)
         if at is None and mid is not None and self.key_of_id.setdefault(mid, key) != key:
-            self.clashing_ids.add(mid)  # the same id with other input-side usage (CASES B04)
+            self.clashing_ids.add(mid)  # the same id with other input-side usage
         return at
 
     def add(self, key: Any, row: list[Any], bad: int) -> int:
@@ -157,7 +165,7 @@ class Calls:
     def another_line(
         self, at: int, thread: str, kind: str, ts: Any, out: int, content: tuple[int, int, bool, str | None]
     ) -> bool:
-        """Count another line of call `at`: its timestamp ends the call, the best-ranked thread wins (B05),
+        """Count another line of call `at`: its timestamp ends the call, the best-ranked thread wins,
         its text, thinking and path-like words are added (or replace those of a worse-ranked copy). Returns
         whether the line is kept (its output_tokens is the highest so far, the later on a tie): the caller then takes
         its values with `keep`."""
@@ -273,12 +281,17 @@ class Calls:
         return moved, uncounted
 
 
-# -- calls copied across sessions (CASES B06) -------------------------------------------------------------
+# -- calls copied across sessions (resume, continue, fork) -----------------------------------------------
 
 
 def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
-    """The calls each trace holds that another trace of the run owns (`drop_inherited_calls`' rule):
-    trace index -> call keys (`message.id|input|cache write|cache read`); traces that lose none are absent.
+    """The calls each trace holds that another trace of the run owns (`drop_inherited_calls`' rule).
+
+    Returns
+    -------
+    dict of int to set of str
+        Trace index (in `traces`) -> the keys of the calls it loses (``"message.id|input|cache write|cache
+        read"``, token counts as written); traces that lose none are absent.
 
     Reads only the call columns `message_id`, `input_tokens`, `cache_write_tokens`, `cache_read_tokens` and
     `end_ts_ms` (Unix ms, from each call's last line), so it works on the slim traces workers send back
@@ -309,7 +322,7 @@ def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
 
 
 def drop_inherited_calls(traces: list[Trace], lost: dict[int, set[str]] | None = None) -> list[Trace]:
-    """Give each call copied into several session files to one session only (CASES B06).
+    """Give each call copied into several session files to one session only.
 
     `--resume`, `--continue` and forks start a new file whose first lines are copies of earlier calls
     (same `message.id` and usage). A call found in more than one transcript trace of a run belongs to

@@ -22,7 +22,7 @@ from contexttrace.reading.claude.records import Block, InnerBlock, ResultCopy, r
 #: Counts at or above this are not counts (JSON numbers past 2**53 lose precision anyway).
 MAX_TOKENS = 2**53
 
-#: Texts of a tool result that mean a person or a rule refused the call (CASES B22).
+#: Texts of a tool result that mean a person or a rule refused the call: a denial, counted apart from failures.
 DENIAL_PREFIXES = (
     "The user doesn't want to proceed with this tool use",
     "The user doesn't want to take this action",
@@ -40,7 +40,7 @@ _PERSISTED_SIZE_RE = re.compile(r"Output too large \(([\d.]+)\s*(B|KB|MB|GB)\)")
 _SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 
 #: How many characters of a failed result's text the reader keeps (`tool_results.error_head`): enough for
-#: every error class pattern, which all match at the start (issue 13).
+#: every error class pattern, which all match at the start.
 ERROR_HEAD_CHARS = 300
 
 
@@ -94,7 +94,7 @@ def result_size(content: Any) -> tuple[int, int, int, int]:
 
 def base64_bytes(length: int, end: str) -> int:
     """Decoded size of base64 text of `length` characters ending in `end`: never negative ("==" alone: 0
-    bytes, fuzz 12)."""
+    bytes, where the plain formula gives -1)."""
     padding = 2 if end.endswith("==") else 1 if end.endswith("=") else 0
     return max(0, length * 3 // 4 - padding)
 
@@ -156,14 +156,15 @@ def first_text(content: Any) -> str:
 
 
 def is_denial(text: str) -> bool:
-    """Whether an error result's text is a person's or a rule's refusal (CASES B22)."""
+    """Whether an error result's text is a person's or a rule's refusal (a denial, not a failure of the tool):
+    it starts with one of `DENIAL_PREFIXES`, or its first 300 characters hold a permission or hook refusal."""
     head = text[:300]
     return head.startswith(DENIAL_PREFIXES) or _DENIAL_RE.search(head) is not None
 
 
 def persisted_bytes(text: str) -> int | None:
     """≈ bytes of a persisted output as its preview states them ("Output too large (1.2MB)"); None when
-    the preview states no size, or one that is not a number or out of range (fuzz 02, 02b)."""
+    the preview states no size, or one that is not a number or out of range (the result still counts)."""
     match = _PERSISTED_SIZE_RE.search(text[:400])
     if match is None:
         return None
@@ -175,7 +176,7 @@ def persisted_bytes(text: str) -> int | None:
 
 
 def is_task_notification(origin: Any, text: str) -> bool:
-    """A user line the harness writes when a background command or agent finishes (CASES B31): its
+    """A user line the harness writes when a background command or agent finishes (not a prompt a person typed): its
     `origin.kind` is `task-notification`, or (older lines) its text starts with `<task-notification>`."""
     if type(origin) is dict and origin.get("kind") == "task-notification":
         return True
@@ -291,7 +292,7 @@ def _jpeg(data: bytes) -> tuple[int, int] | None:
 
 # -- the file a shell command reads ----------------------------------------------------------------------
 
-#: Commands that print a file: with exactly one path operand, the call reads that file (issues 12, 13).
+#: Commands that print a file: with exactly one path operand, the call reads that file.
 _READERS = frozenset({"cat", "head", "tail", "sed"})
 #: Characters that make a command line more than one simple command (pipes, lists, redirections,
 #: substitutions): such a line is never a read of one file.
@@ -301,7 +302,7 @@ _VALUE_OPTIONS = frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--sleep-int
 #: sed's long forms of `-n` (print only what the script prints).
 _SED_QUIET = frozenset({"--quiet", "--silent"})
 #: `2>/dev/null` as its own word: it discards the command's errors and leaves what it prints unchanged, so it
-#: is removed before the line is read (the one redirection allowed; issue 12 review, decided in docs/sources.md).
+#: is removed before the line is read (the one redirection allowed: docs/sources.md).
 _STDERR_TO_NULL = re.compile(r"(?:^|(?<=\s))2>\s*/dev/null(?=\s|$)")
 #: Characters the shell expands in an unquoted word: a glob (`*`, `?`, `[`) or a brace list names any
 #: number of files, so the line is no read of one file.
@@ -409,12 +410,12 @@ def command_name(text: str) -> str | None:
     return m.group(1) if m else None
 
 
-# -- the path-like words of prose (issue 13: `context files` references) ------------------------------------
+# -- the path-like words of prose (`context files` reads them as references) --------------------------------
 
 #: A word a path could be: a run of letters, digits and the characters paths hold (`_ - . / \ ~ : @ + %`, and
 #: `[ ] ( ) $ # , ' =`, which route files hold: `app/[id]/page.tsx`, `app/(auth)/x.tsx`, `routes/$id.tsx`).
 #: Spaces, double quotes, backticks, `<>`, `{}`, `*`, `|` and `;` end a word. A word kept whole is tried
-#: whole and then split where a narrower word would have ended (`file_paths.candidates`), so `a.py,b.py`
+#: whole and then split where a narrower word would have ended (`analysis.paths.candidates`), so `a.py,b.py`
 #: and `--file=a.py` still name their files.
 _WORD_CHARS = r"\w.~/\\:@+%\-\[\]()$#,'="
 PATH_WORD = re.compile(f"[{_WORD_CHARS}]+")
@@ -482,7 +483,7 @@ def path_words(text: str) -> list[str]:
             dot_at = kept_dot(text, end)
 
 
-# -- whether the tool cut its result at a cap (issue 13: `context tools`' ⊘ capped) ------------------------------
+# -- whether the tool cut its result at a cap (`context tools`' ⊘ capped) ----------------------------------------
 
 #: `cap_of`'s answer for a result that returned part of a file: capped or not is decided in `build`, by its
 #: tool use's input (`read_caps`).
@@ -490,7 +491,7 @@ PART_READ = "part"
 
 
 def cap_of(copy: ResultCopy) -> bool | str:
-    """Whether the tool cut its result at a cap, from its structured copy (issue 13, ⊘ capped): True when
+    """Whether the tool cut its result at a cap, from its structured copy (⊘ capped in `context tools`): True when
     `truncated` or `truncatedByTokenCap` is true (Glob; an MCP result cut at the token cap), or when a Grep
     stopped at its `appliedLimit` (the head_limit: `numLines` in content mode, else `numFiles`, at least
     the limit, more lines may have matched); `PART_READ` when a Read's `file` returned fewer lines than the
@@ -511,7 +512,7 @@ def cap_of(copy: ResultCopy) -> bool | str:
 
 
 def read_caps(capped: list[Any], ids: list[Any], uses: dict[str, list[Any]]) -> list[bool]:
-    """`tool_results.capped` with each `PART_READ` decided (issue 13): a result that returned part of a file
+    """`tool_results.capped` with each `PART_READ` decided: a result that returned part of a file
     is cut at a cap when its tool use is a Read that set no `limit` (the Read stopped at its default line
     limit); a Read with a `limit` asked for that part. Only the inputs of those results' tool uses are read."""
     part = {tid for c, tid in zip(capped, ids, strict=True) if c is PART_READ and tid is not None}

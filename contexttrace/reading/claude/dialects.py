@@ -2,10 +2,11 @@
 
 Both formats write the same message shapes (an `assistant` line per content block, `user` lines with tool
 results, `system` lines), so the builder handles them alike; what differs is kept here, as data where it
-can be (FORMATS.md §1):
+can be:
 
 * **Evidence** (`Evidence`): which keys and line types each format writes, counted per line, and the
-  decision on their weight (`dialect_of`, fuzz 07); another agent's trace named (Codex CLI, Gemini CLI).
+  decision on their weight (`dialect_of`: a stray line of the other format decides nothing); another agent's
+  trace named (Codex CLI, Gemini CLI).
 * **Threads** (`Threads.thread_of`): stream-json names a subagent's thread by `parent_tool_use_id`;
   transcripts mark sidechain lines with `isSidechain` and `agentId`, or (CLI 1.0.x) only by the chain of
   `parentUuid`s from a sidechain root.
@@ -13,6 +14,9 @@ can be (FORMATS.md §1):
   and the tool result's copy (`tool_use_result` / `toolUseResult`).
 * **Runs**: a stream-json file holds one run per `system/init` (`starts_run`).
 * **Lines with no figure** (`SKIP_TYPES`), recognised by their bytes in `lines`, counted here as evidence.
+
+It makes no rows (the builder does) and reads no file; the only errors it raises are `dialect_of`'s, for a
+file that is no Claude Code trace.
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ from contexttrace.reading.claude.records import Line, raw_value
 from contexttrace.reading.contract import FORMAT_STREAM_JSON, FORMAT_TRANSCRIPT, THREAD_MAIN, THREAD_SUBAGENT
 from contexttrace.reading.model import SourceFile
 
-#: Top-level line types that hold no figure: skipped undecoded, by their bytes (`lines.read_lines`).
-#: `progress` lines embed subagent messages whose usage the subagent files hold too (FORMATS G3).
+#: Top-level line types that hold no figure: skipped undecoded, by their bytes (`lines.Lines`).
+#: `progress` lines embed subagent messages whose usage the subagent files hold too (counted there once).
 SKIP_TYPES = frozenset({b"progress", b"file-history-snapshot", b"queue-operation", b"last-prompt", b"stream_event"})
 #: Of those, the types stream-json writes (the rest are transcript-only).
 _STREAM_SKIP_TYPES = frozenset({b"stream_event"})
@@ -55,7 +59,7 @@ TIMED_TYPES = frozenset({"user", "assistant", "system"})
 class Evidence:
     """What the lines read so far say about the format: counted per line, merged across a split read.
 
-    The format is decided on the weight of evidence (fuzz 07): lines with stream-json keys (`session_id`,
+    The format is decided on the weight of evidence: lines with stream-json keys (`session_id`,
     `parent_tool_use_id`, init and result lines, `stream_event` lines) against lines with transcript keys
     (`sessionId`, transcript-only line types). A line may carry both (it counts for both).
     """
@@ -73,7 +77,7 @@ class Evidence:
     )
 
     #: Fields a tail's merge leaves as the head's: a part that shows stream-json is never merged
-    #: (`api.read_tail` gives None), so a merged tail's are False / 0.
+    #: (`split.read_tail` gives None), so a merged tail's are False / 0.
     NOT_MERGED = frozenset({"seen_stream", "has_init", "result_count"})
 
     def __init__(self) -> None:
@@ -136,7 +140,7 @@ class Evidence:
         return self.seen_stream or self.has_init or bool(self.result_count)
 
     def stray_warning(self) -> str | None:
-        """The warning for a file whose lines carry both formats' keys (fuzz 07), or None."""
+        """The warning for a file whose lines carry both formats' keys (the fewer are stray lines), or None."""
         if not (self.stream_lines and self.transcript_lines):
             return None
         few, many = sorted(
@@ -161,7 +165,7 @@ class Evidence:
 def dialect_of(ev: Evidence, has_rows: bool, skipped: int, nul_seen: bool, path: str) -> str:
     """The format of a file (or run) on the weight of evidence: a session transcript when its lines with
     transcript keys outnumber those with stream-json keys, stream-json when those do or an init / result
-    line was seen (fuzz 07: one stray `parent_tool_use_id` must not make a transcript stream-json and lose
+    line was seen (one stray `parent_tool_use_id` must not make a transcript stream-json and lose
     its subagent files). `has_rows`: any call, tool result or event row was made.
 
     Raises
@@ -196,7 +200,7 @@ def starts_run(rec: Line, kind: str | None, run_started: bool) -> bool:
 
 
 class Threads:
-    """The thread of each line: the main thread, or a subagent's (`schema.THREAD_*`).
+    """The thread of each line: the main thread, or a subagent's (`contract.THREAD_*`).
 
     Inline sidechains of CLI 1.0.x carry no `agentId`: each Task's chain starts at a sidechain line whose
     parent is not a sidechain line, and that first line's uuid names the thread (`sidechain-<uuid>`).
@@ -214,7 +218,12 @@ class Threads:
         self.chains_ambiguous = False  # a thread name with two roots: a merge could not rename it
 
     def thread_of(self, rec: Line, src: SourceFile) -> tuple[str, str]:
-        """(thread, thread kind) of a record read from `src`."""
+        """(thread, thread kind) of a record read from `src`.
+
+        A subagent file's lines are its agent's thread; in the main file, a stream-json line's
+        `parent_tool_use_id`, a sidechain line's `agentId`, or (no `agentId`) its chain's first uuid names
+        the subagent's thread; every other line is the main thread. Thread kinds: `contract.THREAD_*`.
+        """
         if src.thread_kind != THREAD_MAIN:
             return src.agent_id or src.thread_kind, src.thread_kind
         parent = rec.parent_tool_use_id
@@ -240,7 +249,7 @@ class Threads:
 
     def merge(self, tail: Threads) -> dict[str, str]:
         """Take a tail's chains; return the renames of its threads whose chain began in this part (a
-        tail that is `chains_ambiguous` is never merged: `api.read_head`)."""
+        tail that is `chains_ambiguous` is never merged: `split.read_head`)."""
         rename = {t: self.chains[p] for t, p in tail.chain_roots.items() if p in self.chains}
         for uuid, thread in tail.chains.items():
             self.chains[uuid] = rename.get(thread, thread)
@@ -260,7 +269,7 @@ COMPACT_KEYS = {
     "post_tokens": ("post_tokens", "postTokens"),
     "duration_ms": ("duration_ms", "durationMs"),
 }
-#: The same for `system/microcompact_boundary` (CASES B34; transcripts write camel case).
+#: The same for `system/microcompact_boundary` (transcripts write camel case).
 MICROCOMPACT_KEYS = {
     "trigger": ("trigger",),
     "compacted_tool_ids": ("compactedToolIds", "compacted_tool_ids"),
@@ -306,7 +315,12 @@ def result_copy(rec: Line) -> Any:
 
 
 def surface(rec: Line) -> dict[str, Any]:
-    """What start-up offered, from a stream-json `system/init` line."""
+    """What start-up offered, from a stream-json `system/init` line (`Trace.surface`).
+
+    Keys: `tools`, `skills`, `agents`, `slash_commands` (how many each list held, or None when not a list),
+    `mcp_servers`, `plugins` (their names, or None), `model`, `permission_mode`, `api_key_source` (strings
+    as written, or None).
+    """
 
     def count(value: Any) -> int | None:
         return len(value) if isinstance(value, list) else None
@@ -354,7 +368,7 @@ def run_totals(rec: Line) -> dict[str, Any]:
 
 
 def denied_ids(rec: Line) -> list[str]:
-    """Tool use ids a stream-json `result` lists in `permission_denials` (CASES B22)."""
+    """Tool use ids a stream-json `result` lists in `permission_denials`: refusals, counted as denials."""
     denials = rec.permission_denials
     if not isinstance(denials, list):
         return []

@@ -1,10 +1,13 @@
 """Lines → records → builders: reading one file into a trace's builder (or one builder per stream-json run).
 
 `feed` takes the lines worth decoding (`lines.Lines`), decodes each once (`records.decode`), skips and
-counts what is not a record (not JSON, not an object, a truncated last line, a repeated uuid, CASES B29),
-starts a new builder at each stream-json run (`formats.starts_run`), and hands each record to its builder
+counts what is not a record (not JSON, not an object, a truncated last line, a repeated uuid),
+starts a new builder at each stream-json run (`dialects.starts_run`), and hands each record to its builder
 behind a firewall: a record that raises while it is routed costs its line only, named with the exception.
 `finish` names the runs, decides each one's format and reads a transcript's subagent files after it.
+
+It never prints; a line that cannot be read is counted and named, never raised, and only a file that cannot
+be read at all (or holds no record of either format) raises.
 """
 
 from __future__ import annotations
@@ -61,13 +64,13 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
         uid = rec.uuid
         if type(uid) is str and uid:
             seen = cur.seen
-            if uid in seen.uuids:  # a record written again (CASES B29): one record, counted once
+            if uid in seen.uuids:  # a record written again (the same uuid): one record, the copy counted
                 seen.repeated += 1
                 continue
             seen.uuids.add(uid)
         kind = rec.type
         if type(kind) is not str:
-            kind = None  # a `type` that is not a string (a list, say: fuzz 01) is an unknown line type
+            kind = None  # a `type` that is not a string (a list, say) is an unknown line type
         if split_runs and kind == "system" and starts_run(rec, kind, cur.evidence.has_init or bool(cur.calls.rows)):
             cur.evidence.count_skipped(lines.take_skipped())
             cur = Builder(path, path)
@@ -110,7 +113,11 @@ def finish(main: str, builders: list[Builder], subagents: Iterable[SourceFile]) 
 
 
 def read_subagents(builder: Builder, subagents: Iterable[SourceFile]) -> None:
-    """Read a session's subagent files into its builder, after its main file; an unreadable one is a warning."""
+    """Read a session's subagent files into its builder, after its main file, in the order given.
+
+    Each file's rows take its `SourceFile.thread_kind` and agent id; its `agent-<id>.meta.json` is read
+    into `Facts.agents`. A file that cannot be read is a warning naming it, never an error.
+    """
     for sub in subagents:
         try:
             with open_trace(sub.path) as sub_fh:
@@ -124,9 +131,11 @@ def read_subagents(builder: Builder, subagents: Iterable[SourceFile]) -> None:
 
 
 def agent_meta(path: str) -> dict[str, Any] | None:
-    """The `agent-<id>.meta.json` beside a subagent file (`agentType`, `description`, ...), if any."""
+    """The `agent-<id>.meta.json` beside a subagent file (`agentType`, `description`, ...) as a dict; None
+    when the file has no `.jsonl` name, the meta file is missing, unreadable or not a JSON object. Raises
+    nothing."""
     meta_path = path[: -len(".jsonl")] + ".meta.json" if path.endswith(".jsonl") else None
-    if meta_path is not None and is_url(meta_path):  # a subagent file behind an fsspec URL (issue 17)
+    if meta_path is not None and is_url(meta_path):  # a subagent file behind an fsspec URL
         return read_meta(meta_path)
     if meta_path is None or not os.path.isfile(meta_path):
         return None

@@ -1,20 +1,21 @@
-"""Bytes → lines: opening a trace file, its encodings, and the lines worth decoding.
+"""Bytes → lines: the lines of an open trace file worth decoding, and what the rest were.
 
 Rules (docs/definitions.md "Bad input"):
 
-* Lines are split on `b"\\n"` only, never on U+2028 or other Unicode breaks (CASES B18), read in binary
-  and streamed. A line is handed on with its `\\n` or `\\r\\n` end (JSON whitespace), never copied.
-* A UTF-8 byte-order mark at the start of the file is dropped; a UTF-16 capture (Windows PowerShell's
-  `>`), recognised by its byte-order mark or a `{` written as a UTF-16 unit, is decoded (CASES B36).
+* Lines are split on `b"\\n"` only, never on U+2028 or other Unicode breaks (JSON strings may hold them
+  raw), read in binary and streamed. A line is handed on with its `\\n` or `\\r\\n` end (JSON
+  whitespace), never copied.
+* A UTF-8 byte-order mark at the start of the file (or of a run `cat` appended) is dropped; a UTF-16
+  capture (Windows PowerShell's `>`) reaches here already decoded to UTF-8 (`files.open_trace`).
 * JSON text never holds a raw NUL byte, so NULs are damage left by a crash while appending, never
-  content (CASES B30): a line of NULs only is skipped as padding; a record followed by NULs is read
-  without them.
+  content: a line of NULs only is skipped as padding; a record followed by NULs is read without them.
 * Blank lines are not records. Lines whose top-level `type` shows they hold no figure
-  (`formats.SKIP_TYPES`) are recognised by their bytes and not decoded; a line above
-  `OVERSIZED_LINE_BYTES` that cannot hold a figure is skipped unread (CASES B20).
+  (`dialects.SKIP_TYPES`) are recognised by their bytes and not decoded; a line above
+  `OVERSIZED_LINE_BYTES` that cannot hold a figure is skipped unread and counted (`Trace.oversized_lines`).
 
-Whether a line decodes, and what a line that does not is (not JSON, a truncated last line), is decided
-by the reader of these lines (`api.feed`).
+This module decodes no JSON: whether a line decodes, and what a line that does not is (not JSON, a
+truncated last line), is decided by the reader of these lines (`feed.feed`). It never prints; a read that
+fails midway raises `TraceReadError` naming the line.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from contexttrace.reading.claude.dialects import SKIP_TYPES
 if TYPE_CHECKING:
     from contexttrace.reading.claude.builder import Diagnostics
 
-#: Above this size a line is decoded only if its bytes show it can hold a figure (CASES B20).
+#: Above this size a line is decoded only if its bytes show it can hold a figure (a file-history snapshot can be
+#: a line of hundreds of MB).
 OVERSIZED_LINE_BYTES = 8 * 1024 * 1024
 _OVERSIZED_NEEDED = (b'"usage"', b'"tool_use"', b'"tool_result"', b'"subtype"')
 _TYPE_KEY = b'"type":"'
@@ -45,9 +47,11 @@ class Head(io.RawIOBase):
         self._left = size
 
     def readable(self) -> bool:
+        """Always True: a head is read, never written."""
         return True
 
     def readinto(self, buffer: Any) -> int:
+        """Read into `buffer` up to the head's end; returns the number of bytes read (0 at the end)."""
         if self._left <= 0:
             return 0
         with memoryview(buffer) as view:
@@ -56,6 +60,7 @@ class Head(io.RawIOBase):
         return int(got)
 
     def close(self) -> None:
+        """Close the head and the file under it."""
         self._raw.close()
         super().close()
 
@@ -112,7 +117,7 @@ class Lines:
             for raw in self.fh:
                 number += 1
                 if raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]  # a UTF-8 byte-order mark (CASES B36), at the file's start or a run's (`cat`)
+                    raw = raw[3:]  # a UTF-8 byte-order mark, at the file's start or a run's (`cat`)
                 if b"\x00" in raw:
                     raw = raw.replace(b"\x00", b"")
                     diag = self.diag

@@ -4,7 +4,7 @@ A record is decoded once, by `msgspec` into `Line` (a Struct that declares only 
 its next features read: unknown fields are skipped without building objects). A line that the typed
 decoder refuses — not JSON, a truncated tail, a lone surrogate escape, a number JSON can spell but no float
 holds, nesting past msgspec's depth, a container of the wrong type — takes the lenient path (`decode`):
-orjson, else the standard library with lone surrogates replaced by U+FFFD (CASES B19), exactly as the
+orjson, else the standard library with lone surrogates replaced by U+FFFD, exactly as the
 reader always decoded, then `to_struct` turns the decoded object into the same Struct, dropping each value
 whose type a field does not take. So the builder reads one shape whatever the line went through.
 
@@ -27,8 +27,8 @@ How the fields are typed (the rule every field here follows):
   image data (its length is what counts). The lenient path cannot make a `Raw` from a decoded value, so
   there they hold a `Decoded` wrapper; `raw_value` and `raw_text` read either.
 
-It imports neither the builder nor Polars; it raises nothing but `RecursionError`-free `DecodeError`s
-caught here.
+It imports neither the builder nor Polars, and raises nothing: every decode error (`msgspec.DecodeError`,
+`RecursionError`, a JSON error of orjson or the standard library) is caught here, and such a line is `NOT_JSON`.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class ServerToolUse(Struct):
 
 class Usage(Struct):
     """`message.usage`. Counts are `Any`: a count that is not a plausible token count is read as 0 and
-    counted by the builder (CASES B27), which needs the value as written."""
+    counted by the builder, which needs the value as written."""
 
     input_tokens: Any = None
     cache_creation_input_tokens: Any = None
@@ -165,10 +165,10 @@ class ResultCopy(Struct):
 
     agentId: Any = None
     totalDurationMs: Any = None
-    type: Any = None  # "file_unchanged": a Read answered that the file is unchanged since read (issue 13)
+    type: Any = None  # "file_unchanged": a Read answered that the file is unchanged since read
     truncated: Any = None  # true: the tool cut its result at a cap (Glob)
     truncatedByTokenCap: Any = None  # true: the result was cut at the token cap
-    # Grep's cap (issue 13, ⊘ capped): the head_limit it applied, and what it counted in its mode
+    # Grep's cap (`context tools`' ⊘ capped): the head_limit it applied, and what it counted in its mode
     appliedLimit: Any = None
     mode: Any = None  # "content" (numLines counts), "files_with_matches" / "count" (numFiles counts)
     numLines: Any = None
@@ -185,7 +185,7 @@ class Attachment(Struct):
 
     type: Any = None
     content: Any = None
-    filename: Any = None  # edited_text_file: the file edited outside the model (issue 13)
+    filename: Any = None  # edited_text_file: the file edited outside the model
 
 
 class Line(Struct):
@@ -217,7 +217,7 @@ class Line(Struct):
     toolUseResult: CopyItem | UnsetType = UNSET
     tool_use_result: CopyItem | UnsetType = UNSET
     attachment: Attachment | None = None
-    # system lines (compaction metadata in both spellings: `formats.COMPACT_KEYS`)
+    # system lines (compaction metadata in both spellings: `dialects.COMPACT_KEYS`)
     compact_metadata: Any = None
     compactMetadata: Any = None
     microcompactMetadata: Any = None
@@ -235,7 +235,7 @@ class Line(Struct):
     permissionMode: Any = None
     apiKeySource: Any = None
     # result (stream-json): the run's totals, kept as written and decoded as orjson decodes them
-    # (`formats.run_totals`: an integer past 64 bits is a float there, where msgspec keeps it an int)
+    # (`dialects.run_totals`: an integer past 64 bits is a float there, where msgspec keeps it an int)
     is_error: Raw = _NULL
     total_cost_usd: Raw = _NULL
     usage: Raw = _NULL
@@ -273,12 +273,12 @@ def decode(raw: bytes) -> Any:
 
 def loads_lenient(raw: bytes | memoryview) -> Any:
     """Decode JSON the way the reader always has: orjson, else the standard library (which accepts
-    escaped lone surrogates, CASES B19), or `NOT_JSON`.
+    escaped lone surrogates), or `NOT_JSON`.
 
     Each lone surrogate is replaced by U+FFFD (one code point for one, so every length stays exact), in
     keys and values at any depth, so no string that reaches a frame or the JSON output can fail to encode
-    (fuzz 06, 08). A raw byte that is not UTF-8 is read as U+FFFD too, so its line still counts. Nesting too
-    deep to decode is not JSON to us.
+    (Claude Code writes them for undecodable bytes and emoji cut in half). A raw byte that is not UTF-8 is read
+    as U+FFFD too, so its line still counts. Nesting too deep to decode is not JSON to us.
     """
     try:
         return orjson.loads(raw)

@@ -5,6 +5,10 @@ subagent files) into a builder that pickles, and `read_head` reads up to it and 
 builder had read the whole file in order (`builder.Builder.merge_tail`: each piece of state merges
 itself). Only session transcripts are read this way: a part that shows stream-json gives None, and the
 whole file is read at once instead.
+
+The merged result equals one read of the whole file; where it could not (records repeated across the cut,
+sidechain chains whose names a merge cannot settle, a tail that could not be read), the whole file is read
+instead. Nothing here prints; `split_point` and `read_tail` raise nothing.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ class PendingTail:
 
 def stable_text_hash(text: str) -> int:
     """A hash of a tool result's text that is the same in every process: the first 8 bytes of the
-    BLAKE2b digest of its UTF-8 bytes (lone surrogates kept, CASES B19), as a signed 64-bit int (the
+    BLAKE2b digest of its UTF-8 bytes (lone surrogates kept), as a signed 64-bit int (the
     `content_hash` column is Int64). For a file whose two parts are read by processes that do not share
     Python's hash seed; about three times the cost of `hash`, so it is used only then. Raises nothing."""
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
@@ -72,11 +76,23 @@ def stable_text_hash(text: str) -> int:
 
 
 def split_point(path: str, after_bytes: int = 0) -> int | None:
-    """Where to cut `path` so that reading its head takes as long as reading its tail (each byte weighted
-    `TAIL_BYTE_COST`) and then `after_bytes` (the subagent files the tail's reader also reads, as bytes
-    of the same cost): the offset of the first line that starts after that point, in bytes from the
-    file's start (at least 4096). None when the file is smaller than `SPLIT_MIN_BYTES`, cannot be read,
-    or no line starts there; raises nothing.
+    """Where to cut `path` so that reading its head takes as long as reading its tail and its subagent files.
+
+    Parameters
+    ----------
+    path
+        A session transcript on disk.
+    after_bytes
+        Size in bytes of the subagent files the tail's reader reads after the tail (each counted as one
+        head byte).
+
+    Returns
+    -------
+    int or None
+        The offset in bytes from the file's start (at least 4096) of the first line that starts after
+        the point where head bytes equal tail bytes × `TAIL_BYTE_COST` plus `after_bytes`. None when the
+        file is smaller than `SPLIT_MIN_BYTES`, is UTF-16 (read whole, decoded), cannot be read, or no line
+        starts there. Raises nothing.
     """
     try:
         size = os.path.getsize(path)
@@ -158,7 +174,7 @@ def read_head(main: str, tail: TailPart | PendingTail) -> Builder | None:
         or part.builder.threads.chains_ambiguous
         or not builder.seen.uuids.isdisjoint(part.builder.seen.uuids)
     ):
-        return None  # (records repeated across the cut, CASES B29: the whole read drops them in order)
+        return None  # (records repeated across the cut: the whole read drops the later copies in order)
     if not (builder.evidence.seen_transcript or builder.has_rows() or part.main_transcript or any(part.main_rows)):
         return None  # the main file alone is no transcript: the whole read says what it is (`dialects.dialect_of`)
     builder.merge_tail(part.builder, lines, part.main_rows, part.with_subagents)

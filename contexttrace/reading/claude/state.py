@@ -5,8 +5,10 @@ A large transcript is read in two parts (`split`): a worker reads the tail into 
 order. A field added to a class must be merged in that class's `merge`, or named in its `NOT_MERGED` with
 the reason (tests/test_reading_merge.py checks that every field is one or the other).
 
-Row layouts: rows are tuples in their table's column order (`schema.py`), less the columns `builder.build`
+Row layouts: rows are tuples in their table's column order (`contract.py`), less the columns `builder.build`
 adds (`USE_ROW`, `RESULT_ROW`); call rows live in `calls.Calls`.
+
+State only: no I/O, nothing printed, no rule about what a record means (the builder decides; this keeps).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ _USE_ID, _RESULT_ID = USE_ROW.index("tool_use_id"), RESULT_ROW.index("tool_use_i
 
 
 class Seen:
-    """Record uuids seen: a repeated uuid is one record, its copies dropped and counted (CASES B29)."""
+    """Record uuids seen: a repeated uuid is one record, its copies dropped and counted."""
 
     __slots__ = ("repeated", "uuids")
     NOT_MERGED: frozenset[str] = frozenset()
@@ -43,6 +45,7 @@ class Seen:
         self.repeated = 0
 
     def merge(self, tail: Seen) -> None:
+        """Add a tail's uuids and repeats (a uuid in both parts makes `split.read_head` read the whole file)."""
         self.uuids |= tail.uuids
         self.repeated += tail.repeated
 
@@ -67,15 +70,15 @@ class Diagnostics:
 
     def __init__(self) -> None:
         self.skipped = 0
-        self.oversized = 0  # lines above `lines.OVERSIZED_LINE_BYTES` that hold no figure (CASES B20)
+        self.oversized = 0  # lines above `lines.OVERSIZED_LINE_BYTES` that hold no figure
         self.truncated_last = False
         self.notes: list[LineNote] = []
         #: file -> lines skipped in it (a truncated last line not included)
         self.notes_per_file: dict[str, int] = {}
-        self.nul_lines = 0  # lines that were only NUL padding (CASES B30)
+        self.nul_lines = 0  # lines that were only NUL padding
         self.nul_seen = False  # any NUL byte (no record decoded and NULs seen: a binary file)
-        self.bad_usage = 0  # usage counts that were not plausible token counts, read as 0 (B27)
-        self.bad_numbers = 0  # other counts out of range or of the wrong type, read as unknown (fuzz 04, 09)
+        self.bad_usage = 0  # usage counts that were not plausible token counts, read as 0
+        self.bad_numbers = 0  # other counts out of range or of the wrong type, read as unknown
         self.warnings: list[str] = []
 
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -88,7 +91,7 @@ class Diagnostics:
 
     def number(self, raw: Any) -> int | None:
         """A count other than usage (tokens a boundary states, a duration in ms): the int when it fits
-        0 <= n < 2**53, else None (unknown), counted when a value was written (fuzz 04, 09)."""
+        0 <= n < 2**53, else None (unknown), counted when a value was written."""
         if type(raw) is int and 0 <= raw < MAX_TOKENS:
             return raw
         if raw is not None:
@@ -138,7 +141,7 @@ class Facts:
         self.cli_version: str | None = None
         self.cwd: str | None = None
         self.surface: dict[str, Any] | None = None  # from stream-json's system/init
-        self.result: dict[str, Any] | None = None  # stream-json's last result line (`formats.run_totals`)
+        self.result: dict[str, Any] | None = None  # stream-json's last result line (`dialects.run_totals`)
         self.denied_ids: set[str] = set()  # tool uses a result line lists as refused
         self.files: list[str] = []
         self.agents: dict[str, dict[str, Any]] = {}
@@ -146,6 +149,7 @@ class Facts:
         self.subagents_read = False  # the session's subagent files are read in (by a tail's reader)
 
     def merge(self, tail: Facts, with_subagents: bool) -> None:
+        """Take a tail's facts where this part has none, its subagent files and agents, its synthetic lines."""
         self.session_id = self.session_id if self.session_id is not None else tail.session_id
         self.cli_version = self.cli_version if self.cli_version is not None else tail.cli_version
         self.cwd = self.cwd if self.cwd is not None else tail.cwd
@@ -173,6 +177,8 @@ class ToolUses:
         self.ids = {row[_USE_ID] for row in self.rows if row[_USE_ID] is not None}
 
     def merge(self, tail: ToolUses, seq0: int, line0: int, main_rows: int, moved: list[int]) -> None:
+        """Add a tail's tool uses not seen here: seqs after `seq0`, main-file lines after `line0`, each
+        pointing at its call's row here (`moved`, from `calls.Calls.merge`)."""
         for k, use in enumerate(tail.rows):
             tid = use[2]
             if tid is not None and tid in self.ids:
@@ -184,7 +190,7 @@ class ToolUses:
 
 class ToolResults:
     """Tool-result rows (`RESULT_ROW` order), deduplicated by tool_use id, and the results a
-    microcompaction cleared (CASES B34)."""
+    microcompaction cleared (their tool uses' ids)."""
 
     __slots__ = ("cleared", "ids", "rows")
     NOT_MERGED: frozenset[str] = frozenset()
@@ -202,6 +208,8 @@ class ToolResults:
         self.ids = {row[_RESULT_ID] for row in self.rows if row[_RESULT_ID] is not None}
 
     def merge(self, tail: ToolResults, seq0: int, line0: int, main_rows: int, rename: dict[str, str]) -> None:
+        """Add a tail's results not seen here (seqs and main-file lines shifted, threads renamed) and the
+        results its microcompactions cleared."""
         for k, res in enumerate(tail.rows):
             tid = res[2]
             if tid is not None and tid in self.ids:
@@ -223,6 +231,7 @@ class Events:
         self.rows: list[tuple[Any, ...]] = []
 
     def merge(self, tail: Events, seq0: int, line0: int, main_rows: int, rename: dict[str, str]) -> None:
+        """Add a tail's events: seqs and main-file lines shifted, threads renamed."""
         for k, ev in enumerate(tail.rows):
             line = ev[1] + line0 if k < main_rows else ev[1]
             self.rows.append((ev[0] + seq0, line, rename.get(ev[2], ev[2]), *ev[3:]))
@@ -240,6 +249,7 @@ class Stamps:
         self.ms: dict[str | None, int | None] = {}
 
     def merge(self, tail: Stamps) -> None:
+        """Add a tail's timestamps after this part's, and those it parsed already."""
         self.stamps.extend(tail.stamps)
         self.ms.update(tail.ms)
 
