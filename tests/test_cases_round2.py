@@ -283,13 +283,6 @@ def test_fuzz_13_flat_agent_file_linked_by_a_late_session_id(tmp_path):
     [
         (
             [
-                {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}},
-                {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item", "payload": {"type": "message"}},
-            ],
-            "Codex CLI rollout",
-        ),
-        (
-            [
                 {"type": "init", "timestamp": "2026-01-01T00:00:00Z", "session_id": "g1", "model": "gemini-2.5-pro"},
                 {"type": "message", "role": "user", "content": "hi"},
                 {"type": "result", "status": "success", "stats": {}},
@@ -299,8 +292,8 @@ def test_fuzz_13_flat_agent_file_linked_by_a_late_session_id(tmp_path):
     ],
 )
 def test_another_agents_trace_is_named_as_not_supported(write, lines, agent):
-    """A Codex CLI rollout or a Gemini CLI stream-json capture is an error naming the agent, not an empty
-    Claude trace graded A 100; the other traces print."""
+    """A Gemini CLI stream-json capture (session totals only, no per-call usage) is an error naming the
+    agent, not an empty Claude trace graded A 100; the other traces print."""
     path = write("other.jsonl", *lines)
     run = analyze([path, GOOD])
     assert [r.trace for r in run.reports] == [GOOD]
@@ -308,6 +301,22 @@ def test_another_agents_trace_is_named_as_not_supported(write, lines, agent):
     assert agent in failure.reason and "not supported" in failure.reason
     with pytest.raises(TraceFormatError):
         read_trace(path)
+
+
+def test_codex_rollout_without_token_counts_is_read_as_codex(write):
+    """A Codex CLI rollout is read by its own reader, not as an empty Claude trace: with no token count,
+    it has no measured call and is not graded."""
+    path = write(
+        "rollout.jsonl",
+        {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x", "cli_version": "0.50.0"}},
+        {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item", "payload": {"type": "message"}},
+    )
+    [trace] = read_trace(path)
+    assert (trace.format, trace.session_id, trace.cli_version) == ("codex", "x", "0.50.0")
+    run = analyze([path, GOOD])
+    assert not run.failures
+    report = next(r for r in run.reports if r.trace == path)
+    assert (report.calls, report.extra["health"]["grade"]) == (0, None)
 
 
 # -- the firewall ----------------------------------------------------------------------------------------

@@ -511,11 +511,11 @@ def test_scheduler_refuses_relative_paths(scheduler, monkeypatch):
 
 def test_scheduler_workers_of_another_version_refused(scheduler, monkeypatch):
     """Workers that run another contexttrace could print other figures: refused, each worker named."""
-    import contexttrace
+    from contexttrace import version as package_version
     from contexttrace.run.dask_engine import version
 
     theirs = version()  # what the worker runs: this checkout
-    monkeypatch.setattr(contexttrace, "__version__", "9.9.9")
+    monkeypatch.setattr(package_version, "__version__", "9.9.9")
     code, out, err = _cli(["context", "trace", str(SAMPLES.resolve()), "--engine", "dask", "--scheduler", scheduler])
     assert (code, out) == (2, "")
     assert f"Error: --scheduler {scheduler}: workers run another contexttrace than 9.9.9/" in err
@@ -625,9 +625,9 @@ def test_worker_that_sees_another_size_stops_the_run(client, tmp_path, monkeypat
 def test_worker_of_another_version_joining_later_is_refused(client, monkeypatch):
     """A worker that joins after the version check is checked by each task it runs: the task carries
     this process's version and a worker of another one reads nothing."""
-    import contexttrace
+    from contexttrace import version as package_version
 
-    monkeypatch.setattr(contexttrace, "__version__", "9.9.9")
+    monkeypatch.setattr(package_version, "__version__", "9.9.9")
     with pytest.raises(EngineError, match=r"worker tcp://\S+: runs contexttrace \S+, this machine 9\.9\.9/"):
         analyze([str(SAMPLES / "b-spotter-compaction")], engine=DaskEngine(client=client))
 

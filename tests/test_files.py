@@ -17,7 +17,7 @@ from contexttrace.analysis.placement import file_of_tool_use
 from contexttrace.cli.app import app
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
-from contexttrace.reading.claude.content import path_words
+from contexttrace.reading.text import path_words
 from contexttrace.render.files import files_panel_of, render_files_json, render_files_table
 from contexttrace.reports.files import (
     DROP,

@@ -9,8 +9,9 @@ import base64
 import pytest
 
 from contexttrace.reading import read_trace
-from contexttrace.reading.claude.content import attachment_chars, image_size, shell_read_path
+from contexttrace.reading.claude.content import attachment_chars, image_size
 from contexttrace.reading.claude.records import Decoded
+from contexttrace.reading.text import shell_read_path
 
 from .conftest import SAMPLES, assistant, result
 

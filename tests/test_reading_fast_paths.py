@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contexttrace.reading.claude.calls import C_KEPT, Calls
-from contexttrace.reading.claude.content import _DOT_RUN, _NONE, PART_READ, PATH_WORD, kept_dot, path_words, read_caps
+from contexttrace.reading.claude.content import PART_READ, read_caps
 from contexttrace.reading.claude.state import epoch_ms
+from contexttrace.reading.text import _DOT_RUN, _NONE, PATH_WORD, kept_dot, path_words
 
 from .conftest import SAMPLES
 

@@ -9,10 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from contexttrace.analysis.pricing import load_prices, price_of
+from contexttrace.analysis.tokens import result_tokens
 from contexttrace.cli.app import app
 from contexttrace.reading import read_trace
 from contexttrace.render.tools import render_tools_json, render_tools_table, tools_panel_of
-from contexttrace.reports.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank, result_tokens
+from contexttrace.reports.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank
 from contexttrace.run.runner import analyze
 
 from .conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result

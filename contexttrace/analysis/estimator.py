@@ -11,7 +11,7 @@ tokens, from usage), so `estimate_trace` measures both, per thread:
   since the previous call / 3.5: tool results (`tool_results.result_chars`), prompts, attachments and
   compaction summaries (`events.text_chars`), and the previous call's output (`calls.thinking_chars`,
   `text_chars`, `tool_input_chars`). Images are counted in tokens, not characters (w·h / 750, else 1,500,
-  as `tools.result_tokens`; 1,500 per pasted image). Its error at a call is |estimate − prompt| / prompt;
+  as `tokens.result_tokens`; 1,500 per pasted image). Its error at a call is |estimate − prompt| / prompt;
   the anchor calls (exact by construction) are left out. A microcompaction does not reset it: a live
   estimator would not know what was cleared.
 * The calibration. On each step (two consecutive measured calls of one segment with no microcompaction
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis.placement import boundaries
+from contexttrace.analysis.tokens import result_tokens
 from contexttrace.reading.contract import THREAD_MAIN
-from contexttrace.reports.tools import result_tokens
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace

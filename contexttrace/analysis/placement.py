@@ -36,7 +36,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from contexttrace.reading.contract import THREAD_MAIN
+from contexttrace.reading.contract import AGENT_TOOLS, THREAD_MAIN
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 #: The kinds of tool result, in the order of spec 001's "Context sources" rows.
 RESULT_SOURCES = ("files", "bash", "mcp", "agent", "web", "other_results")
 
-#: Tools whose result is another agent's answer (spec 001: Agent → agent returns; Task is its older name).
-AGENT_TOOLS = frozenset({"Task", "Agent"})
 #: Tools whose result is fetched from the web.
 WEB_TOOLS = frozenset({"WebFetch", "WebSearch"})
 #: Tools whose `file_path` (or notebook path) input names the one file they touch.

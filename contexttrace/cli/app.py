@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 
-from contexttrace import __version__
 from contexttrace.cli.cache import cache_clear_command, cache_info_command
 from contexttrace.cli.compare import compare_command
 from contexttrace.cli.files import files_command
@@ -25,6 +24,7 @@ from contexttrace.cli.sources import sources_command
 from contexttrace.cli.tools import tools_command
 from contexttrace.cli.trace import trace_command
 from contexttrace.cli.usage import usage_command
+from contexttrace.version import __version__
 
 #: `-h` works as `--help` on every command (click passes the setting down to subcommands).
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}

@@ -30,6 +30,9 @@ THREAD_MAIN = "main"
 THREAD_SUBAGENT = "subagent"
 THREAD_COMPACTION = "compaction"
 
+#: Tool names whose call starts a subagent (Claude Code's Task, renamed Agent in CLI 2.1.x).
+AGENT_TOOLS = frozenset({"Task", "Agent"})
+
 FORMAT_STREAM_JSON = "stream-json"
 FORMAT_TRANSCRIPT = "transcript"
 
@@ -53,9 +56,14 @@ class Capabilities:
     project_folder: bool
 
 
+FORMAT_CODEX = "codex"
+FORMAT_GEMINI = "gemini"
+
 #: Each format's capabilities, by the name a `Trace` (and its JSON record's ``format``) carries. A new
 #: format adds its entry here, beside its reader.
 CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
+    FORMAT_CODEX: Capabilities(timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=False),
+    FORMAT_GEMINI: Capabilities(timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=False),
     FORMAT_STREAM_JSON: Capabilities(
         timestamps=False, run_totals=True, prompt_outside_trace=True, project_folder=False
     ),
@@ -99,7 +107,7 @@ CALL_SCHEMA: dict[str, str] = {
     "thinking_chars": "Int64",  # characters of its thinking blocks' `thinking` text (0 when redacted)
     "text_chars": "Int64",  # characters of its `text` blocks (prose)
     "tool_input_chars": "Int64",  # characters of its tool uses' inputs (`tool_uses.input_chars`, summed)
-    # the path-like words of its `text` blocks, which `context files` reads as references (`content.path_words`:
+    # the path-like words of its `text` blocks, which `context files` reads as references (`text.path_words`:
     # runs of path characters holding a / or a .), space-separated in order; null when none
     "path_words": "String",
 }

@@ -184,6 +184,10 @@ class Trace:
     timestamps_ms: list[int] = field(default_factory=list)
     #: True when `tables` hold only the call identity columns (`slimmed`): read the trace again for the rest.
     slim: bool = False
+    #: The context window the trace states, in tokens, and where it says so (a Codex rollout's
+    #: `model_context_window`); None when it states none (Claude Code states its window in `result`).
+    window_tokens: int | None = None
+    window_source: str | None = None
 
     @property
     def has(self) -> Capabilities:

@@ -9,21 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from contexttrace.reading.contract import THREAD_SUBAGENT
+from contexttrace.analysis.tokens import CHARS_PER_TOKEN
+from contexttrace.reading.contract import AGENT_TOOLS, THREAD_SUBAGENT
 from contexttrace.reports.costs import by_seq, grouped, totals_of_rows
 
 if TYPE_CHECKING:
     import polars as pl
 
     from contexttrace.reading import Trace
-
-# Both constants are also defined where the other commands keep them (`placement.AGENT_TOOLS`,
-# `tools.CHARS_PER_TOKEN`): importing those modules here would load them into every `context trace` run,
-# which imports `context usage`'s builder but none of the others (tests/test_cli.py names what it loads).
-#: Tool names that start a subagent (Task, renamed Agent in Claude Code 2.1.x; FORMATS G14).
-AGENT_TOOLS = frozenset({"Task", "Agent"})
-#: Characters per token for the ≈ size of text that came back into the session (spec 001: chars / 4).
-CHARS_PER_TOKEN = 4
 
 
 def _link_agents(trace: Trace, threads: list[str]) -> dict[str, list[dict[str, Any]]]:

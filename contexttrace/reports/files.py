@@ -16,7 +16,7 @@ its source; the rules in short:
   an edit refused with "modified since read") and at every context boundary that removed the file's
   content (`placement.boundaries`; a compaction, a clear or a drop removes every file's).
 * references (spec 003): every appearance of the path in a tool input or in the assistant's text, word
-  by word (`reading.content.path_words`); last seen: the time of the last reference.
+  by word (`reading.text.path_words`); last seen: the time of the last reference.
 * relevance (spec 003, constants unchanged): min(1, exp(−0.693·age/20 min) + 0.3·ln(1 + references)),
   levels HIGH ≥ 0.7, MED ≥ 0.4, LOW ≥ 0.15, else DROP; since 0.3·ln 2 ≈ 0.208 > 0.15, a file referenced
   once can never reach DROP by score alone (tests/test_files.py proves it with hypothesis).
@@ -37,9 +37,10 @@ import orjson
 
 from contexttrace.analysis.paths import PathIndex, path_key, resolve_path, strings
 from contexttrace.analysis.placement import FILE_TOOLS, Boundary, boundaries, removed_by, touched_path
-from contexttrace.reading.claude.content import path_words
+from contexttrace.analysis.tokens import CHARS_PER_TOKEN, result_tokens
 from contexttrace.reading.contract import THREAD_MAIN
-from contexttrace.reports.tools import CHARS_PER_TOKEN, error_class, result_tokens
+from contexttrace.reading.text import path_words
+from contexttrace.reports.tools import error_class
 from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ Polars); nothing here prints or formats numbers. docs/sources.md states every ru
 
 The rules this module owns:
 
-* Items. A tool result is `tools.result_tokens` (chars / 4, images w·h / 750 or 1,500) in its
+* Items. A tool result is `tokens.result_tokens` (chars / 4, images w·h / 750 or 1,500) in its
   `placement.result_source` row; a prompt (`events` kinds in `PROMPT_KINDS`) is chars / 4 + 1,500 per
   pasted image; an attachment (harness) and the compaction summary (`summary`) are chars / 4. Each is
   placed on the first call of the thread after it (`seq`); an item after the last call is not resident.
@@ -45,8 +45,8 @@ from contexttrace.analysis.estimator import estimate_trace
 from contexttrace.analysis.metrics import output_is_lower_bound
 from contexttrace.analysis.placement import Boundary, boundaries, result_source
 from contexttrace.analysis.threads import thread_ids, thread_note
+from contexttrace.analysis.tokens import CHARS_PER_TOKEN, result_tokens
 from contexttrace.reading.contract import THREAD_MAIN
-from contexttrace.reports.tools import CHARS_PER_TOKEN, result_tokens
 from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
 
 if TYPE_CHECKING:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis.placement import compaction_seqs, left_context
 from contexttrace.analysis.pricing import PriceTable, load_prices, price_of
+from contexttrace.analysis.tokens import CHARS_PER_TOKEN, result_tokens
 from contexttrace.analysis.tool_figures import mcp_server_of
 from contexttrace.reading.contract import THREAD_MAIN
 from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
@@ -41,12 +42,6 @@ if TYPE_CHECKING:
 #: The version of each `context tools --json` object (a change of its keys or their types bumps it).
 SCHEMA_VERSION = 2
 
-#: Characters per token for the ≈ size of text (spec 001: chars / 4).
-CHARS_PER_TOKEN = 4
-#: Pixels per token of an image whose size is known (spec 001: w·h / 750).
-PIXELS_PER_TOKEN = 750
-#: Tokens of an image whose size the reader could not read (spec 001).
-UNSIZED_IMAGE_TOKENS = 1_500
 #: Largest single results listed under the table.
 TOP_CONSUMERS = 5
 #: Decimals the re-read tax keeps (a millionth of a dollar: the sums' float noise is below it).
@@ -130,18 +125,6 @@ def nearest_rank(values: list[int], pct: int) -> int | None:
         return None
     ordered = sorted(values)
     return ordered[max(1, math.ceil(pct * len(ordered) / 100)) - 1]
-
-
-def result_tokens(chars: int | None, images: int | None, pixels: int | None, sized: int | None) -> int:
-    """≈ tokens a result put into the context: chars // 4, plus pixels // 750 for the images whose size is
-    known and 1,500 for each other image (spec 001).
-
-    >>> result_tokens(4000, 0, 0, 0), result_tokens(0, 2, 750 * 100, 1)
-    (1000, 1600)
-    """
-    n_images, n_sized = images or 0, min(sized or 0, images or 0)
-    image_tokens = (pixels or 0) // PIXELS_PER_TOKEN + (n_images - n_sized) * UNSIZED_IMAGE_TOKENS
-    return (chars or 0) // CHARS_PER_TOKEN + image_tokens
 
 
 def _new_row(thread: str, tool: str, server: str | None, parent: str | None) -> dict[str, Any]:

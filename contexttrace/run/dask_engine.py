@@ -398,8 +398,8 @@ def refuse_relative(paths: list[str], scheduler: str) -> None:
 def version() -> str:
     """This process's contexttrace version and reader version (`reading.contract.READER_VERSION`), as ``0.1.0/4``: what
     every worker must run for the output to be this machine's (`_check_workers`)."""
-    from contexttrace import __version__
     from contexttrace.reading.contract import READER_VERSION
+    from contexttrace.version import __version__
 
     return f"{__version__}/{READER_VERSION}"
 

@@ -27,10 +27,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from contexttrace import __version__
 from contexttrace.errors import ContextTraceError
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.select.thresholds import METRICS, Metric, aggregate
+from contexttrace.version import __version__
 
 #: `PRAGMA user_version` of the file's tables; bump it with a migration when they change.
 LAYOUT_VERSION = 1

@@ -29,10 +29,8 @@ from contexttrace.reading.claude.content import (
     is_denial,
     is_task_notification,
     measure,
-    path_words,
     persisted_bytes,
     read_caps,
-    shell_read_path,
 )
 from contexttrace.reading.claude.dialects import (
     COMPACT_KEYS,
@@ -61,11 +59,17 @@ from contexttrace.reading.claude.state import (
     ToolUses,
     epoch_ms,
 )
-from contexttrace.reading.contract import CALL_SCHEMA, EVENT_SCHEMA, THREAD_MAIN, TOOL_RESULT_SCHEMA, TOOL_USE_SCHEMA
+from contexttrace.reading.contract import (
+    AGENT_TOOLS,
+    CALL_SCHEMA,
+    EVENT_SCHEMA,
+    THREAD_MAIN,
+    TOOL_RESULT_SCHEMA,
+    TOOL_USE_SCHEMA,
+)
 from contexttrace.reading.model import SourceFile, Trace
+from contexttrace.reading.text import path_words, shell_read_path
 
-#: Tools that start a subagent: their inputs' subagent_type, description and prompt are kept.
-AGENT_TOOLS = frozenset({"Task", "Agent"})
 _COMMAND_PREFIXES = (
     "<command-name>",
     "<command-message>",
@@ -172,7 +176,7 @@ class Builder:
         thinking = text = 0
         has_thinking = False
         tool_uses = []
-        words: list[str] = []  # the path-like words of its text (`content.path_words`)
+        words: list[str] = []  # the path-like words of its text (`text.path_words`)
         content = msg.content
         if type(content) is list:
             for block in content:

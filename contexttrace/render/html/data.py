@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from contexttrace import __version__
 from contexttrace.render.explain import WINDOW_SOURCES, call_numbers, exact_fill, weather_stats
 from contexttrace.render.html.growth import NO_GRADE_COLOR, compaction_detail, compaction_label, grade_color, utc_text
 from contexttrace.render.html.section import TraceSection
 from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_percent, fmt_usd
 from contexttrace.render.trace import failed_cell
 from contexttrace.reports.trace import RunResult, TraceReport
+from contexttrace.version import __version__
 
 #: The context gauge's bands (spec 003): cyan up to 60 %, amber up to 85 %, red above; a warning from 85 %.
 GAUGE_BANDS: tuple[tuple[float, str, str], ...] = (
