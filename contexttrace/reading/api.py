@@ -18,12 +18,14 @@ from typing import IO
 from contexttrace.reading.claude import CLAUDE_CODE
 from contexttrace.reading.claude.api import read_claude
 from contexttrace.reading.claude.split import PendingTail, TailPart
+from contexttrace.reading.codex import CODEX_CLI
 from contexttrace.reading.files import open_trace
 from contexttrace.reading.formats import HEAD_BYTES, TraceFormat, head_of, peekable
+from contexttrace.reading.gemini import GEMINI_CLI
 from contexttrace.reading.model import SourceFile, Trace
 
 #: The readers, in the order a file is offered to them: Claude Code's, the catch-all, last.
-FORMATS: tuple[TraceFormat, ...] = (CLAUDE_CODE,)
+FORMATS: tuple[TraceFormat, ...] = (CODEX_CLI, GEMINI_CLI, CLAUDE_CODE)
 
 
 def format_of(head: bytes) -> TraceFormat:
