@@ -279,7 +279,7 @@ def _run_of(view: Any) -> RunResult:
 
 
 #: CSV columns per record kind: a JSON key, or (header, getter) for a nested figure.
-_CSV_COLUMNS: dict[str, list[Any]] = {
+CSV_COLUMNS: dict[str, list[Any]] = {
     "trace": ["trace", "label", "project", "start", "start_source", "path", "format", "session_id", "calls", "first",
               "peak", "fill", "window", "growth", "compact", "tools", "failed", "denied", "repeat", "result_chars",
               ("health", lambda r: (r.get("health") or {}).get("grade")),
@@ -316,7 +316,7 @@ def render_csv(view: Any) -> str:
     import csv
     import io
 
-    columns = list(_CSV_COLUMNS[view.kind])
+    columns = list(CSV_COLUMNS[view.kind])
     if view.kind == "trace" and any("cost_usd" in r for r in view.records):
         columns += ["cost_usd", "cost_is_lower_bound"]
     getters = []
