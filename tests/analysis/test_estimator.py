@@ -9,7 +9,7 @@ from contexttrace.analysis.estimator import MIN_STEPS, RULE_CHARS_PER_TOKEN, est
 from contexttrace.reading import read_trace
 from contexttrace.run.runner import analyze
 
-from .conftest import SAMPLES, assistant, result
+from ..conftest import SAMPLES, assistant, result
 
 
 def _estimate(write, *records):

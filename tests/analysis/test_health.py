@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 
@@ -15,9 +13,7 @@ from contexttrace.analysis.window import WindowChoice
 from contexttrace.render.explain import render_health_bar, render_health_panel
 from contexttrace.run.runner import analyze
 
-from .conftest import SAMPLES
-
-DATA = Path(__file__).resolve().parent / "data"
+from ..conftest import DATA, SAMPLES
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from contexttrace.analysis.placement import (
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
 
-from .conftest import SAMPLES, assistant, result
+from ..conftest import SAMPLES, assistant, result
 
 
 @pytest.mark.parametrize(

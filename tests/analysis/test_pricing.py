@@ -17,6 +17,12 @@ from contexttrace.analysis.pricing import (
     price_of,
 )
 from contexttrace.reports.costs import priced_calls, token_totals
+from contexttrace.reports.usage import build_usage
+
+from ..conftest import (
+    final_call,
+    memory_trace,
+)
 
 OPUS_46 = ModelPrice("claude-opus-4-6", 5, 25, 6.25, 10, 0.5, fast_multiplier=6)
 SONNET_45 = ModelPrice(
@@ -247,3 +253,18 @@ def _calls(rows: list[tuple[str, int, int, int, int, str | None]]):
             "stop_reason": ["end_turn" for _ in rows],
         }
     )
+
+
+def test_cache_split_larger_than_its_total_is_priced_within_it():
+    """A readable split that exceeds its total (100 written, 80 + 50 split) is priced as 80 five-minute and
+    20 one-hour writes, the cheaper first, and the columns say so."""
+    line = final_call("m1", 1, cw=100, out=0, model="claude-sonnet-4-5")
+    line["message"]["usage"]["cache_creation"] = {"ephemeral_5m_input_tokens": 80, "ephemeral_1h_input_tokens": 50}
+    total = build_usage(memory_trace(line)).total
+    assert (total["cache_write_tokens"], total["cache_write_5m_tokens"], total["cache_write_1h_tokens"]) == (
+        100,
+        80,
+        20,
+    )
+    assert total["cost_usd"] == pytest.approx((1 * 3 + 80 * 3.75 + 20 * 6) / 1e6)
+    assert total["lower_bound_reasons"] == []

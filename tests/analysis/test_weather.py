@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
@@ -21,10 +20,7 @@ from contexttrace.render.explain import render_explain, render_weather_tooltip
 from contexttrace.render.text import GRADE_COLORS
 from contexttrace.run.runner import analyze
 
-from .conftest import SAMPLES
-
-GOLDEN = Path(__file__).resolve().parent / "golden"
-DATA = Path(__file__).resolve().parent / "data"
+from ..conftest import DATA, GOLDEN, ROOT, SAMPLES, check_golden
 
 
 @pytest.mark.parametrize(
@@ -230,10 +226,7 @@ def test_explain_golden(request, color):
     run = analyze([str(SAMPLES / "b-spotter-compaction")], workers=1)
     text = render_explain(run, color=color).replace(str(SAMPLES), "samples")
     path = GOLDEN / f"b-spotter-compaction.explain.{'ansi' if color else 'txt'}"
-    if request.config.getoption("--update-golden", default=False) or not path.exists():
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text + "\n", encoding="utf-8")
-    assert text + "\n" == path.read_text(encoding="utf-8")
+    check_golden(request, path, text + "\n")
     if color:
         assert "\x1b[38;2;166;227;161m█" in text  # A, #a6e3a1
         assert "\x1b[38;2;243;139;168m┆" in text  # the compaction mark, #f38ba8
@@ -456,7 +449,7 @@ def test_health_and_weather_json_keys_are_snake_case_and_documented(sample_repor
     assert {"fill_percent", "compaction_count", "reread_ratio", "error_acceleration", "tool_efficiency"} <= keys
     assert {"window_source", "timeline_axis", "effective_weight", "abstained", "reason", "call"} <= keys
     assert "fillPercent" not in keys and "call_index" not in keys
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "health-weather.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "health-weather.md").read_text(encoding="utf-8")
     assert [k for k in sorted(keys) if f"`{k}`" not in doc] == []
     assert sample_reports["b-ccl-thinking-sonnet45.jsonl"].extra["health"]["fill_percent"] == 36.24
 

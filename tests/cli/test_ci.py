@@ -15,13 +15,11 @@ from typer.testing import CliRunner
 from contexttrace.cli import output as cli_output
 from contexttrace.cli.app import app
 from contexttrace.render.views import table_width
-from contexttrace.select.thresholds import GRADES, LEVELS, TRACE_METRICS, USAGE_METRICS, ThresholdError, parse_threshold
 
-from .conftest import CASES, SAMPLES
+from ..conftest import CASES, GOOD, SAMPLES
 
 runner = CliRunner()
 #: 36 calls, peak 72,484, health A 94, sunny, repeat 0, cost ≈$1.45 (final usage written: not a lower bound)
-GOOD = str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")
 #: a folder: 139 calls, peak 164,831 (fill 0.824 of 200k), one compaction, health C 63, fair, cost ≥ $10.11
 SPOTTER = str(SAMPLES / "b-spotter-compaction")
 SPOTTER_FILE = str(next(Path(SPOTTER).glob("*.jsonl")))
@@ -162,21 +160,6 @@ def test_fail_on_usage_metrics_and_groups():
     assert out.exit_code == 3 and "breach: claude-sonnet-4-5: cost" in out.stderr
     out = runner.invoke(app, ["context", "usage", GOOD, "--fail-on", "peak>1"])
     assert out.exit_code == 2 and "valid metrics: calls" in " ".join(out.stderr.split())
-
-
-def test_threshold_parsing_units_and_orders():
-    """Values take k/M, % for fractions and $ for costs; grades order A best, levels sunny best."""
-    assert parse_threshold("peak>1.5M", TRACE_METRICS).value == 1_500_000
-    assert parse_threshold("fill>=80%", TRACE_METRICS).value == pytest.approx(0.8)
-    assert parse_threshold("cost>$2.5", USAGE_METRICS).value == 2.5
-    assert parse_threshold("PEAK>1", TRACE_METRICS).metric.name == "peak"
-    assert parse_threshold("result-chars>1", TRACE_METRICS).metric.name == "result_chars"
-    worse_than_b = parse_threshold("health<B", TRACE_METRICS)
-    assert [g for g in GRADES if worse_than_b.holds(g)] == ["C", "D", "F"]
-    cloudy_or_worse = parse_threshold("weather>=cloudy", TRACE_METRICS)
-    assert [lv for lv in LEVELS if cloudy_or_worse.holds(lv)] == ["cloudy", "rainy", "stormy"]
-    with pytest.raises(ThresholdError, match="is not a value for cost"):
-        parse_threshold("cost>2.5%", USAGE_METRICS)
 
 
 # -- --format and -o -----------------------------------------------------------------------------
@@ -358,15 +341,3 @@ def test_narrow_terminal_usage_table(monkeypatch):
     header = _cells(out.stdout.splitlines()[0])
     assert header[0] == "trace" and "calls" in header and "cost USD" in header
     assert "cache write" not in header and "left out" in out.stderr
-
-
-def test_help_of_the_new_commands():
-    """`context history --help` and `schema --help` describe themselves; the shared options show on both
-    trace and usage."""
-    for args in (["context", "history", "--help"], ["schema", "--help"]):
-        assert runner.invoke(app, args, catch_exceptions=False).exit_code == 0
-    for command in ("trace", "usage"):
-        text = runner.invoke(app, ["context", command, "--help"], catch_exceptions=False).stdout
-        for flag in ("--fail-on", "--format", "--output", "--since", "--until", "--timezone", "--project",
-                     "--session", "--sort", "--desc", "--no-totals", "--wide", "--db", "--label"):  # fmt: skip
-            assert flag in text, (command, flag)

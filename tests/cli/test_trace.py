@@ -1,38 +1,17 @@
-"""The command line: output streams, exit codes, --json shape, --help for every command, the shim."""
+"""`context trace` on the command line: output streams, exit codes, the --json shape, --calls, and what it
+says when nothing is found."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import orjson
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from contexttrace.cli.app import app
 
-from .conftest import BAD, CASES, ROOT, SAMPLES
+from ..conftest import BAD, CASES, GOOD, SAMPLES
 
 runner = CliRunner()
-GOOD = str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")
-
-
-def _commands(group, prefix: tuple[str, ...] = ()):
-    # Typer 0.26+ vendors Click, so walk the command tree without importing click.
-    yield prefix
-    if hasattr(group, "commands"):
-        for name, cmd in group.commands.items():
-            yield from _commands(cmd, (*prefix, name))
-
-
-@pytest.mark.parametrize("path", list(_commands(typer.main.get_command(app))), ids=lambda p: " ".join(p) or "root")
-def test_cli_help_for_every_command(path):
-    """Every command and group answers --help with exit 0."""
-    out = runner.invoke(app, [*path, "--help"], catch_exceptions=False)
-    assert out.exit_code == 0
-    assert "Usage" in out.stdout
 
 
 def test_cli_good_and_bad_trace():
@@ -41,7 +20,7 @@ def test_cli_good_and_bad_trace():
     assert out.exit_code == 1
     assert "b-ccl-thinking-sonnet45.jsonl" in out.stdout
     assert "binary.jsonl" not in out.stdout
-    # the reason is the reader's to word (test_reader); here: named once, as an error
+    # the reason is the reader's to word (reading/test_api.py); here: named once, as an error
     assert out.stderr.count(f"Error: {BAD / 'binary.jsonl'}: ") == 1
 
 
@@ -124,48 +103,6 @@ def test_cli_no_path_reads_config_dir(monkeypatch, tmp_path):
     assert obj["calls"] == 36
 
 
-def test_shim_from_repo_root():
-    """`python cli.py context trace <sample> --json` works from the repository root."""
-    proc = subprocess.run(
-        [sys.executable, "cli.py", "context", "trace", "samples/b-ccl-thinking-sonnet45.jsonl", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert orjson.loads(proc.stdout)[0]["peak"] == 72484
-
-
-def test_metrics_import_does_not_pull_cli_or_tables():
-    """The library core imports neither typer nor tabulate (only cli.py and render.py do)."""
-    code = (
-        "import sys, contexttrace.analysis.metrics, contexttrace.reading; "
-        "print('typer' in sys.modules, 'tabulate' in sys.modules)"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert proc.stdout.strip() == "False False"
-
-
-def test_trace_json_loads_only_what_it_uses():
-    """`context trace --json` imports neither tabulate (it prints no table) nor the modules of the other
-    commands (each command's function in `contexttrace/cli/` imports its reports and renderer when run):
-    their import is start-up every `context trace` would pay (40 ms of CPU, benchmarks/README.md)."""
-    code = (
-        "import sys; from contexttrace.cli.app import main; "
-        "sys.argv = ['contexttrace', 'context', 'trace', 'samples/b-ccl-thinking-sonnet45.jsonl', '--json', "
-        "'--no-cache']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "names = ('tabulate', 'polars', 'contexttrace.reports.tools', 'contexttrace.reports.files', "
-        "'contexttrace.reports.sources', 'contexttrace.render.tools', 'contexttrace.render.files', "
-        "'contexttrace.render.sources', 'contexttrace.render.html.data', 'contexttrace.storage.history', "
-        "'contexttrace.analysis.placement')\n"
-        "print([m for m in names if m in sys.modules], file=sys.stderr)"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert proc.stderr.strip().splitlines()[-1] == "[]"
-    assert orjson.loads(proc.stdout)[0]["peak"] == 72484
-
-
 def test_cli_good_trace_leaves_stderr_to_notes():
     """A clean trace prints its table on stdout and only the largest-results note on stderr, with or
     without --explain; with --json, stderr is empty."""
@@ -208,191 +145,6 @@ def test_cli_orphan_flat_agent_file_is_counted(tmp_path):
     out = runner.invoke(app, ["context", "trace", str(tmp_path), "--json"], catch_exceptions=False)
     assert orjson.loads(out.stdout) == []
     assert "1 subagent file(s) left out" in out.stderr
-
-
-def test_parallel_analyze_from_an_unguarded_script(tmp_path):
-    """A script without `if __name__ == "__main__":` can run a parallel analysis: workers are started as
-    `python -m contexttrace.run.pool` and never import the caller's script (the spawn start method would
-    re-run it and fail)."""
-    script = tmp_path / "notes.py"
-    script.write_text(
-        "from contexttrace import analyze\n"
-        f"run = analyze([{str(SAMPLES)!r}], workers=2)\n"
-        "print(len(run.reports), sum(r.calls for r in run.reports))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
-    )
-    assert proc.returncode == 0, proc.stderr
-    from contexttrace import analyze
-
-    serial = analyze([str(SAMPLES)], workers=1)
-    assert proc.stdout.split() == [str(len(serial.reports)), str(sum(r.calls for r in serial.reports))]
-
-
-# -- help, -h, --version ---------------------------------------------------------------------------
-
-COMMANDS = list(_commands(typer.main.get_command(app)))
-
-
-@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "root")
-def test_cli_short_help_option(path):
-    """-h answers as --help does, on every command and group."""
-    short = runner.invoke(app, [*path, "-h"], catch_exceptions=False)
-    assert short.exit_code == 0
-    assert short.stdout == runner.invoke(app, [*path, "--help"], catch_exceptions=False).stdout
-    assert "-h, --help" in short.stdout
-
-
-@pytest.mark.parametrize("command", ["trace", "usage"])
-def test_cli_help_usage_line_is_clean(command):
-    """The usage line shows `[PATH]...` and no help text shows a Python type such as `<list[str]>`."""
-    text = runner.invoke(app, ["context", command, "--help"], prog_name="contexttrace", catch_exceptions=False).stdout
-    assert text.splitlines()[0] == f"Usage: contexttrace context {command} [OPTIONS] [PATH]..."
-    assert "[[" not in text and "<list" not in text and "<int>" not in text and "<bool>" not in text
-    assert "PATH: stream-json captures" in text
-
-
-def test_cli_usage_help_names_the_columns_it_prints():
-    """`context usage --help` lists exactly the columns the usage table prints, in order."""
-    import re
-
-    text = runner.invoke(app, ["context", "usage", "--help"], catch_exceptions=False).stdout
-    summary = " ".join(text.split("\n\n")[1].split())  # the first paragraph, unwrapped
-    listed = re.split(r", | and ", re.sub(r" \([^)]*\)", "", summary.split(": ", 1)[1].rstrip(".")))
-    table = runner.invoke(app, ["context", "usage", GOOD], catch_exceptions=False).stdout
-    printed = [c.strip() for c in table.splitlines()[0].strip("|").split("|")]
-    assert listed == printed[1:]  # "trace" is the row, not a figure
-
-
-def test_cli_version():
-    """--version prints the installed package's version and exits 0."""
-    from importlib.metadata import version
-
-    from contexttrace import __version__
-
-    out = runner.invoke(app, ["--version"], catch_exceptions=False)
-    assert out.exit_code == 0
-    assert out.stdout == f"contexttrace {__version__}\n"
-    assert __version__ == version("contexttrace")
-
-
-# -- --window --------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("value", "tokens"),
-    [
-        ("200000", 200_000),
-        ("200k", 200_000),
-        ("200K", 200_000),
-        ("1M", 1_000_000),
-        ("1m", 1_000_000),
-        ("1.5M", 1_500_000),
-        ("10000000", 10_000_000),
-    ],
-)
-def test_cli_window_accepts_suffixes(value, tokens):
-    """--window takes plain tokens or k/M suffixes, up to the cap; the JSON window is the tokens."""
-    out = runner.invoke(app, ["context", "trace", GOOD, "--window", value, "--json"], catch_exceptions=False)
-    assert out.exit_code == 0
-    assert orjson.loads(out.stdout)[0]["window"] == tokens
-
-
-@pytest.mark.parametrize(
-    "bad", ["0", "-5", "lots", "", "0k", "1.5", "200kk", "1e6", "10000001", "20M", "99999999999999999999"]
-)
-def test_cli_bad_window_is_a_usage_error(bad):
-    """Garbage, fractions of a token, 0 and values above the cap are usage errors (exit 2) quoting the value."""
-    for command in ("trace", "usage"):
-        out = runner.invoke(app, ["context", command, GOOD, "--window", bad])
-        assert out.exit_code == 2
-        assert f"Invalid value for '--window': {bad!r}" in out.stderr
-        assert out.stdout == ""
-
-
-# -- colour ----------------------------------------------------------------------------------------
-
-ANSI = "\x1b["
-
-
-class _Terminal:
-    """A stream that says it is a terminal."""
-
-    def isatty(self) -> bool:
-        return True
-
-
-@pytest.mark.parametrize(
-    ("flag", "env", "tty", "expected"),
-    [
-        pytest.param(None, {"TERM": "xterm-256color"}, True, True, id="terminal"),
-        pytest.param(None, {"TERM": "xterm-256color"}, False, False, id="pipe"),
-        pytest.param(None, {"TERM": "dumb"}, True, False, id="term-dumb"),
-        pytest.param(None, {"TERM": "xterm", "NO_COLOR": "1"}, True, False, id="no-color-env"),
-        pytest.param(None, {"TERM": "xterm", "NO_COLOR": ""}, True, True, id="no-color-empty"),
-        pytest.param(True, {"TERM": "dumb", "NO_COLOR": "1"}, False, True, id="--color-wins"),
-        pytest.param(False, {"TERM": "xterm"}, True, False, id="--no-color-wins"),
-    ],
-)
-def test_cli_color_enabled(monkeypatch, flag, env, tty, expected):
-    """Colour only on a terminal that shows it (not TERM=dumb, not NO_COLOR); --color/--no-color decide first."""
-    import io
-
-    from contexttrace.cli.output import color_enabled
-
-    for name in ("TERM", "NO_COLOR"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    assert color_enabled(flag, _Terminal() if tty else io.StringIO()) is expected
-
-
-def test_cli_color_flags_override_detection():
-    """--color paints the --explain bars even into a pipe; --no-color and the default there do not."""
-    args = ["context", "trace", GOOD, "--explain"]
-    assert ANSI in runner.invoke(app, [*args, "--color"], catch_exceptions=False).stdout
-    assert ANSI not in runner.invoke(app, [*args, "--no-color"], catch_exceptions=False).stdout
-    assert ANSI not in runner.invoke(app, args, catch_exceptions=False).stdout
-
-
-def _on_terminal(args: list[str], **env: str) -> str:
-    """Run the CLI with stdout on a pseudo-terminal; return what it wrote there."""
-    import pty
-
-    primary, secondary = pty.openpty()
-    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")} | env
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "contexttrace", *args],
-        cwd=ROOT,
-        env=environ,
-        stdout=secondary,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(secondary)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(primary, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(primary)
-    assert proc.wait(timeout=60) == 0
-    return b"".join(chunks).decode()
-
-
-@pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="needs a pseudo-terminal")
-def test_cli_terminal_colour_but_not_on_term_dumb():
-    """On a terminal --explain is coloured, but not when TERM=dumb or NO_COLOR is set, nor with --no-color."""
-    args = ["context", "trace", GOOD, "--explain"]
-    assert ANSI in _on_terminal(args, TERM="xterm-256color")
-    assert ANSI not in _on_terminal(args, TERM="dumb")
-    assert ANSI not in _on_terminal(args, TERM="xterm-256color", NO_COLOR="1")
-    assert ANSI not in _on_terminal([*args, "--no-color"], TERM="xterm-256color")
 
 
 # -- what goes where -------------------------------------------------------------------------------
@@ -479,12 +231,3 @@ def test_cli_config_dir_naming_projects_gets_a_hint(monkeypatch, tmp_path):
     (projects / "projects").rmdir()  # the usual case: projects/projects does not exist, an error
     out = runner.invoke(app, ["context", "trace"], catch_exceptions=False)
     assert f"hint: CLAUDE_CONFIG_DIR={projects} ends in 'projects'" in out.stderr
-
-
-def test_usage_stdout_holds_only_the_table_notes_go_to_stderr():
-    """`context usage` prints its notes (lower bounds, Claude Code's own cost) on stderr: stdout is the table."""
-    out = CliRunner().invoke(app, ["context", "usage", str(SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl")])
-    assert out.exit_code == 0
-    lines = out.stdout.splitlines()
-    assert lines and all(line.startswith("|") for line in lines)
-    assert "Claude Code" in out.stderr or "≥" in out.stderr

@@ -1,5 +1,6 @@
-"""Typed decoding (`reading.records`): the fast path and the lenient path give the same records, and a
-trace read with every line forced through the lenient path is the trace read the fast way."""
+"""One line to one record (`reading/claude/records.py`): the typed fast path and the lenient path give the
+same records, and a trace read with every line forced through the lenient path is the trace read the fast
+way; unknown line types, lone surrogates, lines nested too deep and bytes that are not UTF-8."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from contexttrace import read_trace
 from contexttrace.discover.local import find_traces
-from contexttrace.reading import read_trace
+from contexttrace.reading import result_size
 from contexttrace.reading.claude import records
-from contexttrace.reading.claude.content import measure, result_size
+from contexttrace.reading.claude.content import measure
 from contexttrace.reading.claude.records import NOT_JSON, Line, decode, loads_lenient, same_record, to_struct
+from contexttrace.reports.trace import build_report
 
-from .conftest import CASES, SAMPLES
+from ..conftest import CASES, FUZZ, SAMPLES, assistant, report_of, trace_and_report
 
 FILES = sorted(
     p for p in [*SAMPLES.rglob("*.jsonl"), *CASES.rglob("*.jsonl"), *(CASES.parent / "fuzz").rglob("*.jsonl")]
@@ -150,3 +153,76 @@ def test_measure_is_result_size(content):
     line = json.dumps({"message": {"content": [{"type": "tool_result", "content": content}]}}).encode()
     expected = result_size(loads_lenient(line)["message"]["content"][0]["content"])
     assert measure(decode(line).message.content[0].content)[:4] == expected
+
+
+def test_b19_lone_surrogates_count_and_render(write):
+    """B19: escaped lone surrogates parse; the result counts as failed with a finite size (35 chars)."""
+    line = (
+        '{"type":"user","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result",'
+        '"tool_use_id":"toolu_19","is_error":true,"content":"Error: bad byte \\udcb2 and half emoji \\ud83d"}]}}'
+    )
+    _, rep = trace_and_report(write("t.jsonl", line))
+    assert rep.failed == 1
+    assert rep.result_chars == len("Error: bad byte \udcb2 and half emoji \ud83d")
+    assert rep.skipped_lines == 0
+
+
+def test_b27_unknown_line_types_are_ignored():
+    """B27: six lines of new or unknown types around one assistant line: 1 call, nothing skipped."""
+    _, rep = trace_and_report(str(CASES / "B27.jsonl"))
+    assert rep.calls == 1
+    assert rep.prompt_tokens == [5101]
+    assert rep.skipped_lines == 0
+
+
+def test_fuzz_01_type_not_a_string_is_an_unknown_line():
+    """01: `"type": ["assistant"]` is an unknown line type, and the trace keeps its other call."""
+    rep = report_of(FUZZ / "01-type-is-list.jsonl")
+    assert rep.calls == 1
+
+
+@pytest.mark.parametrize("name", ["06-task-input-lone-surrogate.jsonl", "08-frames-lone-surrogate-string.jsonl"])
+def test_fuzz_06_08_lone_surrogates_replaced_before_frames(name):
+    """06/08: lone surrogates become U+FFFD (one code point for one) before any frame or JSON is built."""
+    [trace] = read_trace(str(FUZZ / name))
+    for frame in (trace.calls, trace.tool_uses, trace.tool_results, trace.events):
+        for column in frame.columns:
+            for value in frame[column].to_list():
+                if isinstance(value, str):
+                    value.encode("utf-8")  # raises on a lone surrogate
+
+
+def test_lone_surrogate_in_a_key_at_depth(write):
+    """The kind: a lone surrogate in a key, deep inside a tool input, never reaches a frame."""
+    raw = (
+        '{"type":"assistant","sessionId":"s","message":{"id":"m1","model":"claude-sonnet-4-5","content":'
+        '[{"type":"tool_use","id":"t1","name":"Read\\udc80","input":{"a":[{"k\\ud800":"v\\udfff"}]}}],'
+        '"usage":{"input_tokens":1,"cache_creation_input_tokens":1,"cache_read_input_tokens":1,"output_tokens":1}}}'
+    )
+    [trace] = read_trace(write("t.jsonl", raw))
+    assert trace.tool_uses["name"].to_list() == ["Read\ufffd"]
+    assert trace.tool_uses["input_json"].to_list() == ['{"a":[{"k\ufffd":"v\ufffd"}]}']
+
+
+def test_deeply_nested_lines_never_stop_the_run(write):
+    """A line nested too deep to decode is a skipped line; a tool input deeper than orjson encodes still
+    gets a canonical text; neither stops the trace nor the others."""
+    deep_line = '{"type":"user","sessionId":"s","x":' + "[" * 1500 + "]" * 1500 + "}"
+    deep_input = {"a": 1}
+    for _ in range(300):
+        deep_input = {"a": deep_input}
+    deep_call = json.dumps(assistant("m1", 1, 1, 1, tools=[("t1", "Read", deep_input)]))  # orjson stops at 255
+    path = write("t.jsonl", deep_line, deep_call)
+    [t] = read_trace(path)
+    assert (t.calls.height, t.skipped_lines) == (1, 1)
+    assert t.tool_uses["input_json"].to_list()[0].startswith('{"a":{"a":')
+
+
+def test_invalid_utf8_byte_keeps_the_line(write):
+    """A raw byte that is not UTF-8 reads as one replacement character; the line still counts."""
+    line = (
+        b'{"type":"user","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result",'
+        b'"tool_use_id":"t","is_error":true,"content":"caf\xe9"}]}}'
+    )
+    rep = build_report(read_trace(write("t.jsonl", line, assistant("m1", 1, 1, 1)))[0])
+    assert (rep.failed, rep.result_chars, rep.skipped_lines) == (1, 4, 0)

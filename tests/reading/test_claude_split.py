@@ -1,5 +1,6 @@
-"""Reading a large transcript in two parts (`read_tail` + `read_trace(tail=...)`): it must give exactly what
-one plain read gives; and a tool-result line's `toolUseResult` copy, skipped unbuilt, loses nothing."""
+"""Reading a large transcript in two parts (`reading/claude/split.py`: `read_tail` + `read_trace(tail=...)`):
+it must give exactly what one plain read gives; and a tool-result line's `toolUseResult` copy, skipped
+unbuilt, loses nothing."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from contexttrace.reading import read_tail, read_trace, split_point
 from contexttrace.reading.claude import split
 from contexttrace.run.runner import _sizes, _splits, analyze
 
-from .conftest import SAMPLES, assistant, jsonl, result
+from ..conftest import SAMPLES, assistant, jsonl, result
 
 
 def _facts(trace: reader.Trace) -> dict[str, Any]:
@@ -255,48 +256,6 @@ def test_a_main_file_that_is_no_transcript_fails_as_in_one_read(tmp_path):
             read_trace(source.path, source.subagents, tail=tail)
 
 
-def _session(path: Path, name: str, calls: int, subagents: int) -> None:
-    """A transcript of `calls` Bash calls with their results, and `subagents` one-call subagent files."""
-    lines = []
-    for i in range(calls):
-        ts = f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z"
-        lines.append(
-            assistant(f"{name}-{i}", 10, 20, 30, 5, tools=[(f"{name}-t{i}", "Bash", {"command": "y" * 400})])
-            | {"timestamp": ts, "cwd": "/x", "version": "2.1.0"}
-        )
-        lines.append(result(f"{name}-t{i}", "ok", timestamp=ts, isSidechain=False))
-    (path / f"{name}.jsonl").write_bytes(jsonl(*lines))
-    folder = path / name / "subagents"
-    folder.mkdir(parents=True)
-    for j in range(subagents):
-        (folder / f"agent-{'x' * 150}{j:04d}.jsonl").write_bytes(
-            jsonl(assistant(f"{name}-s{j}", 1, 2, 3, sidechain=True))
-        )
-
-
-def test_workers_never_wait_on_each_other_with_large_tasks_and_answers(tmp_path):
-    """Tasks over a pipe's 64 KiB (sessions with 300 subagent files) and answers over 1 MiB (tails) at
-    once, every session cut in two: the run ends (in a child process, so a deadlock fails the test
-    instead of hanging it) and agrees with a one-process run. (Before the writer thread, a collector
-    blocked writing a task while its worker blocked writing an answer.)"""
-    for s in range(2):
-        _session(tmp_path, f"big{s}", 6000, 0)
-    for s in range(20):
-        _session(tmp_path, f"small{s:02d}", 1500, 300)
-    code = (
-        "from contexttrace.run import runner; from contexttrace.reading.claude import split\n"
-        "split.SPLIT_MIN_BYTES = 1\n"
-        f"two = runner.analyze([{str(tmp_path)!r}], workers=2); one = runner.analyze([{str(tmp_path)!r}], workers=1)\n"
-        "assert [r.__dict__ for r in two.reports] == [r.__dict__ for r in one.reports]\n"
-        "print(len(two.reports), sum(r.calls for r in two.reports))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=90, cwd=Path(__file__).parent.parent
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["22", str(2 * 6000 + 20 * 1500)]
-
-
 @pytest.mark.parametrize(("first", "second"), [("same text", "same text"), ("", [])], ids=["text", "no-text"])
 def test_identical_results_on_both_sides_of_the_cut_match_when_the_worker_is_started_afresh(
     monkeypatch, write, first, second
@@ -344,66 +303,3 @@ def test_stable_text_hash_is_the_same_in_another_interpreter():
     digest = hashlib.blake2b("emoji \U0001f600 and \u2192".encode(), digest_size=8).digest()
     assert here[2] == int.from_bytes(digest, "little", signed=True)
     assert all(-(2**63) <= h < 2**63 for h in here)  # fits the Int64 column
-
-
-def test_the_collector_is_paused_for_a_whole_run_only_without_other_threads(write):
-    """The cyclic collector is off between traces when this process runs one thread (nothing of a run
-    makes cycles); with another Python thread alive (a notebook's, a server's) it runs between traces,
-    so that thread's cycles are still collected during a long run, and it is on again after the run."""
-    import gc
-    import threading
-
-    folder = write("p/a.jsonl", assistant("m1", 1, 1, 1)).rsplit("/", 1)[0]
-    write("p/b.jsonl", assistant("m2", 1, 1, 1))
-    write("p/c.jsonl", assistant("m3", 1, 1, 1))
-
-    def between_traces() -> list[bool]:
-        seen: list[bool] = []
-        analyze([folder], workers=1, progress=lambda done, total: seen.append(gc.isenabled()))
-        assert gc.isenabled()
-        return seen
-
-    assert gc.isenabled()
-    alone = between_traces()
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        with_thread = between_traces()
-    finally:
-        stop.set()
-        other.join()
-    assert (alone, with_thread) == ([False] * 3, [True] * 3)
-
-
-def test_gc_paused_from_several_threads_restores_the_collector():
-    """`gc_paused` entered and left by several threads at once leaves the collector as it found it (each
-    thread used to remember the state another had just changed: off in 34 of 50 trials)."""
-    import gc
-    import threading
-
-    def work() -> None:
-        for _ in range(300):
-            with reader.gc_paused():
-                sum(range(20))
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        left_off = 0
-        for _ in range(20):
-            threads = [threading.Thread(target=work) for _ in range(4)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            left_off += not gc.isenabled()
-            gc.enable()
-    finally:
-        sys.setswitchinterval(interval)
-    assert left_off == 0
-    gc.disable()
-    with reader.gc_paused():
-        pass
-    assert not gc.isenabled()  # off before: still off
-    gc.enable()

@@ -1,11 +1,15 @@
-"""The builder's state merges itself: every field of every state class is merged or named as not merged, so a
-file read in two parts (`reading.split`) cannot forget one (tests/test_split_read.py checks the results)."""
+"""The builder's state (`reading/claude/state.py`): every field of every state class is merged or named as
+not merged, so a file read in two parts cannot forget one (reading/test_claude_split.py checks the
+results); timestamps read into epoch milliseconds; rows kept in file order."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from contexttrace.reading.claude.builder import Builder
 from contexttrace.reading.claude.calls import Calls
@@ -20,9 +24,12 @@ from contexttrace.reading.claude.state import (
     Stamps,
     ToolResults,
     ToolUses,
+    epoch_ms,
 )
 from contexttrace.reading.contract import CALL_SCHEMA, EVENT_SCHEMA
 from contexttrace.reading.model import LineNote
+
+from ..conftest import assistant, trace_and_report
 
 _CALL_ROW = [1, 1, "f", "m1", None, "main", "main", "x", 1, 2, 3, 4, 6, 0, 0, False, 0, None, None, None, None, None, 1,
              False, 0, 0, "a/b.py"]  # fmt: skip
@@ -113,3 +120,44 @@ def test_a_call_row_has_every_column_the_builder_fills():
     from contexttrace.reading.claude.calls import BUILT_COLUMNS
 
     assert len(_CALL_ROW) == len(CALL_ROW) == len(CALL_SCHEMA) - len(BUILT_COLUMNS)
+
+
+def test_b25_series_keeps_file_order_not_timestamp_order(write):
+    """B25: three calls with identical timestamps and one line with none stay in file order."""
+    lines = []
+    for i, cr in enumerate((300, 100, 200)):
+        rec = assistant(f"m{i}", 0, 0, cr)
+        rec["timestamp"] = "2026-01-24T04:08:00.000Z"
+        lines.append(rec)
+    lines.insert(1, {"type": "permission-mode", "permissionMode": "default", "sessionId": "s25"})
+    trace, rep = trace_and_report(write("t.jsonl", *lines))
+    assert rep.prompt_tokens == [300, 100, 200]
+    assert trace.calls["ts_ms"].to_list() == [1769227680000] * 3
+
+
+def plain_epoch_ms(value: str) -> int | None:
+    """`epoch_ms` of one timestamp as first written: a timedelta floor-divided by one millisecond."""
+    try:
+        if len(value) <= 10:
+            raise ValueError
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+
+
+_OFFSETS = st.integers(-23 * 60, 23 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))
+
+
+_ZONES = st.one_of(st.none(), st.just(UTC), _OFFSETS)
+
+
+@given(st.datetimes(timezones=_ZONES), st.sampled_from(["auto", "milliseconds", "microseconds", "seconds"]))
+def test_epoch_ms_equals_plain_floor_division(moment: datetime, spec: str) -> None:
+    """Timestamps before and after 1970, with and without an offset, at every precision: the same floor."""
+    value = moment.isoformat(timespec=spec)
+    assert epoch_ms([value]) == {None: None, value: plain_epoch_ms(value)}
+    zulu = value.replace("+00:00", "Z")
+    assert epoch_ms([zulu])[zulu] == plain_epoch_ms(zulu)

@@ -1,12 +1,15 @@
-"""Codex CLI rollouts (`reading/codex`): the call rule and the failure rule (docs/formats.md)."""
+"""Codex CLI rollouts (`reading/codex`): the call rule and the failure rule (docs/formats.md), and a rollout
+without token counts."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
 
-from contexttrace.reading import read_trace
+from contexttrace import analyze, read_trace
 from contexttrace.reading.codex.rollout import failed
+
+from ..conftest import GOOD
 
 
 def test_reemitted_token_counts_are_one_call(tmp_path):
@@ -52,3 +55,19 @@ def test_reemitted_token_counts_are_one_call(tmp_path):
 def test_failure_read_from_the_output_text(text, expected):
     """Codex records no success flag: an exit code other than 0 is a failure, a sandbox refusal a denial."""
     assert failed(text) == expected
+
+
+def test_codex_rollout_without_token_counts_is_read_as_codex(write):
+    """A Codex CLI rollout is read by its own reader, not as an empty Claude trace: with no token count,
+    it has no measured call and is not graded."""
+    path = write(
+        "rollout.jsonl",
+        {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x", "cli_version": "0.50.0"}},
+        {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item", "payload": {"type": "message"}},
+    )
+    [trace] = read_trace(path)
+    assert (trace.format, trace.session_id, trace.cli_version) == ("codex", "x", "0.50.0")
+    run = analyze([path, GOOD])
+    assert not run.failures
+    report = next(r for r in run.reports if r.trace == path)
+    assert (report.calls, report.extra["health"]["grade"]) == (0, None)

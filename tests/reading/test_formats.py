@@ -1,5 +1,6 @@
-"""The format seam (`reading.formats`, `reading.api`): a file picks its reader by its first bytes, and a
-new format is a reader beside Claude Code's, with nothing above `reading/` asking which format it is."""
+"""The format seam (`reading/formats.py`, `reading/api.py`): a file picks its reader by its first bytes, a
+new format is a reader beside Claude Code's, with nothing above `reading/` asking which format it is, and
+another agent's trace that no reader takes is named as not supported."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from contexttrace import analyze, read_trace
 from contexttrace.cli.app import app
+from contexttrace.errors import TraceFormatError
 from contexttrace.reading import api
 from contexttrace.reading.claude import CLAUDE_CODE
 from contexttrace.reading.contract import CALL_SCHEMA, CAPABILITIES_BY_FORMAT, Capabilities
 from contexttrace.reading.model import TABLES, SourceFile, Trace
 
-from .conftest import SAMPLES
+from ..conftest import GOOD, SAMPLES
 
 
 class Tally:
@@ -92,3 +95,28 @@ def test_split_point_asks_the_files_reader(tally, tmp_path, monkeypatch):
     path = tmp_path / "big.tally"
     path.write_bytes(b'{"tally":1}\n' * 100)
     assert api.split_point(str(path)) is None
+
+
+@pytest.mark.parametrize(
+    ("lines", "agent"),
+    [
+        (
+            [
+                {"type": "init", "timestamp": "2026-01-01T00:00:00Z", "session_id": "g1", "model": "gemini-2.5-pro"},
+                {"type": "message", "role": "user", "content": "hi"},
+                {"type": "result", "status": "success", "stats": {}},
+            ],
+            "Gemini CLI stream-json",
+        ),
+    ],
+)
+def test_another_agents_trace_is_named_as_not_supported(write, lines, agent):
+    """A Gemini CLI stream-json capture (session totals only, no per-call usage) is an error naming the
+    agent, not an empty Claude trace graded A 100; the other traces print."""
+    path = write("other.jsonl", *lines)
+    run = analyze([path, GOOD])
+    assert [r.trace for r in run.reports] == [GOOD]
+    [failure] = run.failures
+    assert agent in failure.reason and "not supported" in failure.reason
+    with pytest.raises(TraceFormatError):
+        read_trace(path)

@@ -6,7 +6,7 @@ import orjson
 
 from contexttrace.reading import read_trace
 
-from .conftest import SAMPLES
+from ..conftest import SAMPLES
 
 GLOB = SAMPLES / "d-gemini-0.20-glob-api-error.json"
 SHELL = SAMPLES / "d-gemini-0.21-shell-tools.json"

@@ -1,22 +1,18 @@
-"""Each hand-optimised rule of the reader against its plain reading, on varied inputs (hypothesis) and on
-the texts of the samples: the fast form must give exactly what the straightforward one gives."""
+"""What a piece of text names (`reading/text.py`): the path-like words of prose, against their plain
+reading on varied inputs (hypothesis) and on the texts of the samples."""
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, timezone
 
 import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contexttrace.reading.claude.calls import C_KEPT, Calls
-from contexttrace.reading.claude.content import PART_READ, read_caps
-from contexttrace.reading.claude.state import epoch_ms
 from contexttrace.reading.text import _DOT_RUN, _NONE, PATH_WORD, kept_dot, path_words
 
-from .conftest import SAMPLES
+from ..conftest import SAMPLES
 
 
 def plain_path_words(text: str) -> list[str]:
@@ -113,69 +109,3 @@ def test_path_words_equals_plain_reading_on_sample_texts() -> None:
     assert len(texts) > 50
     for text in texts:
         assert path_words(text) == plain_path_words(text)
-
-
-def plain_epoch_ms(value: str) -> int | None:
-    """`epoch_ms` of one timestamp as first written: a timedelta floor-divided by one millisecond."""
-    try:
-        if len(value) <= 10:
-            raise ValueError
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
-
-
-_OFFSETS = st.integers(-23 * 60, 23 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))
-_ZONES = st.one_of(st.none(), st.just(UTC), _OFFSETS)
-
-
-@given(st.datetimes(timezones=_ZONES), st.sampled_from(["auto", "milliseconds", "microseconds", "seconds"]))
-def test_epoch_ms_equals_plain_floor_division(moment: datetime, spec: str) -> None:
-    """Timestamps before and after 1970, with and without an offset, at every precision: the same floor."""
-    value = moment.isoformat(timespec=spec)
-    assert epoch_ms([value]) == {None: None, value: plain_epoch_ms(value)}
-    zulu = value.replace("+00:00", "Z")
-    assert epoch_ms([zulu])[zulu] == plain_epoch_ms(zulu)
-
-
-def plain_read_caps(capped: list[object], ids: list[object], uses: dict[str, list[object]]) -> list[bool]:
-    """`read_caps` as first written: every tool use's input read."""
-    limited = {}
-    for tid, name, text in zip(uses["tool_use_id"], uses["name"], uses["input_json"], strict=True):
-        if tid is not None:
-            try:
-                inp = orjson.loads(text)  # type: ignore[arg-type]
-            except orjson.JSONDecodeError:
-                inp = None
-            limited[tid] = not (name == "Read" and type(inp) is dict and inp.get("limit") is None)
-    return [c is True or (c is PART_READ and not limited.get(tid, True)) for c, tid in zip(capped, ids, strict=True)]
-
-
-_TIDS = st.sampled_from([None, "t1", "t2", "t3", "t4"])
-_USE = st.tuples(
-    _TIDS, st.sampled_from(["Read", "Bash"]), st.sampled_from(['{"limit":5}', "{}", '{"limit":null}', "[1]", "x"])
-)
-
-
-@given(st.lists(st.tuples(st.sampled_from([True, False, PART_READ]), _TIDS)), st.lists(_USE))
-def test_read_caps_equals_plain_reading(results: list[tuple[object, object]], uses: list[tuple[object, ...]]) -> None:
-    """Results capped, not capped or part-read, against Read and other uses with and without a limit (ids
-    repeated, missing, or naming no use)."""
-    capped, ids = [c for c, _ in results], [t for _, t in results]
-    table = {"tool_use_id": [u[0] for u in uses], "name": [u[1] for u in uses], "input_json": [u[2] for u in uses]}
-    assert read_caps(capped, ids, table) == plain_read_caps(capped, ids, table)
-
-
-def test_calls_keep_sets_the_kept_line_columns_only() -> None:
-    """`Calls.keep`'s one unpacking writes each value at its `C_KEPT` column and leaves every other."""
-    calls = Calls()
-    row = [object() for _ in range(C_KEPT[-1] + 5)]
-    before = list(row)
-    calls.add("key", row, 0)
-    values = tuple(f"v{i}" for i in range(len(C_KEPT)))
-    calls.keep(0, values, 0)
-    assert [row[c] for c in C_KEPT] == list(values)
-    assert [v for i, v in enumerate(row) if i not in C_KEPT] == [v for i, v in enumerate(before) if i not in C_KEPT]

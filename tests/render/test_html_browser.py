@@ -22,7 +22,7 @@ import pytest
 
 from contexttrace.run.runner import analyze
 
-from .conftest import ROOT, SAMPLES
+from ..conftest import ROOT, SAMPLES
 
 IN_CI = bool(os.environ.get("CI"))
 CHROMIUM = os.environ.get("CONTEXTTRACE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"

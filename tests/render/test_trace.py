@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from contexttrace.render.text import fmt_duration
 from contexttrace.render.trace import (
     NOT_GRADED,
     SERIES_INDENT,
@@ -17,6 +16,8 @@ from contexttrace.render.trace import (
     weather_cell,
 )
 from contexttrace.reports.trace import RunResult, TraceReport
+
+from ..conftest import assistant, trace_and_report
 
 HEALTH = {"grade": "A", "score": 94}
 WEATHER = {"level": "sunny", "emoji": "☀️", "score": 0.1}
@@ -142,24 +143,14 @@ def test_render_table_empty_run_is_empty():
     assert render_table_notes(RunResult()) == []
 
 
-@pytest.mark.parametrize(
-    ("ms", "text"),
-    [
-        (0, "0ms"),
-        (999, "999ms"),
-        (1_000, "1.0s"),
-        (9_999, "9.9s"),
-        (10_000, "10s"),
-        (59_999, "59s"),
-        (60_000, "1m 0s"),
-        (3_599_999, "59m 59s"),
-        (3_600_000, "1h 0m"),
-        (240_060_000, "66h 41m"),
-    ],
-)
-def test_one_duration_format_on_every_scale(ms: int, text: str) -> None:
-    """Every duration (tool p50/p95, an agent's time, a file's age, a session on the report page) is written
-    by `fmt_duration`: cut to the last unit shown, as a clock shows elapsed time; ≈ only on an estimate."""
-    assert fmt_duration(ms) == text
-    assert fmt_duration(ms, estimate=True) == "≈" + text
-    assert fmt_duration(None) == "-" and fmt_duration(None, missing="–") == "–"
+def test_b26_fill_over_window_is_flagged(write):
+    """B26: a peak above the given window gives fill > 1, which the table marks with '!'."""
+    from contexttrace.render.diagnostics import render_diagnostics
+    from contexttrace.render.trace import render_table
+    from contexttrace.reports.trace import RunResult
+
+    _, rep = trace_and_report(write("t.jsonl", assistant("m1", 0, 0, 310000)), window=200000)
+    assert rep.fill == 1.55
+    run = RunResult([rep])
+    assert "155%!" in render_table(run, with_window=True)
+    assert any("exceeds the window" in line for line in render_diagnostics(run))

@@ -42,7 +42,7 @@ from contexttrace.reports.stats import MIN_RUNS_FOR_TEST, median_difference_ci, 
 from contexttrace.reports.usage import build_usage
 from contexttrace.run.conditions import analyze_conditions
 
-from .conftest import ROOT, SAMPLES, assistant, jsonl, result
+from ..conftest import ROOT, SAMPLES, assistant, jsonl, result
 
 RALPH = SAMPLES / "a-ralph-27runs-with-separators.jsonl"
 BASE_TOOLS = ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "TodoWrite", "WebFetch", "WebSearch"]

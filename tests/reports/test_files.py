@@ -30,7 +30,7 @@ from contexttrace.reports.files import (
 )
 from contexttrace.run.runner import analyze
 
-from .conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result
+from ..conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result
 
 CWD = "/p"
 T0 = 1_770_000_000_000  # Unix epoch ms of minute 0

@@ -20,7 +20,7 @@ from contexttrace.select.filters import GROUP_BY, group_usage, parse_timezone
 from contexttrace.select.views import build_report_with_cost
 from contexttrace.storage.history import history_rows, load_runs, record_run
 
-from .conftest import CASES, SAMPLES
+from ..conftest import CASES, SAMPLES
 
 runner = CliRunner()
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from pathlib import Path
 
 import orjson
 import pytest
@@ -19,9 +18,8 @@ from contexttrace.render.sources import estimator_line, render_sources_json, ren
 from contexttrace.reports.sources import ROWS, build_sources, is_at_choice, thread_ids, unknown_thread
 from contexttrace.run.runner import analyze
 
-from .conftest import SAMPLES, assert_keys_documented, assistant, json_keys, result
+from ..conftest import GOLDEN, SAMPLES, assert_keys_documented, assistant, check_golden, json_keys, result
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
 COMPACTION = SAMPLES / "b-spotter-compaction"
 
 
@@ -565,9 +563,7 @@ def test_compaction_sample_golden(request, steps):
     text = render_sources_table(run, steps=steps)
     text = text.replace(str(SAMPLES), "samples")
     path = GOLDEN / f"b-spotter-compaction.sources{'-steps' if steps else ''}.txt"
-    if request.config.getoption("--update-golden", default=False) or not path.exists():
-        path.write_text(text + "\n", encoding="utf-8")
-    assert text + "\n" == path.read_text(encoding="utf-8")
+    check_golden(request, path, text + "\n")
 
 
 def test_cli_json_and_table(write):

@@ -16,7 +16,7 @@ from contexttrace.render.tools import render_tools_json, render_tools_table, too
 from contexttrace.reports.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank
 from contexttrace.run.runner import analyze
 
-from .conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result
+from ..conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result
 
 MODEL = "claude-sonnet-4-5"
 

@@ -50,12 +50,27 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from contexttrace import analyze
 from contexttrace.cli.app import app
+from contexttrace.reading import read_trace
+from contexttrace.render.trace import render_json
+from contexttrace.render.usage import render_usage_table
+from contexttrace.reports.trace import RunResult
 from contexttrace.reports.turns import context_band, context_velocity
 from contexttrace.reports.usage import build_usage
-from contexttrace.run.runner import analyze
 
-from .conftest import CASES, SAMPLES
+from ..conftest import (
+    CASES,
+    HUGE,
+    MODEL,
+    SAMPLES,
+    assistant,
+    float_usage_call,
+    memory_trace,
+    result,
+    stream_run,
+    write_file,
+)
 
 #: trace → (calls, fresh input, cache write, of which 5m, of which 1h, cache read, output, cost USD)
 EXPECTED = {
@@ -281,7 +296,6 @@ def test_transcript_lower_bound_only_with_placeholder_output(reports: dict, name
 
 def test_b16_result_without_model_usage_leaves_output_a_lower_bound() -> None:
     """B16: the result line has `usage` but no `modelUsage`: output stays ≥ 17, cost ≥, the result reported."""
-    from contexttrace.reading import read_trace
 
     [trace] = read_trace(str(CASES / "B16.jsonl"))
     r = build_usage(trace)
@@ -438,7 +452,6 @@ def test_cli_usage_table_and_breakdown() -> None:
 
 def test_cache_write_without_split_counts_once_as_assumed_5m() -> None:
     """B01 writes no 5m/1h split: its 1,200 cache-write tokens are 5-minute once (assumed), not twice."""
-    from contexttrace.reading import read_trace
     from contexttrace.reports.usage import build_usage
 
     [trace] = read_trace(str(CASES / "B01.jsonl"))
@@ -453,7 +466,6 @@ def test_cache_write_without_split_counts_once_as_assumed_5m() -> None:
 
 def test_unpriced_model_row_costs_none_not_zero(tmp_path) -> None:
     """B14: a model the table lacks gets cost None in its row (unknown), and the total is a lower bound."""
-    from contexttrace.reading import read_trace
     from contexttrace.reports.usage import build_usage
 
     line = (
@@ -571,7 +583,6 @@ def test_model_usage_count_that_is_not_a_count(tmp_path, value: str, written: st
     assert r.reported["reported_cost_usd"] == 0.01
     assert r.result_only is None and r.total["lower_bound_reasons"] == ["output_placeholder"]
     assert r.total["cost_usd"] == pytest.approx((10 * 3 + 5 * 15) / 1e6)  # the call as written, Sonnet 4.5
-    from contexttrace.render.trace import render_json
     from contexttrace.render.usage import render_usage_table
     from contexttrace.reports.trace import RunResult
 
@@ -619,7 +630,6 @@ def test_task_input_lone_surrogate_is_not_parsed_again(tmp_path) -> None:
 
 def test_task_input_nested_too_deep_is_not_parsed_again() -> None:
     """fuzz 06b: a Task input nested 990 deep (its canonical JSON not decodable): usage builds, no agent."""
-    from contexttrace.reading import read_trace
 
     [trace] = read_trace(str(CASES.parent / "fuzz" / "06b-task-input-nested-990.jsonl"))
     r = build_usage(trace)
@@ -629,7 +639,6 @@ def test_task_input_nested_too_deep_is_not_parsed_again() -> None:
 def test_subagent_duration_from_the_timestamps_that_parse() -> None:
     """fuzz 11: the subagent call's last line has a timestamp that does not parse: the row is built, and
     with one timestamp left there is no duration to measure (None, not a crash or 0)."""
-    from contexttrace.reading import read_trace
 
     [trace] = read_trace(str(CASES.parent / "fuzz" / "11-subagent-call-last-line-bad-timestamp.jsonl"))
     [agent] = build_usage(trace).agents
@@ -643,7 +652,6 @@ def test_usage_never_raises_on_fuzz_and_cases(name: str) -> None:
     """Every fuzz find and field case: `build_usage` and both renderers run on whatever the reader gives
     (the runner's firewall is not relied on)."""
     from contexttrace.errors import ContextTraceError
-    from contexttrace.reading import read_trace
     from contexttrace.render.trace import render_json
     from contexttrace.render.usage import render_usage_table
     from contexttrace.reports.trace import RunResult
@@ -675,7 +683,6 @@ def test_every_usage_json_key_is_documented() -> None:
     missing its subagents) is snake_case and named in backticks in docs/usage.md."""
     import re
 
-    from contexttrace.render.trace import render_json
     from contexttrace.reports.trace import RunResult
 
     run = analyze([str(SAMPLES)], build=build_usage)
@@ -685,3 +692,124 @@ def test_every_usage_json_key_is_documented() -> None:
     documented |= {k.split(".")[-1] for k in re.findall(r"`([a-z0-9_.]+)`", doc)}
     assert {k for k in keys if not re.fullmatch(r"[a-z][a-z0-9_]*", k)} == set()
     assert keys - documented == set()
+
+
+def test_usage_stdout_holds_only_the_table_notes_go_to_stderr():
+    """`context usage` prints its notes (lower bounds, Claude Code's own cost) on stderr: stdout is the table."""
+    out = CliRunner().invoke(app, ["context", "usage", str(SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl")])
+    assert out.exit_code == 0
+    lines = out.stdout.splitlines()
+    assert lines and all(line.startswith("|") for line in lines)
+    assert "Claude Code" in out.stderr or "≥" in out.stderr
+
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        pytest.param(HUGE, "100000000000000000000000000000000000000…", id="huge"),
+        pytest.param("-123456789", "-123456789", id="negative"),
+        pytest.param("1500.5", "1500.5", id="float"),
+        pytest.param('"1500"', "'1500'", id="string"),
+    ],
+)
+def test_result_duration_that_is_not_a_count_is_unknown_everywhere(tmp_path, written, shown):
+    """The result's `duration_ms` was only type-checked for a turn: 10**400 crashed `context usage
+    --json`, −123456789 became the turn's duration (source `result`) while `reported_duration_ms` was
+    null for the same value. Now both are null and one warning says why."""
+    path = write_file(tmp_path, stream_run(result_fields={"duration_ms": "<d>", "num_turns": 1}, d=written))
+    out = runner.invoke(app, ["context", "usage", path, "--json"])
+    assert out.exit_code == 0, out.output
+    [u] = orjson.loads(out.stdout)
+    assert (u["turn_rows"][0]["duration_ms"], u["turn_rows"][0]["duration_source"]) == (None, None)
+    assert u["reported"]["reported_duration_ms"] is None and u["reported"]["reported_num_turns"] == 1
+    assert u["warnings"] == [f"result line: duration_ms is not a count ({shown}); not used"]
+
+
+def test_result_duration_that_is_a_count_times_the_turn(tmp_path):
+    """The same field, a count: the run's one turn is timed by it, as before."""
+    path = write_file(tmp_path, stream_run(result_fields={"duration_ms": 1500}))
+    [u] = analyze([path], build=build_usage).reports
+    assert (u.turns[0]["duration_ms"], u.turns[0]["duration_source"]) == (1500, "result")
+    assert u.reported["reported_duration_ms"] == 1500 and u.warnings == []
+
+
+def test_result_usage_counts_and_costs_are_bounded(tmp_path):
+    """Every other number of the result line too: a `usage` count of 10**400, a negative
+    `total_cost_usd`, a `costUSD` of 10**400 are unknown (null) and warned, and the JSON prints."""
+    fields = {"total_cost_usd": -3.5, "num_turns": "<huge>", "usage": {"input_tokens": "<huge>"}}
+    data = stream_run(result_fields=fields, model_usage={"costUSD": "<huge>"}, huge=HUGE)
+    path = write_file(tmp_path, data)
+    out = runner.invoke(app, ["context", "usage", path, "--json"])
+    assert out.exit_code == 0, out.output
+    [u] = orjson.loads(out.stdout)
+    rep = u["reported"]
+    assert rep["reported_usage"]["input_tokens"] is None and rep["reported_num_turns"] is None
+    assert rep["reported_cost_usd"] is None and rep["cost_difference_usd"] is None
+    [row] = rep["reported_model_usage"]
+    assert (row["cost_usd"], row["implausible_fields"], row["input_tokens"]) == (None, ["costUSD"], 5_000)
+    assert rep["reported_tokens_priced_usd"] == pytest.approx((5_000 * 3 + 5 * 15) / 1e6)  # counts still price
+    assert sorted(u["warnings"]) == sorted(
+        [
+            f"result line: modelUsage[{MODEL!r}] costUSD is not a cost in USD ({HUGE[:39]}…); not used",
+            "result line: total_cost_usd is not a cost in USD (-3.5); not used",
+            "result line: num_turns is not a count (100000000000000000000000000000000000000…); not used",
+            "result line: usage.input_tokens is not a count (100000000000000000000000000000000000000…); not used",
+        ]
+    )
+
+
+def test_turn_timed_by_timestamps_out_of_order_has_no_duration():
+    """A turn whose last call is stamped before its prompt measured a negative duration; now none."""
+    t = memory_trace(
+        {
+            "type": "user",
+            "sessionId": "s",
+            "timestamp": "2025-01-01T00:10:00Z",
+            "message": {"role": "user", "content": "do it"},
+        },
+        assistant("m1", 5_000, 0, 0, timestamp="2025-01-01T00:00:00Z"),
+    )
+    [turn] = build_usage(t).turns
+    assert (turn["calls"], turn["duration_ms"], turn["duration_source"]) == (1, None, None)
+
+
+def test_agent_timed_by_a_result_stamped_before_its_task_call_falls_back_to_its_own_lines():
+    """The same kind for a subagent: a Task result stamped before its call gave a negative `task_call`
+    duration; the agent is then timed by its own calls' lines (5 s to 9 s past 00:10)."""
+    task = ("t1", "Task", {"prompt": "look", "description": "explore", "subagent_type": "Explore"})
+    t = memory_trace(
+        assistant("m1", 5_000, 0, 0, tools=[task], timestamp="2025-01-01T00:10:00Z"),
+        assistant("s1", 3_000, 0, 0, sidechain=True, agentId="a1", timestamp="2025-01-01T00:10:05Z"),
+        assistant("s2", 3_500, 0, 0, sidechain=True, agentId="a1", timestamp="2025-01-01T00:10:09Z"),
+        result("t1", "done", toolUseResult={"agentId": "a1"}, timestamp="2025-01-01T00:05:00Z"),
+    )
+    [agent] = build_usage(t).agents
+    assert (agent["thread"], agent["linked_by"], agent["duration_ms"], agent["duration_source"]) == (
+        "a1",
+        "agent_id",
+        4_000,
+        "agent_lines",
+    )
+
+
+def test_unreadable_usage_makes_the_cost_a_lower_bound_and_the_split_never_exceeds_its_total():
+    """The float-usage session priced its still-readable 5m split ($0.686 with every token column 0, and
+    JSON cache_write_tokens 0 beside cache_write_5m_tokens 182,937). A split is cut to the total it
+    splits, and a call whose usage was unreadable makes the cost `≥` with a reason."""
+    t = memory_trace(
+        float_usage_call("m1", split={"ephemeral_5m_input_tokens": 182_937, "ephemeral_1h_input_tokens": 0}),
+        float_usage_call("m2"),
+    )
+    u = build_usage(t)
+    total = u.total
+    assert (total["cache_write_tokens"], total["cache_write_5m_tokens"], total["cache_write_1h_tokens"]) == (0, 0, 0)
+    assert (total["cost_usd"], total["cost_is_lower_bound"], total["lower_bound_reasons"]) == (
+        0.0,
+        True,
+        ["unreadable_usage"],
+    )
+    table = render_usage_table(RunResult([u], []))
+    assert "≥ $0.00" in table and "≈$0.6" not in table

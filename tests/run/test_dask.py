@@ -39,7 +39,7 @@ from contexttrace.run.engine import EngineError, open_engine
 from contexttrace.run.runner import analyze
 from contexttrace.storage import store
 
-from .conftest import BAD, CASES, ROOT, SAMPLES, assistant, result
+from ..conftest import BAD, CASES, ROOT, SAMPLES, assistant, result
 
 runner = CliRunner()
 
@@ -180,7 +180,7 @@ def test_generated_corpus_same_output(client, tmp_path):
 def test_inherited_calls_dropped_as_locally(client, write):
     """B06 across sessions: session sB copies sA's three calls (a resumed session). The cluster sends slim
     traces back; sB is read again here and its report rebuilt: sA 3 calls, sB 1 call and 3 inherited, as
-    `test_cases.test_resumed_session_calls_counted_once` computes them."""
+    `reading/test_claude_calls.py::test_b06_resumed_session_copies_count_once` computes them."""
     read = [("tu1", "Read", {"file_path": "a.py"})]
 
     def line(mid, sid, ts, cr, tools=()):

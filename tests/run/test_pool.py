@@ -1,10 +1,13 @@
-"""The worker pool (`runner._run`, `_worker.py`): fixed shares decided before the workers start, and a run
+"""The worker pool (`run/pool.py`, `runner._run`): fixed shares decided before the workers start, a run
 whose workers fail (a task that raises, an answer that cannot be pickled, a worker that dies) is still the
-one-process run."""
+one-process run, large tasks and answers never deadlock, and a script without a main guard can run one."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +15,7 @@ from contexttrace.discover.local import SourceFile, TraceSource
 from contexttrace.run import runner
 from contexttrace.run.runner import _shares, analyze
 
-from .conftest import SAMPLES
+from ..conftest import ROOT, SAMPLES, assistant, jsonl, result
 
 
 def _source(name: str, subagents: int = 0) -> TraceSource:
@@ -125,3 +128,64 @@ def test_a_worker_started_afresh_says_nothing_on_stderr():
 
     done = subprocess.run([sys.executable, "-m", "contexttrace.run.pool"], input=b"", capture_output=True, check=True)
     assert done.stderr == b""
+
+
+def test_parallel_analyze_from_an_unguarded_script(tmp_path):
+    """A script without `if __name__ == "__main__":` can run a parallel analysis: workers are started as
+    `python -m contexttrace.run.pool` and never import the caller's script (the spawn start method would
+    re-run it and fail)."""
+    script = tmp_path / "notes.py"
+    script.write_text(
+        "from contexttrace import analyze\n"
+        f"run = analyze([{str(SAMPLES)!r}], workers=2)\n"
+        "print(len(run.reports), sum(r.calls for r in run.reports))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    from contexttrace import analyze
+
+    serial = analyze([str(SAMPLES)], workers=1)
+    assert proc.stdout.split() == [str(len(serial.reports)), str(sum(r.calls for r in serial.reports))]
+
+
+def _session(path: Path, name: str, calls: int, subagents: int) -> None:
+    """A transcript of `calls` Bash calls with their results, and `subagents` one-call subagent files."""
+    lines = []
+    for i in range(calls):
+        ts = f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        lines.append(
+            assistant(f"{name}-{i}", 10, 20, 30, 5, tools=[(f"{name}-t{i}", "Bash", {"command": "y" * 400})])
+            | {"timestamp": ts, "cwd": "/x", "version": "2.1.0"}
+        )
+        lines.append(result(f"{name}-t{i}", "ok", timestamp=ts, isSidechain=False))
+    (path / f"{name}.jsonl").write_bytes(jsonl(*lines))
+    folder = path / name / "subagents"
+    folder.mkdir(parents=True)
+    for j in range(subagents):
+        (folder / f"agent-{'x' * 150}{j:04d}.jsonl").write_bytes(
+            jsonl(assistant(f"{name}-s{j}", 1, 2, 3, sidechain=True))
+        )
+
+
+def test_workers_never_wait_on_each_other_with_large_tasks_and_answers(tmp_path):
+    """Tasks over a pipe's 64 KiB (sessions with 300 subagent files) and answers over 1 MiB (tails) at
+    once, every session cut in two: the run ends (in a child process, so a deadlock fails the test
+    instead of hanging it) and agrees with a one-process run. (Before the writer thread, a collector
+    blocked writing a task while its worker blocked writing an answer.)"""
+    for s in range(2):
+        _session(tmp_path, f"big{s}", 6000, 0)
+    for s in range(20):
+        _session(tmp_path, f"small{s:02d}", 1500, 300)
+    code = (
+        "from contexttrace.run import runner; from contexttrace.reading.claude import split\n"
+        "split.SPLIT_MIN_BYTES = 1\n"
+        f"two = runner.analyze([{str(tmp_path)!r}], workers=2); one = runner.analyze([{str(tmp_path)!r}], workers=1)\n"
+        "assert [r.__dict__ for r in two.reports] == [r.__dict__ for r in one.reports]\n"
+        "print(len(two.reports), sum(r.calls for r in two.reports))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["22", str(2 * 6000 + 20 * 1500)]

@@ -30,7 +30,7 @@ from contexttrace.select.filters import (
     unique_labels,
 )
 
-from .conftest import SAMPLES, assistant, jsonl
+from ..conftest import SAMPLES, assistant, jsonl
 
 runner = CliRunner()
 UTC_ZONE = parse_timezone("UTC")

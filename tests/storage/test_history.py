@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from contexttrace.cli.app import app
 from contexttrace.storage.history import LAYOUT_VERSION, HistoryError, git_commit, history_rows, load_runs, record_run
 
-from .conftest import ROOT, SAMPLES
+from ..conftest import ROOT, SAMPLES
 
 runner = CliRunner()
 GOOD = str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")  # peak 72,484, 36 calls, health A

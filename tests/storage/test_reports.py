@@ -18,7 +18,7 @@ from contexttrace.run.runner import analyze
 from contexttrace.storage import reports as built
 from contexttrace.storage import store
 
-from .conftest import SAMPLES, assistant, jsonl
+from ..conftest import SAMPLES, assistant, jsonl
 from .test_store import _append, _session
 
 

@@ -26,7 +26,7 @@ from contexttrace.run import runner, work
 from contexttrace.run.runner import analyze
 from contexttrace.storage import stamps, store
 
-from .conftest import CASES, ROOT, SAMPLES, assistant, jsonl, result
+from ..conftest import CASES, ROOT, SAMPLES, assistant, jsonl, result
 
 FUZZ = ROOT / "tests" / "data" / "fuzz"
 BAD = ROOT / "tests" / "data" / "bad"
