@@ -237,6 +237,7 @@ def test_explain_golden(request, color):
 def test_worst_matches_full_signals_after_every_call():
     """The fast per-call path (no texts, no call lists) gives the same severities as the detailed one."""
 
+    checked = 0
     for source in find_traces([str(SAMPLES / "b-spotter-compaction"), str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")]):
         [trace] = read_trace(source.path, source.subagents)
         rows = session_rows(trace)
@@ -245,6 +246,8 @@ def test_worst_matches_full_signals_after_every_call():
             fast = [x["severity"] for x in signals_after(s, i, detail=False)]
             full = [x["severity"] for x in signals_after(s, i)]
             assert fast == full
+            checked += 1
+    assert checked == 139 + 36  # the main-thread calls of both samples
 
 
 def test_worst_is_the_highest_composed_score_after_any_call():

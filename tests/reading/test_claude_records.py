@@ -185,11 +185,16 @@ def test_fuzz_01_type_not_a_string_is_an_unknown_line():
 def test_fuzz_06_08_lone_surrogates_replaced_before_frames(name):
     """06/08: lone surrogates become U+FFFD (one code point for one) before any frame or JSON is built."""
     [trace] = read_trace(str(FUZZ / name))
-    for frame in (trace.calls, trace.tool_uses, trace.tool_results, trace.events):
-        for column in frame.columns:
-            for value in frame[column].to_list():
-                if isinstance(value, str):
-                    value.encode("utf-8")  # raises on a lone surrogate
+    texts = [
+        value
+        for frame in (trace.calls, trace.tool_uses, trace.tool_results, trace.events)
+        for column in frame.columns
+        for value in frame[column].to_list()
+        if isinstance(value, str)
+    ]
+    for value in texts:
+        value.encode("utf-8")  # raises on a lone surrogate
+    assert texts and any("\ufffd" in value for value in texts)  # the surrogate was there, replaced
 
 
 def test_lone_surrogate_in_a_key_at_depth(write):

@@ -256,7 +256,7 @@ def _sample_paths():
 @pytest.mark.parametrize("path", _sample_paths())
 def test_every_sample_runs(path):
     run = analyze([path], build=build_tools)
-    assert run.ok
+    assert run.ok and run.reports
     assert render_tools_table(run, by_tool=True)
     for obj in orjson.loads(render_tools_json(run, by_tool=True)):
         assert obj["schema_version"] == 2
