@@ -1,7 +1,7 @@
 """Mutations of the bundled real traces, shared by the fuzz properties (`tests/test_fuzz.py`) and long campaigns.
 
 A mutation damages one file of one sample (`samples/*.jsonl`, or any file of a session folder under `samples/`,
-its subagent files included) the ways real captures get damaged (issue 10, CASES "Fuzz finds"): cut at any byte;
+its subagent files included) the ways real captures get damaged (docs/cases.md "Fuzz finds"): cut at any byte;
 one line decoded with `json`, one value changed (a key deleted at any depth, a value swapped to another JSON
 type, a huge or non-finite number, a lone surrogate inside a string, 990-deep lists), and the line written back
 with `json.dumps` (compact, as Claude Code writes; `ensure_ascii` either way, so a lone surrogate is written as
@@ -573,7 +573,7 @@ def known_kinds() -> dict[str, tuple[Mutation, tuple[str, ...]]]:
     return made
 
 
-#: Kinds the long fuzz campaign of issue 10 found (not in CASES.md yet), made on the samples: each a real defect.
+#: Kinds a long fuzz campaign found (docs/cases.md, after "Fuzz finds"), made on the samples: each a real defect.
 CAMPAIGN_FINDS = (
     "nul-byte-before-the-first-record",
     "session-file-without-a-record-loses-its-subagents",

@@ -1,4 +1,4 @@
-"""Fuzz properties: damaged copies of the bundled real samples never take a run down (issue 10, section 1).
+"""Fuzz properties: damaged copies of the bundled real samples never take a run down.
 
 Each example copies one sample (a session folder with its subagent files) to a temporary folder and damages
 one of its files the ways real captures are damaged (`tests/fuzzing.py`: truncation at any byte; a key deleted

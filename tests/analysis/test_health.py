@@ -394,13 +394,13 @@ def _independent_subscores(path):
     subs = [
         _band(fill, [(0.5, 100), (0.65, 80), (0.8, 60), (0.9, 40)], 20, lambda v, e: v < e),
         {0: 100, 1: 75, 2: 55, 3: 35}.get(bounds, 15),
-        # issue 10: fewer than 10 file reads abstain (None)
+        # fewer than 10 file reads abstain (None)
         _band(rereads / len(reads), [(0.05, 100), (0.1, 80), (0.2, 60), (0.35, 40)], 20, lambda v, e: v <= e)
         if len(reads) >= 10
         else None,
     ]
     for flags, kind in ((err, "err"), (prod, "prod")):
-        if mid < 10:  # issue 10: each half needs 10 tool calls
+        if mid < 10:  # each half needs 10 tool calls
             subs.append(None)
             continue
         a, b = sum(flags[:mid]) / mid, sum(flags[mid:]) / (len(tools) - mid)
@@ -412,7 +412,7 @@ def _independent_subscores(path):
                 if a == 0
                 else _band(b / a, [(1, 100), (2, 75), (3, 55), (5, 35)], 15, lambda v, e: v <= e)
             )
-        else:  # issue 10: no productive call in the first half abstains
+        else:  # no productive call in the first half abstains
             subs.append(
                 None
                 if a == 0

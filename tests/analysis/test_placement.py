@@ -131,7 +131,7 @@ def test_boundaries_of_each_kind(write):
     ],
 )
 def test_a_drop_of_exactly_30_percent_is_a_boundary(write, after, found):
-    """Spec 001's 30 % in integers (issue 12 review, finding 5): 187,240 → 131,068 is a drop of exactly
+    """Spec 001's 30 % in integers (a review's finding): 187,240 → 131,068 is a drop of exactly
     30 % (56,172 = 0.3 × 187,240), which `prompt <= 0.7 * prev` in floats missed; one token more is not."""
     before = 187_240 if after > 1000 else 100
     t = _trace(write, assistant("m1", 0, 0, before), assistant("m2", 0, 0, after))
@@ -140,7 +140,7 @@ def test_a_drop_of_exactly_30_percent_is_a_boundary(write, after, found):
 
 
 def test_a_clear_is_a_boundary_whatever_the_drop(write):
-    """A `/clear` line is a boundary by its name (issue 12 review, finding 4): calls 25,030 → [/clear]
+    """A `/clear` line is a boundary by its name (a review's finding): calls 25,030 → [/clear]
     20,005 (−20 %, below 30 %) → [/clear again, then the prompt grows] 20,500. The boundary sits at the
     /clear line (seq 3 and 5), its call is the next one, Δcontext that call's prompt less the previous
     one's (20,005 − 25,030 = −5,025; 20,500 − 20,005 = 495)."""

@@ -179,7 +179,7 @@ def test_latency_baselines_are_the_samples_medians():
 #: subagent#1: ctx 133,511 / 200,000 = 0.667555 → 0.445925, nothing else → fair.
 #: thinking: every call records its stop_reason, so latency is paced (see test_thinking_latency_is_paced):
 #: p75 1.2353 × its own baseline → 0.1176; + 0.3 × cumulative 2 of 71 → 0.0704 = 0.1388 (sunny; the table's
-#: raw latency, p75 17.5 s against 5.8 s, made it stormy 1.0211 on latency alone before issue 10).
+#: raw latency, p75 17.5 s against 5.8 s, made it stormy 1.0211 on latency alone).
 #: agent-teams (Opus 4.7, thinking): paced, 1.0951 → 0.0476 (sunny; raw latency made its worst stormy).
 #: flat: paced 1.1278 → 0.0639, cumulative 5 of 76 → 0.1645: 0.1645 + 0.3 × 0.0639 = 0.1836 (sunny).
 #: image: cumulative 0.2723 + 0.3 × latency 0.2035 = 0.3329 (sunny, < 0.35).

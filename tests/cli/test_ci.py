@@ -1,4 +1,4 @@
-"""CI use (issue 15): `--fail-on` thresholds and exit 3, `--format table|markdown|csv|json`, `-o FILE`, the
+"""CI use (docs/ci.md): `--fail-on` thresholds and exit 3, `--format table|markdown|csv|json`, `-o FILE`, the
 totals row, `--sort`, and tables that fit a narrow terminal. Everything through typer's CliRunner."""
 
 from __future__ import annotations

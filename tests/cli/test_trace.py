@@ -183,8 +183,7 @@ def test_cli_failed_names_denials():
 
 def test_cli_no_model_call_is_not_graded():
     """B38 (every request failed, no model call): health and weather show –, never A 100 / sunny.
-
-    Needs the health and weather side of issue 10 (a grade of None when nothing was measured)."""
+    The grade is None when nothing was measured."""
     out = runner.invoke(app, ["context", "trace", str(CASES / "B38.jsonl")], catch_exceptions=False)
     header, _, row = out.stdout.splitlines()[:3]
     cells = {k.strip(): v.strip() for k, v in zip(header.strip("|").split("|"), row.strip("|").split("|"), strict=True)}

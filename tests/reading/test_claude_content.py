@@ -45,7 +45,7 @@ from ..conftest import CASES, FUZZ, SAMPLES, assistant, report_of, result, trace
         ("ls f.py", None),
         ("cat 'unclosed", None),
         (None, None),
-        # issue 12 review: a glob or brace names any number of files; sed's long -n; 2>/dev/null removed
+        # a glob or brace names any number of files; sed's long -n; 2>/dev/null removed
         ("cat src/*.py", None),
         ("head src/*.ts", None),
         ("tail -n 5 log?.txt", None),
@@ -64,7 +64,7 @@ from ..conftest import CASES, FUZZ, SAMPLES, assistant, report_of, result, trace
     ],
 )
 def test_shell_read_path(command, path):
-    """One file's read, or None (docs/sources.md "files", issue 12)."""
+    """One file's read, or None (docs/sources.md "files")."""
     assert shell_read_path(command) == path
 
 
@@ -79,7 +79,7 @@ def test_shell_read_path(command, path):
 )
 def test_command_name_of_a_user_line(write, text, name):
     """The reader keeps a slash-command line's name (`events.command_name`, READER_VERSION 5), null on
-    other lines (issue 12: a /clear is a boundary)."""
+    other lines (a /clear is a boundary)."""
     [trace] = read_trace(write("s.jsonl", {"type": "user", "sessionId": "s", "message": {"role": "user",
                                            "content": text}}, {"type": "user", "sessionId": "s",
                                            "message": {"role": "user", "content": "plain"}}))  # fmt: skip
@@ -191,7 +191,7 @@ def test_b21_result_content_shapes():
 
 def test_b22_denials_are_failed_and_counted_apart():
     """B22: 4 results: missing is_error = success; 3 have is_error true, of which 2 are denials (a
-    toolDenialKind, and the user-rejection text). Table `failed` keeps denials (issue 3); `denied` = 2."""
+    toolDenialKind, and the user-rejection text). Table `failed` keeps denials; `denied` = 2."""
     _, rep = trace_and_report(str(CASES / "B22.jsonl"))
     assert rep.failed == 3
     assert rep.denied == 2

@@ -167,8 +167,8 @@ def _result_line(**extra: Any) -> dict[str, Any]:
 
 def test_the_result_copy_is_skipped_unbuilt():
     """A transcript writes each tool result twice (`message.content` and `toolUseResult`): the typed decoder
-    keeps of the copy only a subagent's id and duration, its type and cap flags (issue 13: Grep's applied limit
-    and counts, a Read's line counts), never its text (a Read's `file.content` neither)."""
+    keeps of the copy only a subagent's id and duration, its type and cap flags (Grep's applied limit and
+    counts, a Read's line counts), never its text (a Read's `file.content` neither)."""
     from contexttrace.reading.claude.records import FileLines, ResultCopy, decode
 
     rec = decode(orjson.dumps(_result_line(toolUseResult={"stdout": "y" * 1000, "agentId": "a1"})) + b"\n")

@@ -1,4 +1,4 @@
-"""`context report` in a real browser: Debian's chromium driven by Playwright (issue 16).
+"""`context report` in a real browser: Debian's chromium driven by Playwright.
 
 Every bundled sample's page loads with no console error and no network request, shows each section and
 chart, draws one point per call and one line per compaction in the growth chart, and shows a point's
@@ -155,7 +155,7 @@ ON_SCREEN_DRAWN = """() => Array.from(document.querySelectorAll('[data-chart]'))
 
 def test_browser_samples_folder_page(browser, samples_page):
     """The whole samples folder's page: the charts on screen get drawn; the index sorts. (How fast is a
-    timing: benchmarks/test_bench_report_page.py measures it against issue 16's 2 s.)"""
+    timing: benchmarks/test_bench_report_page.py measures it against its 2 s target.)"""
     view = Page(browser, samples_page)
     try:
         view.page.wait_for_function(ON_SCREEN_DRAWN)

@@ -1,4 +1,4 @@
-"""`context report`: the page's data against the reports' figures, the specs, escaping, the CLI (issue 16)."""
+"""`context report`: the page's data against the reports' figures, the specs, escaping, the CLI."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from ..conftest import assistant, trace_and_report
 
 HEALTH = {"grade": "A", "score": 94}
 WEATHER = {"level": "sunny", "emoji": "☀️", "score": 0.1}
-#: What a trace with no main-thread model call carries (the health and weather modules' side of issue 10).
+#: What a trace with no main-thread model call carries (what the health and weather modules give it).
 UNGRADED_HEALTH = {"grade": None, "score": None, "reason": "no model call on the main thread"}
 UNGRADED_WEATHER = {"level": None, "emoji": None, "score": None, "reason": "no model call on the main thread"}
 

@@ -1,4 +1,4 @@
-"""`context compare` (issue 14): conditions, medians, ranges, deltas, noise, statistics, readings, surface.
+"""`context compare`: conditions, medians, ranges, deltas, noise, statistics, readings, surface.
 
 Expected figures are computed here from what the generator wrote (`_run`), never read back from the code
 under test; the statistics' expected values come from counting splits by hand where they are exact.

@@ -1,4 +1,4 @@
-"""contexttrace.reports.files (`context files`, issue 13): every rule on a hand-built trace, spec 003's formula and
+"""contexttrace.reports.files (`context files`): every rule on a hand-built trace, spec 003's formula and
 its DROP-unreachable property, and every bundled sample."""
 
 from __future__ import annotations
@@ -641,7 +641,7 @@ def test_every_json_key_is_snake_case_and_documented():
     assert_keys_documented(keys, (ROOT / "docs" / "files.md").read_text(), at_least=35)
 
 
-# -- the review of issue 13: each finding on a hand-built trace ------------------------------------------------
+# -- what a review found: each finding on a hand-built trace ------------------------------------------------
 
 
 def _clear(minute):

@@ -1,4 +1,4 @@
-"""The JSON contract (issue 15): every JSON output validates against its shipped JSON Schema (draft 2020-12,
+"""The JSON contract: every JSON output validates against its shipped JSON Schema (draft 2020-12,
 checked with `jsonschema`), the schemas are closed, and a schema cannot change without its version."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ FINGERPRINTS = {
     ("files", 1): "eadc57c55d2e",
     ("tools", 2): "e9abbe18a72e",  # top_consumers gain capped (⊘ for a result cut at a cap)
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
-    ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls (issue 12 review)
+    ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
 }
 
 #: Schema keywords that document and do not constrain: a change to them is not a change of the contract.

@@ -1,4 +1,4 @@
-"""`context sources` (issue 12): the window's rows on hand-built traces whose rows the docstrings compute,
+"""`context sources`: the window's rows on hand-built traces whose rows the docstrings compute,
 every bundled sample (rows sum to the size at every call, none negative, the honesty figures), the golden
 output of the compaction sample, and the command."""
 

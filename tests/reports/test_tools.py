@@ -1,4 +1,4 @@
-"""`context tools` (issue 13): per-tool readings on hand-built traces with known values, and every sample."""
+"""`context tools`: per-tool readings on hand-built traces with known values, and every sample."""
 
 from __future__ import annotations
 

@@ -479,7 +479,7 @@ def test_unpriced_model_row_costs_none_not_zero(tmp_path) -> None:
     assert report.total["cost_is_lower_bound"] is True
 
 
-# -- issue 10: what a trace does not hold, and inputs that are not what they should be -------------------
+# -- what a trace does not hold, and inputs that are not what they should be -------------------
 
 SPOTTER = "b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
 
@@ -546,7 +546,7 @@ def test_breakdown_of_a_trace_without_calls(name: str) -> None:
         app, ["context", "usage", "--breakdown", str(CASES.parent / name), good], catch_exceptions=False
     )
     assert result.exit_code == 0
-    label = name.rsplit("/", 1)[-1]  # the table names a trace by its file name (issue 15's short label)
+    label = name.rsplit("/", 1)[-1]  # the table names a trace by its file name (its short label)
     row = next(line for line in result.stdout.splitlines() if f"| {label} " in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:] == ["0", "1", "0", "0", "0", "0", "-", "$0.00"]

@@ -1,4 +1,4 @@
-"""`--engine dask` (issue 17): the same output as the local engine on a 2-worker LocalCluster, failures that
+"""`--engine dask`: the same output as the local engine on a 2-worker LocalCluster, failures that
 stay per trace, a worker killed mid-run, `file://` and fsspec's in-memory file system as object stores.
 
 One LocalCluster (2 worker processes of one thread) serves the module; each test hands it to the engine
@@ -568,7 +568,7 @@ def test_cli_starts_its_own_local_cluster():
     assert _cli([*args, "--engine", "dask"]) == _cli(args)
 
 
-# -- what a reviewer broke (issue 17's review): each test failed before its fix --------------------------
+# -- what a reviewer broke: each test failed before its fix --------------------------
 
 
 def _one_line_error(result: tuple[int, str, str], start: str) -> None:

@@ -1,4 +1,4 @@
-"""Daily use (issue 15): --since/--until/--timezone, --project, --session, the project and start columns and
+"""Daily use: --since/--until/--timezone, --project, --session, the project and start columns and
 the short label, --sort, totals and `context usage --group-by`, as a library and through the CLI."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The run history (issue 15): `--db FILE --label L` appends each trace's JSON record to SQLite, and `context
+"""The run history: `--db FILE --label L` appends each trace's JSON record to SQLite, and `context
 history` shows each metric per label over time with its change; concurrent writers never corrupt it."""
 
 from __future__ import annotations
