@@ -2,7 +2,7 @@
 
 Issue 16 asks for the page to open with its visible charts drawn in under 2 s. That is a timing, so it is
 measured here (pytest-benchmark) and asserted only with `--bench-enforce`, not in the unit tests
-(tests/test_html_browser.py checks what the page shows, whatever the time). Needs Playwright and Debian's
+(tests/render/test_html_browser.py checks what the page shows, whatever the time). Needs Playwright and Debian's
 chromium, as those tests do; skipped without them.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from conftest import MEDIANS
 
-from tests.test_html_browser import ON_SCREEN_DRAWN, SAMPLES, Page, browser, render  # noqa: F401 (a fixture)
+from tests.render.test_html_browser import ON_SCREEN_DRAWN, SAMPLES, Page, browser, render  # noqa: F401 (a fixture)
 
 #: Issue 16: the samples folder's page with its on-screen charts drawn, seconds.
 PAGE_TARGET_S = 2.0

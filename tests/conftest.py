@@ -10,13 +10,41 @@ import orjson
 import pytest
 from hypothesis import settings
 
-ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 SAMPLES = ROOT / "samples"
-CASES = Path(__file__).resolve().parent / "data" / "cases"
-BAD = Path(__file__).resolve().parent / "data" / "bad"
+DATA = TESTS / "data"
+CASES = DATA / "cases"
+BAD = DATA / "bad"
+FUZZ = DATA / "fuzz"
+GOLDEN = TESTS / "golden"
+#: A clean sample of one session (36 calls) that many tests name beside a damaged trace.
+GOOD = str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")
 
 settings.register_profile("ci", derandomize=True, max_examples=200, deadline=None)
 settings.load_profile("ci")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--update-golden`: rewrite the golden files under tests/golden from the current output (review the
+    diff before committing it); without it, a golden test compares and fails on a missing file."""
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/golden/* from the current output instead of comparing with them",
+    )
+
+
+def check_golden(request: pytest.FixtureRequest, path: Path, text: str) -> None:
+    """`text` must equal the golden file at `path`, read as UTF-8. With `--update-golden` the file is
+    written from `text` first; a golden file that is missing fails the test, never writes itself."""
+    if request.config.getoption("--update-golden"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    elif not path.exists():
+        pytest.fail(f"golden file missing: {path}; run pytest --update-golden and review the diff")
+    assert text == path.read_text(encoding="utf-8")
 
 
 @pytest.fixture(autouse=True)
@@ -146,3 +174,88 @@ def assert_keys_documented(keys: set[str], docs: str, at_least: int) -> None:
     assert len(keys) > at_least
     assert sorted(k for k in keys if not re.match(r"^[a-z][a-z0-9_]*$", k)) == []
     assert sorted(k for k in keys if f"`{k}`" not in docs) == []
+
+
+def trace_and_report(path: str, window: int | None = None):
+    """The one trace of the file at `path` and its `context trace` report."""
+    from contexttrace.reading import read_trace
+    from contexttrace.reports.trace import build_report
+
+    [trace] = read_trace(path)
+    return trace, build_report(trace, window)
+
+
+def report_of(path: Path | str):
+    """The `context trace` report of the one trace at `path`, read by `analyze` (which must not fail)."""
+    from contexttrace.run.runner import analyze
+
+    run = analyze([str(path)])
+    assert not run.failures, run.failures
+    [rep] = run.reports
+    return rep
+
+
+#: A model whose prices the stream-json runs below are checked against.
+MODEL = "claude-sonnet-4-5-20250929"
+#: An integer literal orjson cannot read: the lenient fallback makes it a Python int.
+HUGE = "1" + "0" * 400
+
+
+def raw_line(record: dict, **raw: str) -> str:
+    """`record` as a JSON line, each string value ``"<name>"`` replaced by `raw[name]` written as it is:
+    the numbers orjson will not write (10**400) or writes otherwise (``10.0`` stays a float here anyway)."""
+    text = orjson.dumps(record).decode()
+    for name, value in raw.items():
+        text = text.replace(f'"<{name}>"', value)
+    return text
+
+
+def final_call(mid: str, prompt: int, **kw) -> dict:
+    """A main-thread call of `prompt` input tokens with a final usage (a stop_reason written)."""
+    line = assistant(mid, prompt, kw.pop("cw", 0), 0, kw.pop("out", 10), **kw)
+    line["message"]["stop_reason"] = "end_turn"
+    return line
+
+
+def stream_run(*, calls: tuple[int, ...] = (5_000,), result_fields: dict | None = None,
+               model_usage: dict | None = None, **raw: str) -> bytes:  # fmt: skip
+    """A stream-json run: init, one main call per prompt size in `calls`, and a result line with
+    `result_fields` and `modelUsage[MODEL]` fields added (`"<name>"` values written as `raw[name]`)."""
+    entry = {"inputTokens": sum(calls), "outputTokens": 5 * len(calls), "cacheReadInputTokens": 0,
+             "cacheCreationInputTokens": 0, **(model_usage or {})}  # fmt: skip
+    end = {"type": "result", "subtype": "success", "is_error": False, "session_id": "s1",
+           "usage": {"input_tokens": 1}, **(result_fields or {}), "modelUsage": {MODEL: entry}}  # fmt: skip
+    lines = [
+        orjson.dumps({"type": "system", "subtype": "init", "session_id": "s1", "model": MODEL}).decode(),
+        *(orjson.dumps(final_call(f"m{i}", n, out=5, parent="", model=MODEL)).decode() for i, n in enumerate(calls)),
+        raw_line(end, **raw),
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def float_usage_call(mid: str, split: dict | None = None) -> str:
+    """A call whose four usage counts are written as floats (``10.0``: a gateway or a re-encoder may
+    write them so): the reader reads each as 0 and warns."""
+    usage = {k: "<f>" for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                                "output_tokens")}  # fmt: skip
+    if split is not None:
+        usage["cache_creation"] = split
+    message = {"id": mid, "model": "claude-sonnet-4-5", "stop_reason": "end_turn", "content": [], "usage": usage}
+    return raw_line({"type": "assistant", "sessionId": "s", "message": message}, f="10.0")
+
+
+def write_file(tmp_path: Path, data: bytes, name: str = "run.jsonl") -> str:
+    """Write `data` to `tmp_path / name` and return the path as str."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def memory_trace(*records: dict | str | bytes):
+    """The one trace of `records`, read from memory."""
+    import io
+
+    from contexttrace.reading import read_trace
+
+    [trace] = read_trace("mem.jsonl", fh=io.BytesIO(jsonl(*records)))
+    return trace

@@ -1,7 +1,7 @@
 """Mutations of the bundled real traces, shared by the fuzz properties (`tests/test_fuzz.py`) and long campaigns.
 
 A mutation damages one file of one sample (`samples/*.jsonl`, or any file of a session folder under `samples/`,
-its subagent files included) the ways real captures get damaged (issue 10, CASES "Fuzz finds"): cut at any byte;
+its subagent files included) the ways real captures get damaged (docs/cases.md "Fuzz finds"): cut at any byte;
 one line decoded with `json`, one value changed (a key deleted at any depth, a value swapped to another JSON
 type, a huge or non-finite number, a lone surrogate inside a string, 990-deep lists), and the line written back
 with `json.dumps` (compact, as Claude Code writes; `ensure_ascii` either way, so a lone surrogate is written as
@@ -573,7 +573,7 @@ def known_kinds() -> dict[str, tuple[Mutation, tuple[str, ...]]]:
     return made
 
 
-#: Kinds the long fuzz campaign of issue 10 found (not in CASES.md yet), made on the samples: each a real defect.
+#: Kinds a long fuzz campaign found (docs/cases.md, after "Fuzz finds"), made on the samples: each a real defect.
 CAMPAIGN_FINDS = (
     "nul-byte-before-the-first-record",
     "session-file-without-a-record-loses-its-subagents",
@@ -778,22 +778,69 @@ def analyze_problems(m: Mutation, copy: Path, folder: bool, workers: int | None 
 
 def frame_problems(copy: Path) -> list[str]:
     """Build the four Polars frames of every trace of a copy, alone and with its subagent files attached (as
-    a notebook would): exceptions other than `ContextTraceError` propagate."""
+    a notebook would), and return what breaks the frame contract (`trace_frame_problems`), each prefixed
+    with the file read; exceptions other than `ContextTraceError` propagate from `read_trace`."""
     from contexttrace import ContextTraceError, read_trace
     from contexttrace.discover.local import find_traces
 
     files = sorted(copy.rglob("*.jsonl")) if copy.is_dir() else [copy]
     reads: list[tuple[str, Any]] = [(str(f), ()) for f in files]
     reads += [(s.path, s.subagents) for s in find_traces([str(copy)]) if s.subagents]
+    problems = []
     for path, subagents in reads:
         try:
             traces = read_trace(path, subagents)
         except ContextTraceError:
             continue
         for trace in traces:
-            for frame in (trace.calls, trace.tool_uses, trace.tool_results, trace.events):
-                frame.shape  # noqa: B018 (built; a frame is made on first access)
-    return []
+            problems += [f"{path} (subagents: {len(subagents)}): {p}" for p in trace_frame_problems(trace)]
+    return problems
+
+
+def trace_frame_problems(trace: Any) -> list[str]:
+    """What breaks the frame contract in one trace's tables (`reading.model.TABLES`: the four tables of
+    `reading/contract.py`): a table missing or held as something else, a column missing or extra, columns
+    of one table of unequal lengths, a frame that does not build, or a frame whose columns, their order,
+    dtypes or height are not the contract's. Empty when each of `Trace.frame`'s four frames is exactly
+    the contract's."""
+    from contexttrace.reading.contract import polars_schema
+    from contexttrace.reading.model import TABLES
+
+    problems = [f"{trace.name}: table {t!r} is outside the contract" for t in sorted(set(trace.tables) - set(TABLES))]
+    for table, columns in TABLES.items():
+        where = f"{trace.name}: {table}"
+        held = trace.tables.get(table)
+        if held is None:
+            problems.append(f"{where}: missing")
+            continue
+        height = None
+        if isinstance(held, dict):  # the reader's columns, before a frame is built from them
+            wrong = [f"{where}: column {c!r} missing" for c in columns if c not in held]
+            wrong += [f"{where}: column {c!r} is outside the contract" for c in held if c not in columns]
+            lengths = {c: len(v) for c, v in held.items()}
+            if len(set(lengths.values())) > 1:
+                wrong.append(f"{where}: columns of unequal lengths {lengths}")
+            if wrong:
+                problems += wrong
+                continue
+            height = next(iter(lengths.values()), 0)
+        try:
+            frame = trace.frame(table)
+        except Exception as exc:  # a value the dtype cannot hold, a table of another kind: reported, not raised
+            problems.append(f"{where}: the frame does not build ({type(exc).__name__}: {exc})")
+            continue
+        expected, got = polars_schema(columns), getattr(frame, "schema", None)
+        if got is None:
+            problems.append(f"{where}: held as {type(frame).__name__}, not a frame")
+            continue
+        problems += [f"{where}: column {c!r} missing" for c in expected if c not in got]
+        problems += [f"{where}: column {c!r} is outside the contract" for c in got if c not in expected]
+        problems += [f"{where}: {c} is {got[c]}, not {d}" for c, d in expected.items() if c in got and got[c] != d]
+        if set(got) == set(expected) and list(got) != list(expected):
+            problems.append(f"{where}: columns in another order than the contract's")
+        if height is not None and frame.height != height:
+            problems.append(f"{where}: {frame.height} rows built from columns of {height}")
+    return problems
 
 
 def run_json(paths: list[str], usage: bool) -> str:

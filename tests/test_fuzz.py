@@ -1,4 +1,4 @@
-"""Fuzz properties: damaged copies of the bundled real samples never take a run down (issue 10, section 1).
+"""Fuzz properties: damaged copies of the bundled real samples never take a run down.
 
 Each example copies one sample (a session folder with its subagent files) to a temporary folder and damages
 one of its files the ways real captures are damaged (`tests/fuzzing.py`: truncation at any byte; a key deleted
@@ -34,11 +34,17 @@ import os
 import tempfile
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contexttrace import analyze
+from contexttrace.render.trace import render_json
+
 from . import fuzzing
+from .conftest import FUZZ as FINDS
+from .conftest import GOOD
 from .fuzzing import (
     CAMPAIGN_FINDS,
     COMMANDS,
@@ -82,7 +88,7 @@ def test_fuzz_known_kinds_made_on_the_samples(name: str):
         copy = fuzzing.write_mutation(m, Path(tmp))
         problems = fuzzing.analyze_problems(m, copy, folder=False)
         problems += fuzzing.cli_problems(command, [str(copy)], fuzzing.good_sample(m.target.sample), good_first=False)
-        fuzzing.frame_problems(copy)
+        problems += fuzzing.frame_problems(copy)
     assert not problems, _problems_message(m, problems)
 
 
@@ -134,4 +140,18 @@ def test_fuzz_notebook_frames_build(m: Mutation):
     """`read_trace` of a damaged file (alone, and with its subagent files) gives frames that build."""
     with tempfile.TemporaryDirectory(prefix="ct-fuzz-") as tmp:
         copy = fuzzing.write_mutation(m, Path(tmp))
-        fuzzing.frame_problems(copy)
+        problems = fuzzing.frame_problems(copy)
+    assert not problems, _problems_message(m, problems)
+
+
+FUZZ_FILES = sorted(p.name for p in FINDS.iterdir())
+
+
+@pytest.mark.parametrize("name", FUZZ_FILES)
+def test_fuzz_find_never_raises_and_good_trace_prints(name):
+    """Every fuzz find: `analyze` returns (no exception), the good trace beside it is reported in full, the
+    frames build with the contract's columns and dtypes, and the JSON renders."""
+    run = analyze([str(FINDS / name), GOOD])
+    assert GOOD in [r.trace for r in run.reports]
+    assert orjson.loads(render_json(run))
+    assert fuzzing.frame_problems(FINDS / name) == []  # a folder: each file, and the session with its agents

@@ -1,7 +1,7 @@
 """Health over the course of a session: the grade at each 5 % of it (spec 000's health bar).
 
 Each of the 21 points grades the rows read up to that point exactly as `health.health_grade` grades a whole
-session (`health_scores.score_of` on the same measures); `tests/test_health_timeline.py` checks every
+session (`health_scores.score_of` on the same measures); `tests/analysis/test_health_timeline.py` checks every
 point against `health_grade` of the rows cut there. Pure: nothing here reads files, prints or formats.
 """
 

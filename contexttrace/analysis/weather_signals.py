@@ -83,7 +83,7 @@ MEASURE_DECIMALS = 4
 
 #: Per-model baseline latency of one main-thread call, ms (from the line before the call to its last
 #: line). Source of every entry: the median over the main-thread calls of the real transcripts bundled in
-#: samples/ (see samples/PROVENANCE.md), recomputed by tests/test_weather.py. Model ids are matched after
+#: samples/ (see samples/PROVENANCE.md), recomputed by tests/analysis/test_weather.py. Model ids are matched after
 #: dropping a trailing date (`-20250929`). A model not listed falls back to the trace's own first calls.
 LATENCY_BASELINE_MS: dict[str, dict[str, Any]] = {
     "claude-opus-4-5": {"ms": 3078.5, "calls": 12, "source": "samples/b-ccl-print-mode-sessions (claude -p, 2.1.17)"},

@@ -5,7 +5,7 @@
 call is computed as one list from the per-trace arrays (`weather_series.SignalSeries`), through the same
 measures and the same `weather_signals.curve`, and the lists are composed call by call. A signal whose
 severity is 0 after every call is skipped before it is computed. Each list is checked against
-`signals_after` in tests/test_weather_scores.py. Pure: nothing here reads files or prints.
+`signals_after` in tests/analysis/test_weather_scores.py. Pure: nothing here reads files or prints.
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def path_words(text: str) -> list[str]:
     stretches around those are cut into words (a space ends every word), found by three C scans (`str.find`
     for ``/`` and ``\\``, the literal-led `kept_dot`) instead of a regex over every character of the text:
     most of an assistant's prose holds no path, and this is the reader's largest per-text cost.
-    tests/test_reading_fast_paths.py checks it against the plain reading (every `PATH_WORD` run, filtered).
+    tests/reading/test_text.py checks it against the plain reading (every `PATH_WORD` run, filtered).
 
     >>> path_words("I read `src/app.py:12`, then README.md. Done: ok.")
     ['src/app.py:12', 'README.md']

@@ -19,7 +19,7 @@ its source; the rules in short:
   by word (`reading.text.path_words`); last seen: the time of the last reference.
 * relevance (spec 003, constants unchanged): min(1, exp(−0.693·age/20 min) + 0.3·ln(1 + references)),
   levels HIGH ≥ 0.7, MED ≥ 0.4, LOW ≥ 0.15, else DROP; since 0.3·ln 2 ≈ 0.208 > 0.15, a file referenced
-  once can never reach DROP by score alone (tests/test_files.py proves it with hypothesis).
+  once can never reach DROP by score alone (tests/reports/test_files.py proves it with hypothesis).
 * in the window (exact, not a decay guess): the file's last read content is in the main thread's window
   when no boundary removed it since (`placement.removed_by`); a file whose content left it shows DROPPED.
 """

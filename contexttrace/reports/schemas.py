@@ -7,7 +7,7 @@ of `context compare --json`; `compare.SCHEMA_VERSION` owns its version and a tes
 ``tools`` (each object of `context tools --json`; `tools.SCHEMA_VERSION`, kept equal the same way),
 ``sources`` (each object of `context sources --json`; `sources.SCHEMA_VERSION`, kept equal too),
 ``files`` (each object of `context files --json`; `files.SCHEMA_VERSION`, kept equal the same way).
-A change that adds, removes, renames or retypes a key bumps that output's version; `tests/test_schemas.py`
+A change that adds, removes, renames or retypes a key bumps that output's version; `tests/reports/test_schemas.py`
 holds a fingerprint of each schema's keys per version, so a change without a bump fails. Adding a value
 to an open set (a new warning text, a new tool name) is not a change of the contract.
 

@@ -57,7 +57,7 @@ def result_size(content: Any) -> tuple[int, int, int, int]:
         Characters of text (a string's length, or the sum of its `text` blocks' lengths; Python code
         points, exact), the number of image blocks, their decoded size in bytes (from the base64 length,
         exact to the byte), and the number of blocks of any other type (skipped). The reader measures its
-        own records with `measure`, which gives the same four figures (tests/test_reading_records.py).
+        own records with `measure`, which gives the same four figures (tests/reading/test_claude_records.py).
 
     Examples
     --------

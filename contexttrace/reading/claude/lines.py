@@ -104,7 +104,7 @@ class Lines:
 
     def __iter__(
         self,
-    ) -> Iterator[bytes]:  # the per-line loop, inlined on purpose (equivalence: test_reading_records, test_samples)
+    ) -> Iterator[bytes]:  # the per-line loop, inlined on purpose (equivalence: test_claude_records, test_samples)
         path = self.path
         number = 0
         skip_types = SKIP_TYPES

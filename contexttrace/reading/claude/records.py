@@ -256,7 +256,7 @@ def decode(raw: bytes) -> Any:
     Lines are taken as they are (a trailing `\\n` or `\\r\\n` is JSON whitespace). The typed decoder takes
     every well-formed line whose containers have the types the Structs declare; any other line takes the
     lenient path (`loads_lenient` then `to_struct`), which gives what the typed decoder would have given
-    had it accepted the line (tests/test_reading_records.py checks both paths on every sample line).
+    had it accepted the line (tests/reading/test_claude_records.py checks both paths on every sample line).
     """
     try:
         return _DECODER.decode(raw)

@@ -3,7 +3,7 @@
 A large transcript is read in two parts (`split`): a worker reads the tail into a builder of its own, and
 `builder.Builder.merge_tail` merges each piece of state here as if one builder had read both parts in
 order. A field added to a class must be merged in that class's `merge`, or named in its `NOT_MERGED` with
-the reason (tests/test_reading_merge.py checks that every field is one or the other).
+the reason (tests/reading/test_claude_state.py checks that every field is one or the other).
 
 Row layouts: rows are tuples in their table's column order (`contract.py`), less the columns `builder.build`
 adds (`USE_ROW`, `RESULT_ROW`); call rows live in `calls.Calls`.

@@ -44,7 +44,7 @@ INDEX_STEP = 26
 
 #: Whether altair checks each spec against the Vega-Lite schema. Off in a report run: the check takes
 #: ≈ 0.6 s per growth spec (3 s for all), and the specs do not depend on the traces; the tests build every
-#: spec with it on (`tests/test_html_report.py`), so a spec that altair would refuse cannot ship.
+#: spec with it on (`tests/render/test_html_report.py`), so a spec that altair would refuse cannot ship.
 VALIDATE = False
 
 #: Names of the views whose marks tests and the page look for (Vega names their SVG groups

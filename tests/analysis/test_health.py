@@ -1,0 +1,459 @@
+"""Tests of the health grade (spec 000): band edges, the composite, the timeline, and every real sample."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from contexttrace.analysis import health, health_scores
+from contexttrace.analysis.health import health_grade
+from contexttrace.analysis.health_timeline import health_timeline
+from contexttrace.analysis.session import AXIS_CALLS, AXIS_TIME, Compaction, MainCall, SessionRows, ToolCall
+from contexttrace.analysis.window import WindowChoice
+from contexttrace.render.explain import render_health_bar, render_health_panel
+from contexttrace.run.runner import analyze
+
+from ..conftest import DATA, SAMPLES
+
+
+@pytest.mark.parametrize(
+    ("fill", "score"),
+    [
+        pytest.param(None, None, id="no-call-abstains"),
+        pytest.param(0.4999, 100, id="below-0.50"),
+        pytest.param(0.50, 80, id="at-0.50-exclusive"),
+        pytest.param(0.6499, 80, id="below-0.65"),
+        pytest.param(0.65, 60, id="at-0.65-exclusive"),
+        pytest.param(0.80, 40, id="at-0.80-exclusive"),
+        pytest.param(0.8999, 40, id="below-0.90"),
+        pytest.param(0.90, 20, id="at-0.90-exclusive"),
+        pytest.param(1.3, 20, id="over-window"),
+    ],
+)
+def test_fill_score_band_edges(fill, score):
+    """Context Fill bands are `<` edges: the edge itself falls in the worse band; no call abstains."""
+    assert health_scores.fill_score(fill) == score
+
+
+@pytest.mark.parametrize(("count", "score"), [(0, 100), (1, 75), (2, 55), (3, 35), (4, 15), (9, 15)])
+def test_compaction_score_counts(count, score):
+    """Compactions: 0/1/2/3 exact, 4 and more are F."""
+    assert health_scores.compaction_score(count) == score
+
+
+@pytest.mark.parametrize(
+    ("ratio", "score"),
+    [
+        pytest.param(None, None, id="too-few-reads-abstains"),
+        pytest.param(0.05, 100, id="at-0.05-inclusive"),
+        pytest.param(0.0501, 80, id="above-0.05"),
+        pytest.param(0.10, 80, id="at-0.10-inclusive"),
+        pytest.param(0.20, 60, id="at-0.20-inclusive"),
+        pytest.param(0.2001, 40, id="above-0.20"),
+        pytest.param(0.35, 40, id="at-0.35-inclusive"),
+        pytest.param(0.3501, 20, id="above-0.35"),
+    ],
+)
+def test_reread_score_band_edges(ratio, score):
+    """Re-read bands are `<=` edges: the edge itself falls in the better band."""
+    assert health_scores.reread_score(ratio) == score
+
+
+@pytest.mark.parametrize(
+    ("rates", "score"),
+    [
+        pytest.param(None, None, id="too-few-abstains"),
+        pytest.param((0.0, 0.0), 100, id="clean"),
+        pytest.param((0.0, 0.1), 40, id="from-clean"),
+        pytest.param((0.2, 0.2), 100, id="ratio-1.0-inclusive"),
+        pytest.param((0.2, 0.21), 75, id="ratio-above-1"),
+        pytest.param((0.1, 0.2), 75, id="ratio-2.0-inclusive"),
+        pytest.param((0.1, 0.3), 55, id="ratio-3.0-inclusive"),
+        pytest.param((0.1, 0.5), 35, id="ratio-5.0-inclusive"),
+        pytest.param((0.1, 0.51), 15, id="ratio-above-5"),
+    ],
+)
+def test_error_acceleration_band_edges(rates, score):
+    """Error acceleration: second ÷ first error rate, `<=` edges; clean → errors gives 40."""
+    assert health_scores.error_acceleration_score(rates) == score
+
+
+@pytest.mark.parametrize(
+    ("ratios", "score"),
+    [
+        pytest.param(None, None, id="too-few-abstains"),
+        pytest.param((0.0, 0.5), None, id="no-writes-first-half-abstains"),
+        pytest.param((0.0, 0.0), None, id="no-writes-abstains"),
+        pytest.param((0.5, 0.45), 100, id="change-0.9-inclusive"),
+        pytest.param((0.5, 0.4499), 75, id="below-0.9"),
+        pytest.param((0.5, 0.35), 75, id="change-0.7-inclusive"),
+        pytest.param((0.5, 0.2), 55, id="change-0.4-inclusive"),
+        pytest.param((0.4, 0.06), 35, id="change-0.15-inclusive"),
+        pytest.param((0.4, 0.0599), 15, id="below-0.15"),
+    ],
+)
+def test_tool_efficiency_band_edges(ratios, score):
+    """Tool efficiency: second ÷ first productive share, `>=` edges; no writes in the first half abstains
+    (the spec's 80 graded a session that never wrote "B")."""
+    assert health_scores.tool_efficiency_score(ratios) == score
+
+
+@pytest.mark.parametrize(
+    ("score", "letter"),
+    [(100, "A"), (85, "A"), (84.99, "B"), (70, "B"), (69.99, "C"), (55, "C"), (54.99, "D"), (40, "D"), (39.99, "F")],
+)
+def test_grade_band_edges(score, letter):
+    """Grades are `>=` edges on the composite."""
+    assert health_scores.grade(score) == letter
+
+
+def _tool(i: int, name: str = "Bash", error: bool = False, path: str | None = None, denied: bool = False) -> ToolCall:
+    return ToolCall(
+        seq=10 + i, name=name, file_path=path, is_error=error, denied=denied, result_seq=11 + i, call_index=0
+    )
+
+
+def _rows(tools: list[ToolCall], prompt: int = 1_000, compactions: int = 0) -> SessionRows:
+    calls = [MainCall(1, 100_000, 0, None, None, None), MainCall(100, prompt, 0, None, None, None)]
+    bounds = [Compaction(5 + k, "auto", 1) for k in range(compactions)]
+    return SessionRows(calls=calls, tools=tools, compactions=bounds, times={}, axis=AXIS_CALLS)
+
+
+def _hand_built_tools() -> list[ToolCall]:
+    """24 tool calls, 12 per half (see `test_health_grade_composite_hand_built`)."""
+    first = [_tool(i, "Edit", error=i == 0) for i in range(6)]
+    first += [_tool(6 + k, "Read", error=k < 2, path=p) for k, p in enumerate("abcdab")]
+    second = [_tool(12 + k, "Write") for k in range(3)]
+    second += [
+        _tool(15 + k, "Read", error=k < 2, path=p, denied=k == 2) for k, p in enumerate(["a", "c", "e", "f", "a"])
+    ]
+    second += [_tool(20 + k, "Bash", error=True) for k in range(4)]
+    return first + second
+
+
+def test_health_grade_composite_hand_built():
+    """A hand-built session with enough data for every signal grades D 54.
+
+    Last prompt 140,000 of 200,000 = 0.70 → fill 60. Two compactions → 55. File reads a b c d a b | a c e f a:
+    5 re-reads of 11 = 0.4545 → 20. 24 tool calls, 12 per half: errors at 0, 6, 7 (first half, 3/12 = 0.25) and
+    15, 16, 20–23 (second, 6/12 = 0.5); the refused read of e (17) is not an error: ratio 2.0 → 75. Productive:
+    Edit 0–5 (first half 0.5), Write 12–14 (second 0.25): change 0.5 → 55. Composite 60·0.40 + 55·0.25 + 20·0.15
+    + 75·0.10 + 55·0.10 = 24 + 13.75 + 3 + 7.5 + 5.5 = 53.75 → D, 54; no signal abstains.
+    """
+    h = health_grade(_rows(_hand_built_tools(), prompt=140_000, compactions=2), 200_000)
+    assert [s["value"] for s in h["signals"]] == [60, 55, 20, 75, 55]
+    assert (h["grade"], h["score"], h["reason"]) == ("D", 54, None)
+    assert (h["fill_percent"], h["compaction_count"]) == (70.0, 2)
+    assert (h["reread_ratio"], h["error_acceleration"], h["tool_efficiency"]) == (0.4545, 2.0, 0.5)
+    assert [s["abstained"] for s in h["signals"]] == [False] * 5
+    assert [s["effective_weight"] for s in h["signals"]] == [0.4, 0.25, 0.15, 0.1, 0.1]
+    whys = [s["why"] for s in h["signals"]]
+    assert whys[2] == "5 of 11 file reads re-read a file already read"
+    assert whys[3] == (
+        "tool error rate 25% of 12 calls in the first half, 50% of 12 in the second (1 denied, not counted as errors)"
+    )
+
+
+def test_health_grade_rounds_half_up():
+    """The score is the composite rounded half up (Math.round), computed exactly in integers.
+
+    Twenty tool calls: Edit ×5 and Read p0–p4 | Read p5–p8, Read p0 again and Bash ×5. File reads 10, one
+    re-read: 0.10 → 80. Productive share 0.5 → 0: efficiency 15. Errors none: 100. Composite 40 + 25 + 80·0.15 +
+    10 + 15·0.10 = 88.5 → 89 (half up), where Python's round() gives 88 (half to even).
+    """
+    tools = [_tool(i, "Edit") for i in range(5)] + [_tool(5 + k, "Read", path=f"p{k}") for k in range(5)]
+    tools += [_tool(10 + k, "Read", path=f"p{k + 5}") for k in range(4)] + [_tool(14, "Read", path="p0")]
+    tools += [_tool(15 + k) for k in range(5)]
+    h = health_grade(_rows(tools), 200_000)
+    assert [s["value"] for s in h["signals"]] == [100, 100, 80, 100, 15]
+    assert (h["score"], h["grade"]) == (89, "A") and round(88.5) == 88
+
+
+def test_denied_results_are_not_errors():
+    """A refusal is kept as a tool call but never counts as an error; the reason names it."""
+    tools = [_tool(i, denied=i == 15) for i in range(20)]
+    error_rate = health_grade(_rows(tools), 200_000)["signals"][3]
+    assert error_rate["value"] == 100  # as an error: 0 → 0.1, "from clean to errors", 40
+    assert error_rate["why"].endswith("(1 denied, not counted as errors)")
+
+
+@pytest.mark.parametrize(
+    ("reads", "abstains"),
+    [pytest.param(9, True, id="9-reads-abstains"), pytest.param(10, False, id="10-reads-graded")],
+)
+def test_rereads_abstain_below_ten_reads(reads, abstains):
+    """Re-reads needs 10 file reads: below that one re-read would move it two bands or more."""
+    tools = [_tool(k, "Read", path="p0" if k == 1 else f"p{k}") for k in range(reads)]  # p0 read twice
+    sig = health_grade(_rows(tools), 200_000)["signals"][2]
+    assert (sig["abstained"], sig["value"]) == (abstains, None if abstains else 80)
+
+
+def test_one_reread_of_two_reads_is_not_an_f():
+    """1 re-read of 2 reads (a ratio of 0.5, spec 000's F) abstains; the reason gives the counts."""
+    tools = [_tool(0, "Read", path="a"), _tool(1, "Read", path="a")]
+    h = health_grade(_rows(tools), 200_000)
+    sig = h["signals"][2]
+    assert (sig["value"], sig["grade"], sig["abstained"], sig["effective_weight"]) == (None, None, True, 0.0)
+    assert sig["why"] == "only 2 file reads, fewer than 10 (1 re-read a file already read)"
+    assert h["reread_ratio"] is None
+
+
+@pytest.mark.parametrize(
+    ("n", "abstains"),
+    [pytest.param(19, True, id="19-calls-9-in-first-half"), pytest.param(20, False, id="20-calls-10-per-half")],
+)
+def test_error_rate_needs_ten_tool_calls_per_half(n, abstains):
+    """Error acceleration compares halves only when each half holds 10 tool calls."""
+    tools = [_tool(i, error=i == n - 1) for i in range(n)]
+    sig = health_grade(_rows(tools), 200_000)["signals"][3]
+    assert (sig["abstained"], sig["value"]) == (abstains, None if abstains else 40)
+    if abstains:
+        assert sig["why"] == "19 tool calls, fewer than 10 in each half"
+
+
+def test_tool_efficiency_abstains_without_writes():
+    """No Write/Edit/MultiEdit at all: Tool Efficiency abstains (spec 000 said 80, B), and the others share its weight.
+
+    Thirty Read calls of distinct files, no error: fill 100, compactions 100, re-reads 100, error rate 100 with
+    weights 40/25/15/10 of 90: 0.4444, 0.2778, 0.1667, 0.1111.
+    """
+    tools = [_tool(i, "Read", path=f"p{i}") for i in range(30)]
+    h = health_grade(_rows(tools), 200_000)
+    sig = h["signals"][4]
+    assert (sig["value"], sig["abstained"], sig["why"]) == (None, True, "no edits/writes")
+    assert [s["effective_weight"] for s in h["signals"]] == [0.4444, 0.2778, 0.1667, 0.1111, 0.0]
+    assert (h["grade"], h["score"], h["tool_efficiency"]) == ("A", 100, None)
+
+
+def test_abstaining_weights_are_renormalised():
+    """The composite is taken over the signals with data: fill 60 (0.70) and one compaction (75) alone give
+    (60·40 + 75·25) / 65 = 65.77 → C 66, where the spec's "no data = healthy" gave 24 + 18.75 + 35 = 77.75, B."""
+    h = health_grade(_rows([], prompt=140_000, compactions=1), 200_000)
+    assert [s["value"] for s in h["signals"]] == [60, 75, None, None, None]
+    assert (h["grade"], h["score"]) == ("C", 66)
+    assert [s["effective_weight"] for s in h["signals"]] == [0.6154, 0.3846, 0.0, 0.0, 0.0]
+
+
+def test_composite_edges_are_exact_when_renormalised():
+    """A renormalised composite on a grade edge takes the better grade: (80·40 + 100·10) / 50 = 84 → B, and
+    (100·40 + 55·25) / 65 = 82.69 → B 83; with every signal abstaining there is no composite."""
+    assert health_scores.composite([80, None, None, 100, None]) == (84, "B", [0.8, 0.0, 0.0, 0.2, 0.0])
+    assert health_scores.composite([100, 55, None, None, None])[:2] == (83, "B")
+    assert health_scores.composite([85, None, None, None, None])[:2] == (85, "A")
+    assert health_scores.composite([None] * 5) is None
+
+
+def test_no_model_call_grades_nothing():
+    """Rows without a main-thread call: no grade, no score, the reason, every signal abstaining, same keys."""
+    h = health_grade(SessionRows([], [_tool(0)], [Compaction(5, "auto", 1)], {}, AXIS_CALLS), 200_000)
+    graded = health_grade(_rows([]), 200_000)
+    assert (h["grade"], h["score"], h["reason"]) == (None, None, "no model call: nothing to grade")
+    assert set(h) == set(graded)
+    assert [(s["value"], s["abstained"], s["effective_weight"]) for s in h["signals"]] == [(None, True, 0.0)] * 5
+    assert h["fill_percent"] is None and h["compaction_count"] is None
+
+
+@pytest.mark.parametrize("path", ["cases/B38.jsonl", "fuzz/03-usage-breakdown-no-calls.jsonl"])
+def test_trace_without_a_call_has_no_health(path):
+    """B38 (every request failed) and a fuzz find with no call: health is null with the reason, not `A 100`."""
+    run = analyze([str(DATA / path)], workers=1)
+    h = run.reports[0].extra["health"]
+    assert (h["grade"], h["score"], h["reason"]) == (None, None, health.NO_CALL_REASON)
+    assert (h["timeline"], h["compactions"], h["window"], h["window_source"]) == ([], [], 200_000, "default")
+
+
+def test_timeline_has_21_points_ending_at_the_grade():
+    """The timeline has 21 points, 0 … 100 %, and its last point is the whole-trace grade."""
+    run = analyze([str(SAMPLES / "b-spotter-compaction")], workers=1)
+    h = run.reports[0].extra["health"]
+    assert [p["percent"] for p in h["timeline"]] == list(range(0, 101, 5))
+    assert (h["timeline"][-1]["score"], h["timeline"][-1]["grade"]) == (h["score"], h["grade"])
+    assert h["timeline_axis"] == "time"
+    # the compaction came before call 62, numbered from 1 as `--calls` and `compaction_events[].call` number it
+    assert h["compactions"] == [{"trigger": "auto", "pre_tokens": 170251, "next_call": 62, "percent": 90}]
+    assert [e["call"] for e in run.reports[0].compaction_events] == [62]
+
+
+def test_timeline_point_before_the_first_call_is_ungraded():
+    """On the time axis a point before the first model call has nothing to grade: score and grade None, where
+    spec 000's "no data = healthy" made it A 100. Later points are graded; the last is the trace's grade.
+    Point 10 (500 ms) counts the first call, 1,000 tokens: fill 100, compactions 100 → A 100."""
+    tools = [_tool(0, "Read", path="a")]  # seq 10, its result 11: before the call
+    calls = [MainCall(20, 1_000, 0, None, None, None), MainCall(30, 150_000, 0, None, None, None)]
+    times = {10: 0.0, 11: 0.0, 20: 500.0, 30: 1_000.0}
+    rows = SessionRows(calls, tools, [], times, AXIS_TIME)
+    timeline = health_timeline(rows, 200_000)
+    assert [(p["percent"], p["grade"], p["score"]) for p in timeline[:2]] == [(0, None, None), (5, None, None)]
+    assert (timeline[10]["grade"], timeline[10]["score"]) == ("A", 100)
+    # the end: fill 0.75 → 60, no compaction → 100, the rest abstain: (60·40 + 100·25) / 65 = 75.38 → B 75
+    assert (timeline[-1]["grade"], timeline[-1]["score"]) == ("B", 75)
+    assert (health_grade(rows, 200_000)["grade"], health_grade(rows, 200_000)["score"]) == ("B", 75)
+
+
+def test_stream_json_timeline_runs_over_calls():
+    """stream-json has no timestamps: its timeline counts calls, from the first call to all of them."""
+    run = analyze([str(SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl")], workers=1)
+    h = run.reports[0].extra["health"]
+    assert h["timeline_axis"] == "calls"
+    assert h["timeline"][0]["calls"] == 1 and h["timeline"][-1]["calls"] == 68
+    assert "".join(p["grade"] for p in h["timeline"]) == "AAAAAAAAAAABBBBBBBBBC"
+
+
+#: Every sample's grade, score and sub-scores (Context Fill, Compactions, Re-reads, Error Rate, Tool
+#: Efficiency; None: the signal abstains). Each composite was checked by hand from the sub-scores over the
+#: weights of the signals with data (40/25/15/10/10, renormalised), e.g. a-ralph#1: (100·40 + 100·25 +
+#: 100·10 + 15·10) / 85 = 90 → A 90 (it had 6 file reads, so no Re-reads; spec 000 gave it 60, A 86);
+#: subagent#1: 24 + 25 + 3 + 10 + 3.5 = 65.5 → C 66; image: 40 + 25 + 3 + 7.5 + 10 = 85.5 → A 86; thinking:
+#: 40 + 25 + 15 + 4 + 10 = 94; flat: 40 + 25 + 3 + 10 + 5.5 = 83.5 → B 84; spotter: 32 + 18.75 + 3 + 4 + 5.5 =
+#: 63.25 → C 63. The sessions with fewer than 20 tool calls or 10 file reads now abstain on those signals
+#: (a-ralph#3–#27: 3 tool calls, 3 reads) instead of scoring them 100 or 80. The sub-scores of the
+#: transcripts are re-derived from the raw lines by `_independent_subscores` below, which shares no code
+#: with contexttrace.
+SAMPLE_HEALTH = [
+    ("a-ralph-27runs-with-separators.jsonl#1", "A", 90, [100, 100, None, 100, 15]),
+    ("a-ralph-27runs-with-separators.jsonl#2", "A", 100, [100, 100, None, 100, None]),
+    *[(f"a-ralph-27runs-with-separators.jsonl#{i}", "A", 100, [100, 100, None, None, None]) for i in range(3, 28)],
+    ("a-ralph-subagent-opus45-haiku45.jsonl#1", "C", 66, [60, 100, 20, 100, 35]),
+    ("a-ralph-subagent-opus45-haiku45.jsonl#2", "A", 100, [100, 100, None, 100, None]),
+    ("b-ccl-image-and-errors.jsonl", "A", 86, [100, 100, 20, 75, 100]),
+    ("b-ccl-thinking-sonnet45.jsonl", "A", 94, [100, 100, 100, 40, 100]),
+    ("b-ccv-inline-sidechains-v1098.jsonl", "A", 100, [100, 100, None, None, None]),
+    ("b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", "A", 100, [100, 100, None, 100, None]),
+    ("b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl", "B", 84, [100, 100, 20, 100, 55]),
+    ("b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl", "A", 100, [100, 100, None, None, None]),
+    ("b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl", "A", 100, [100, 100, None, None, None]),
+    ("b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "C", 63, [80, 75, 20, 40, 55]),
+]
+
+
+@pytest.mark.parametrize(("name", "letter", "score", "subs"), SAMPLE_HEALTH, ids=[s[0] for s in SAMPLE_HEALTH])
+def test_sample_health(sample_reports, name, letter, score, subs):
+    """Each real sample's grade, score and sub-scores are as checked by hand."""
+    h = sample_reports[name].extra["health"]
+    assert (h["grade"], h["score"], [s["value"] for s in h["signals"]]) == (letter, score, subs)
+    assert [s["abstained"] for s in h["signals"]] == [v is None for v in subs]
+    weights = [w for v, w in zip(subs, [40, 25, 15, 10, 10], strict=True) if v is not None]
+    weighted = sum(v * w for v, w in zip([v for v in subs if v is not None], weights, strict=True))
+    assert (2 * weighted + sum(weights)) // (2 * sum(weights)) == score
+
+
+def _band(value, edges, floor, better):
+    for edge, sub in edges:
+        if better(value, edge):
+            return sub
+    return floor
+
+
+def _independent_subscores(path):
+    """Spec 000 straight from the raw transcript lines (main, non-sidechain), sharing no code with the package."""
+    prompts, seen_ids, tools, errors, denied, bounds = {}, [], [], {}, set(), 0
+    for raw in path.read_bytes().splitlines():
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(rec, dict) or rec.get("isSidechain"):
+            continue
+        if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
+            bounds += 1
+        msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        if rec.get("type") == "assistant" and isinstance(msg.get("usage"), dict) and msg.get("model") != "<synthetic>":
+            u = msg["usage"]
+            if msg.get("id") not in prompts:
+                seen_ids.append(msg.get("id"))
+            prompts[msg.get("id")] = (
+                u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0) + u.get("cache_read_input_tokens", 0)
+            )
+            for block in msg.get("content") or []:
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "tool_use"
+                    and block["id"] not in [t[0] for t in tools]
+                ):
+                    tools.append((block["id"], block["name"], (block.get("input") or {}).get("file_path")))
+        if rec.get("type") == "user" and isinstance(msg.get("content"), list):
+            for block in msg["content"]:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    errors[block.get("tool_use_id")] = bool(block.get("is_error"))
+                    text = str(block.get("content"))
+                    # The refusal texts CASES B22 and the samples show (a person's "no", an ungranted permission).
+                    if (
+                        rec.get("toolDenialKind")
+                        or "The user doesn't want to" in text
+                        or "requested permissions" in text
+                        or "requires approval" in text
+                        or "was blocked. For security" in text
+                    ):
+                        denied.add(block.get("tool_use_id"))
+    fill = prompts[seen_ids[-1]] / 200_000
+    reads = [t[2] for t in tools if t[1] == "Read" and t[2]]
+    rereads = sum(1 for i, p in enumerate(reads) if p in reads[:i])
+    err = [errors.get(t[0], False) and t[0] not in denied for t in tools]
+    prod = [t[1] in ("Write", "Edit", "MultiEdit") for t in tools]
+    mid = len(tools) // 2
+    subs = [
+        _band(fill, [(0.5, 100), (0.65, 80), (0.8, 60), (0.9, 40)], 20, lambda v, e: v < e),
+        {0: 100, 1: 75, 2: 55, 3: 35}.get(bounds, 15),
+        # fewer than 10 file reads abstain (None)
+        _band(rereads / len(reads), [(0.05, 100), (0.1, 80), (0.2, 60), (0.35, 40)], 20, lambda v, e: v <= e)
+        if len(reads) >= 10
+        else None,
+    ]
+    for flags, kind in ((err, "err"), (prod, "prod")):
+        if mid < 10:  # each half needs 10 tool calls
+            subs.append(None)
+            continue
+        a, b = sum(flags[:mid]) / mid, sum(flags[mid:]) / (len(tools) - mid)
+        if kind == "err":
+            subs.append(
+                100
+                if a == b == 0
+                else 40
+                if a == 0
+                else _band(b / a, [(1, 100), (2, 75), (3, 55), (5, 35)], 15, lambda v, e: v <= e)
+            )
+        else:  # no productive call in the first half abstains
+            subs.append(
+                None
+                if a == 0
+                else _band(b / a, [(0.9, 100), (0.7, 75), (0.4, 55), (0.15, 35)], 15, lambda v, e: v >= e)
+            )
+    return subs
+
+
+@pytest.mark.parametrize("name", [s[0] for s in SAMPLE_HEALTH if s[0].startswith("b-")])
+def test_sample_subscores_independently(name):
+    """The transcripts' sub-scores agree with a from-scratch reading of their main file."""
+    expected = next(s[3] for s in SAMPLE_HEALTH if s[0] == name)
+    assert _independent_subscores(SAMPLES / name.split("#")[0]) == expected
+
+
+def test_explain_panel_shows_abstentions():
+    """The breakdown panel shows an abstaining signal as `–` with its reason, the effective weights of the
+    others, and a line saying the spec's weights were renormalised."""
+    tools = [_tool(i, "Read", path=f"p{i}") for i in range(30)]
+    h = health.health_of(_rows(tools), WindowChoice(200_000, "default"))
+    lines = render_health_panel(h)
+    assert lines[1] == "    Context Fill     ██████████ 100 A   44%  last call's prompt 1,000 of a 200,000-token window"
+    assert lines[5] == "    Tool Efficiency  ··········   –        abstains: no edits/writes"
+    assert lines[6] == "    weights: spec 000's 40/25/15/10/10 (%), renormalised over the 4 signals with data"
+
+
+def test_explain_panel_without_a_call():
+    """Nothing graded: one line with `–` and the reason, and no health bar."""
+    h = health.health_of(SessionRows([], [], [], {}, AXIS_CALLS), WindowChoice(200_000, "default"))
+    assert render_health_panel(h) == ["  health – no model call: nothing to grade"]
+    assert render_health_bar(h) == []
+
+
+def test_timeline_starts_at_the_first_prompt_not_at_an_event_count():
+    """cases/B34: a prompt at 10:00:00, the first call at 10:00:05, a microcompaction that cleared one
+    result. The time axis runs from the earliest main-thread moment (the prompt, its own timestamp), so
+    the 0 % point is 2026-04-02T10:00:00Z and has no grade (before the first model call). The event rows'
+    timestamps were once read from their last column (the count of cleared results): the axis started at
+    ts_ms 1 (1970), and every prompt took the moment of the row before it."""
+    run = analyze([str(SAMPLES.parent / "tests" / "data" / "cases" / "B34.jsonl")], workers=1)
+    timeline = run.reports[0].extra["health"]["timeline"]
+    assert run.reports[0].extra["health"]["timeline_axis"] == "time"
+    assert [(p["ts_ms"], p["grade"]) for p in timeline[:2]] == [(1_775_124_000_000, None), (1_775_124_270_500, "A")]
+    assert timeline[-1]["ts_ms"] == 1_775_129_410_000  # 11:30:10, the last line

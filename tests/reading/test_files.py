@@ -1,0 +1,46 @@
+"""Opening a trace file (`reading/files.py`): standard input, a folder named as a file, and UTF-16 captures."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from contexttrace import analyze, read_trace
+from contexttrace.errors import TraceReadError
+from contexttrace.reports.usage import build_usage
+
+from ..conftest import BAD, CASES, assistant, jsonl, report_of
+
+
+@pytest.mark.parametrize("name", ["bom-utf8.jsonl", "utf16le.jsonl"])
+def test_b36_windows_captures(name):
+    """B36: one stream-json trace, calls 1, first 10,005, the surface from the init line, the reported cost
+    matched."""
+    rep = report_of(CASES / "B36" / name)
+    assert (rep.format, rep.calls, rep.first) == ("stream-json", 1, 10005)
+    assert rep.surface is not None and rep.surface["model"] is not None
+    [usage] = analyze([str(CASES / "B36" / name)], build=build_usage).reports
+    assert usage.reported is not None and usage.reported["cost_difference_usd"] == 0.0
+
+
+def test_utf16_on_standard_input_and_big_endian(tmp_path, monkeypatch):
+    """UTF-16 is recognised by its BOM (either byte order) wherever the bytes come from."""
+    text = (CASES / "B36" / "utf16le.jsonl").read_bytes().decode("utf-16")
+    path = tmp_path / "be.jsonl"
+    path.write_bytes(b"\xfe\xff" + text.encode("utf-16-be"))
+    assert report_of(path).first == 10005
+
+
+def test_reader_directory_given_as_file_raises():
+    """A directory passed to read_trace is a read error, not a crash."""
+    with pytest.raises(TraceReadError, match="directory"):
+        read_trace(str(BAD))
+
+
+def test_reader_stdin(monkeypatch):
+    """'-' reads standard input (bytes), the format detected from content."""
+    data = jsonl({"type": "system", "subtype": "init", "session_id": "s"}, assistant("m1", 1, 1, 7, parent=""))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    run = analyze(["-"])
+    assert [(r.trace, r.format, r.calls, r.first) for r in run.reports] == [("-", "stream-json", 1, 9)]

@@ -1,0 +1,70 @@
+"""What each entry point imports: the library core, `context trace --json`, the workers and `context
+report` load only what they use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import orjson
+
+from .conftest import ROOT
+
+
+def test_reading_and_reports_never_import_polars():
+    """Workers read and build reports without Polars (its import is a third of a worker's start-up)."""
+    code = (
+        "import sys; from contexttrace.run.work import read_built; "
+        "from contexttrace.reports.trace import build_report; "
+        "from contexttrace.reports.usage import build_usage; from contexttrace.discover.local import find_traces; "
+        "[s] = find_traces(['samples/b-spotter-compaction']); "
+        "[(t, r)] = read_built(s, build_report, 200000); u = build_usage(t); "
+        "assert r.calls == 139 and u.total['calls'] == 152, (r.calls, u.total['calls']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'polars'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_metrics_import_does_not_pull_cli_or_tables():
+    """The library core imports neither typer nor tabulate (only cli.py and render.py do)."""
+    code = (
+        "import sys, contexttrace.analysis.metrics, contexttrace.reading; "
+        "print('typer' in sys.modules, 'tabulate' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "False False"
+
+
+def test_trace_json_loads_only_what_it_uses():
+    """`context trace --json` imports neither tabulate (it prints no table) nor the modules of the other
+    commands (each command's function in `contexttrace/cli/` imports its reports and renderer when run):
+    their import is start-up every `context trace` would pay (40 ms of CPU, benchmarks/README.md)."""
+    code = (
+        "import sys; from contexttrace.cli.app import main; "
+        "sys.argv = ['contexttrace', 'context', 'trace', 'samples/b-ccl-thinking-sonnet45.jsonl', '--json', "
+        "'--no-cache']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "names = ('tabulate', 'polars', 'contexttrace.reports.tools', 'contexttrace.reports.files', "
+        "'contexttrace.reports.sources', 'contexttrace.render.tools', 'contexttrace.render.files', "
+        "'contexttrace.render.sources', 'contexttrace.render.html.data', 'contexttrace.storage.history', "
+        "'contexttrace.analysis.placement')\n"
+        "print([m for m in names if m in sys.modules], file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
+    assert orjson.loads(proc.stdout)[0]["peak"] == 72484
+
+
+def test_cli_import_stays_light():
+    """`context trace` never imports the report's libraries (they load only when a page is rendered)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, contexttrace.cli.app, contexttrace.render.html.data, contexttrace.render.html.section, "
+        "contexttrace.render.html.compare_view; "
+        "print(sorted(m for m in ('jinja2', 'altair', 'vl_convert') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
