@@ -66,12 +66,7 @@ def read_claude(
 
     Examples
     --------
-    >>> import io
-    >>> line = b'{"type":"assistant","sessionId":"s","message":{"id":"m1","usage":{"input_tokens":5,'
-    >>> line += b'"cache_creation_input_tokens":0,"cache_read_input_tokens":95,"output_tokens":7}}}\\n'
-    >>> [trace] = read_claude("t.jsonl", fh=io.BytesIO(line))
-    >>> trace.format, trace.view("calls").get_column("prompt_tokens").to_list()
-    ('transcript', [100])
+    `reading.api.read_trace` (which hands Claude Code's files here) shows one on a two-line transcript.
     """
     main = os.fspath(main)
     with gc_paused():

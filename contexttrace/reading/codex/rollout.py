@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
 from typing import IO, Any
 
 import orjson
@@ -38,6 +37,7 @@ from contexttrace.errors import EmptyTraceError, TraceFormatError, TraceReadErro
 from contexttrace.reading.contract import FORMAT_CODEX, THREAD_MAIN
 from contexttrace.reading.model import TABLES, LineNote, SourceFile, Trace
 from contexttrace.reading.text import path_words, shell_read_path
+from contexttrace.reading.values import epoch_ms, token_count
 
 #: Line types of the envelope (CLI 0.32 and later).
 ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -83,21 +83,6 @@ def is_rollout(head: bytes) -> bool:
     if line.get("type") in ENVELOPE_TYPES and "payload" in line and "timestamp" in line:
         return True
     return "type" not in line and "id" in line and "instructions" in line and "timestamp" in line
-
-
-def _ms(stamp: Any) -> int | None:
-    """Unix epoch ms of an ISO-8601 stamp (``...Z``); None for anything else, out-of-range years included."""
-    if type(stamp) is not str:
-        return None
-    try:
-        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def _count(value: Any) -> int | None:
-    """A token count as written: an int from 0 to 2**53, else None."""
-    return value if type(value) is int and 0 <= value < 2**53 else None
 
 
 def _text_of(content: Any, kinds: tuple[str, ...]) -> str:
@@ -199,21 +184,21 @@ class _Rollout:
         info = payload.get("info")
         if not isinstance(info, dict):
             return
-        window = _count(info.get("model_context_window"))
+        window = token_count(info.get("model_context_window"))
         if window:
             self.window = window
         total = info.get("total_token_usage")
         last = info.get("last_token_usage")
         if not isinstance(total, dict) or not isinstance(last, dict):
             return
-        grand = _count(total.get("total_tokens"))
-        prompt, output = _count(last.get("input_tokens")), _count(last.get("output_tokens"))
+        grand = token_count(total.get("total_tokens"))
+        prompt, output = token_count(last.get("input_tokens")), token_count(last.get("output_tokens"))
         if grand is not None and grand == self.prev_total:
             return  # written again with the same totals (a rate-limit refresh)
         self.prev_total = grand
         if not prompt and not output:
             return  # an estimate after a compaction or a full window: no call
-        cached = _count(last.get("cached_input_tokens")) or 0
+        cached = token_count(last.get("cached_input_tokens")) or 0
         call = {
             "seq": seq,
             "line": line,
@@ -429,7 +414,7 @@ def _route(r: _Rollout, kind: Any, payload: Any, seq: int, line: int, ts: int | 
         elif event == "turn_aborted":
             r.boundary()
             r.event("interrupt", seq, line, ts)
-        elif event == "task_complete" and _count(payload.get("duration_ms")) is not None:
+        elif event == "task_complete" and token_count(payload.get("duration_ms")) is not None:
             r.event("turn_duration", seq, line, ts, duration_ms=payload["duration_ms"])
     elif kind == "turn_context":
         if isinstance(payload.get("model"), str):
@@ -464,7 +449,7 @@ def _feed(r: _Rollout, fh: IO[bytes]) -> int:
                 continue
             records += 1
             r.seq += 1
-            ts = _ms(rec.get("timestamp"))
+            ts = epoch_ms(rec.get("timestamp"))
             if ts is not None:
                 r.stamps.append(ts)
             if "payload" in rec:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
 from typing import IO, Any
 
 import orjson
@@ -32,6 +31,7 @@ from contexttrace.errors import EmptyTraceError, TraceFormatError, TraceReadErro
 from contexttrace.reading.contract import FORMAT_GEMINI, THREAD_MAIN
 from contexttrace.reading.model import TABLES, LineNote, SourceFile, Trace
 from contexttrace.reading.text import path_words, shell_read_path
+from contexttrace.reading.values import epoch_ms, token_count
 
 #: Gemini CLI's `tokenLimit` for the Gemini models (2.x and 3.x, and its default for any other model).
 GEMINI_WINDOW_TOKENS = 1_048_576
@@ -53,21 +53,6 @@ def is_session(head: bytes) -> bool:
     False
     """
     return _SESSION_HEAD.match(head.lstrip(b"\xef\xbb\xbf")) is not None and b'"projectHash"' in head
-
-
-def _ms(stamp: Any) -> int | None:
-    """Unix epoch ms of an ISO-8601 stamp; None for anything else, out-of-range years included."""
-    if type(stamp) is not str:
-        return None
-    try:
-        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def _count(value: Any) -> int | None:
-    """A token count as written: an int from 0 to 2**53, else None."""
-    return value if type(value) is int and 0 <= value < 2**53 else None
 
 
 def _text(content: Any) -> str:
@@ -176,7 +161,7 @@ class _Session:
     def message(self, index: int, msg: dict[str, Any]) -> None:
         """One message: a model call with its tool uses and results, or an event."""
         self.seq += 1
-        ts = _ms(msg.get("timestamp"))
+        ts = epoch_ms(msg.get("timestamp"))
         if ts is not None:
             self.stamps.append(ts)
         if msg.get("type") == "gemini":
@@ -202,9 +187,9 @@ class _Session:
     ) -> dict[str, Any]:
         tokens = msg["tokens"]
         text = _text(msg.get("content"))
-        prompt = _count(tokens.get("input"))
-        cached = _count(tokens.get("cached")) or 0
-        out, thoughts = _count(tokens.get("output")), _count(tokens.get("thoughts")) or 0
+        prompt = token_count(tokens.get("input"))
+        cached = token_count(tokens.get("cached")) or 0
+        out, thoughts = token_count(tokens.get("output")), token_count(tokens.get("thoughts")) or 0
         thinking: list[Any] = msg["thoughts"] if isinstance(msg.get("thoughts"), list) else []
         return _BASE | {
             "seq": seq,
@@ -275,7 +260,7 @@ class _Session:
                 "unknown_blocks": 0,
                 "persisted": False,
                 "content_hash": hash(text),
-                "ts_ms": _ms(t.get("timestamp")) or ts,
+                "ts_ms": epoch_ms(t.get("timestamp")) or ts,
                 "result_image_pixels": 0,
                 "result_images_sized": 0,
                 "error_head": text[:300] if is_error else None,
