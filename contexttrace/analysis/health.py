@@ -3,14 +3,17 @@
 This module measures the signals on a session's rows (`session.SessionRows`) and assembles the `health`
 object of a trace's JSON (`result_types.HealthReport`); the scoring tables and the composite are in
 `health_scores`, the grade over the course of the session in `health_timeline`. Pure: nothing here reads
-files, prints or formats. The decisions the spec leaves open (docs/health-weather.md):
+files, prints or formats. The grade and score are spec 000's, fixed weights and no-data values included;
+the decisions the spec leaves open (docs/health-weather.md):
 
 * the fill signal and `fill_percent` use the same effective window (`window.window_choice`), not the
-  spec's hard-coded 200,000, and the latest *measured* call's prompt (a call whose usage could not be
-  read reads 0 tokens, `metrics.measured`; with none measured, Context Fill has no data);
-* the fill is rounded once, half up, from the exact fraction (`metrics.round_half_up`), as every view;
-* a signal without enough data takes its `health_scores.SignalRule.without_data` (today: it abstains);
-  a trace without a model call is not graded at all;
+  hard-coded 200,000 of the spec's `computeFillScore`, and the latest *measured* call's prompt (a call
+  whose usage could not be read reads 0 tokens, `metrics.measured`; with none measured, Context Fill
+  takes the spec's no-data 100);
+* a signal where the spec's no-data value applied says so: `has_data` false and a `why` naming the value;
+* the fill is rounded once, half up, from the exact fraction (`metrics.round_half_up`), as every view,
+  and so are the ratios;
+* a trace without a model call is not graded at all;
 * JSON keys are snake_case (`fill_percent`, not the spec's `fillPercent`).
 """
 
@@ -23,15 +26,20 @@ from typing import TYPE_CHECKING
 
 from contexttrace.analysis.health_scores import (
     MIN_CALLS,
-    MIN_HALF_TOOL_CALLS,
-    MIN_READS,
+    MIN_TOOL_CALLS,
+    NO_FILL_SCORE,
+    NO_FIRST_HALF_WRITES_SCORE,
+    NO_READS_SCORE,
     PRODUCTIVE_TOOLS,
     RATIO_DECIMALS,
     SIGNALS,
+    TOO_FEW_CALLS_SCORE,
     HealthMeasures,
     SignalRule,
     composite,
+    fill_fraction,
     grade,
+    has_data,
     sub_scores,
 )
 from contexttrace.analysis.health_timeline import health_timeline
@@ -45,34 +53,31 @@ if TYPE_CHECKING:
 
 #: `reason` of a trace without a main-thread model call (health and weather are then null).
 NO_CALL_REASON = "no model call: nothing to grade"
-#: `reason` when every signal abstains (cannot happen with a call, since Context Fill then has data;
-#: kept so that the composite is never taken over nothing).
-ALL_ABSTAIN_REASON = "every signal abstains: nothing to grade"
 
 #: `fill_percent` is rounded to this many decimals (the other measures: `health_scores.RATIO_DECIMALS`).
 PERCENT_DECIMALS = 2
 
 
-def half_rates(tools: Sequence[ToolCall], hit: Callable[[ToolCall], bool]) -> tuple[float, float] | None:
-    """Split tool calls at `floor(n / 2)` and return the share of `hit` in each half (spec 000).
+def half_rates(tools: Sequence[ToolCall], hit: Callable[[ToolCall], bool]) -> tuple[Fraction, Fraction] | None:
+    """Split tool calls at `floor(n / 2)` and return the share of `hit` in each half (spec 000's halves).
 
     Returns
     -------
-    tuple of float, or None
-        (first half, second half), each 0–1; None when the first (smaller) half has fewer than
-        `MIN_HALF_TOOL_CALLS` calls (fewer than 20 tool calls): the signals built on it abstain.
+    tuple of Fraction, or None
+        (first half `calls[:mid]`, second half `calls[mid:]`), each 0–1, exact; None with fewer than
+        `MIN_TOOL_CALLS` tool calls (the spec's "too few calls to judge").
 
     Examples
     --------
-    >>> t = [ToolCall(i, "Edit" if i < 10 else "Read", None, False, False, None, 0) for i in range(21)]
-    >>> half_rates(t, lambda c: c.name == "Edit"), half_rates(t[:19], lambda c: c.name == "Edit")
-    ((1.0, 0.0), None)
+    >>> t = [ToolCall(i, "Edit" if i < 2 else "Read", None, False, False, None, 0) for i in range(5)]
+    >>> half_rates(t, lambda c: c.name == "Edit"), half_rates(t[:3], lambda c: c.name == "Edit")
+    ((Fraction(1, 1), Fraction(0, 1)), None)
     """
-    mid = len(tools) // 2
-    if mid < MIN_HALF_TOOL_CALLS:
+    if len(tools) < MIN_TOOL_CALLS:
         return None
+    mid = len(tools) // 2
     first, second = tools[:mid], tools[mid:]
-    return sum(map(hit, first)) / len(first), sum(map(hit, second)) / len(second)
+    return Fraction(sum(map(hit, first)), len(first)), Fraction(sum(map(hit, second)), len(second))
 
 
 def read_counts(tools: Sequence[ToolCall]) -> tuple[int, int]:
@@ -100,19 +105,19 @@ def read_counts(tools: Sequence[ToolCall]) -> tuple[int, int]:
     return reads, reads - len(seen)
 
 
-def reread_ratio(tools: Sequence[ToolCall]) -> float | None:
+def reread_ratio(tools: Sequence[ToolCall]) -> Fraction | None:
     """Return the re-read ratio of tool calls, as Re-reads scores it.
 
     Returns
     -------
-    float or None
-        Re-reads ÷ file reads (`read_counts`), 0–1; None with fewer than `MIN_READS` file reads. Exact.
+    Fraction or None
+        Re-reads ÷ file reads (`read_counts`), 0–1, exact; None without a file read.
 
     >>> reread_ratio([ToolCall(i, "Read", "ab"[i % 2], False, False, None, 0) for i in range(10)])
-    0.8
+    Fraction(4, 5)
     """
     reads, rereads = read_counts(tools)
-    return rereads / reads if reads >= MIN_READS else None
+    return Fraction(rereads, reads) if reads else None
 
 
 def _is_error(t: ToolCall) -> bool:
@@ -158,7 +163,7 @@ def health_measures(rows: SessionRows, window: int) -> tuple[HealthMeasures, int
 
 
 def health_grade(rows: SessionRows, window: int) -> HealthGrade:
-    """Grade the health of a session from its rows (spec 000's `computeHealthGrade`, with abstention).
+    """Grade the health of a session from its rows (spec 000's `computeHealthGrade`).
 
     Parameters
     ----------
@@ -170,40 +175,38 @@ def health_grade(rows: SessionRows, window: int) -> HealthGrade:
     Returns
     -------
     HealthGrade
-        `grade` (A–F from the composite, or None), `score` (the composite rounded half up, 0–100, or
-        None), `reason` (None when graded; why not, e.g. `NO_CALL_REASON`), the measures
-        `fill_percent` (latest measured prompt ÷ window × 100, rounded half up to 2 decimals from the
-        exact fraction; None when no call's prompt was measured), `compaction_count`, `reread_ratio`
-        (re-reads ÷ file reads), `error_acceleration` (second-half ÷ first-half error rate) and
-        `tool_efficiency` (second-half ÷ first-half productive share), ratios to 4 decimals, each None
-        when its signal has no data or the ratio is undefined (a first-half rate of 0); and `signals`,
-        one per signal in spec order (`result_types.HealthSignal`). All exact: the composite is computed
-        in integers (`health_scores.composite`).
+        `grade` (A–F from the composite, or None), `score` (the composite with spec 000's fixed weights
+        rounded half up, 0–100, or None), `reason` (None when graded; why not, e.g. `NO_CALL_REASON`),
+        the measures `fill_percent` (latest measured prompt ÷ window × 100, rounded half up to 2 decimals
+        from the exact fraction; None when no call's prompt was measured), `compaction_count`,
+        `reread_ratio` (re-reads ÷ file reads), `error_acceleration` (second-half ÷ first-half error
+        rate) and `tool_efficiency` (second-half ÷ first-half productive share), ratios rounded half up to
+        4 decimals from the exact value, each None when its signal has no data or the ratio is undefined
+        (a first-half rate of 0); and `signals`, one per signal in spec order
+        (`result_types.HealthSignal`). All exact: the composite is computed in integers
+        (`health_scores.composite`).
 
     Examples
     --------
     >>> from contexttrace.analysis.session import AXIS_CALLS, MainCall
     >>> rows = SessionRows([MainCall(1, 120_000, 0, None, None, None)], [], [], {}, AXIS_CALLS)
     >>> h = health_grade(rows, 200_000)
-    >>> h["grade"], h["score"], h["fill_percent"], [s["abstained"] for s in h["signals"]]
-    ('A', 88, 60.0, [False, False, True, True, True])
+    >>> h["grade"], h["score"], h["fill_percent"], [s["has_data"] for s in h["signals"]]
+    ('A', 92, 60.0, [True, True, False, False, False])
     >>> health_grade(SessionRows([], [], [], {}, AXIS_CALLS), 200_000)["grade"] is None
     True
     """
     if len(rows.calls) < MIN_CALLS:
         return _ungraded(NO_CALL_REASON, "no model call")
     m, at = health_measures(rows, window)
-    values = sub_scores(m)
-    graded = composite(values)
-    if graded is None:  # not reached with a call (Context Fill has data); kept for the all-abstain rule
-        return _ungraded(ALL_ABSTAIN_REASON, "abstains")
-    score, letter, weights = graded
-    fill = Fraction(m.latest, window) if m.latest is not None else None  # exact: rounded once, below
+    values, data = sub_scores(m), has_data(m)
+    score, letter = composite(values)
+    fill = fill_fraction(m)
     errors, writes = m.error_rates, m.write_shares
     measures = [
-        round_half_up(fill, RATIO_DECIMALS) if fill is not None else None,
+        _round(fill),
         m.compactions,
-        _round(m.rereads / m.reads if m.reads >= MIN_READS else None),
+        _round(Fraction(m.rereads, m.reads) if m.reads else None),
         _round(errors[1] / errors[0] if errors and errors[0] else None),
         _round(writes[1] / writes[0] if writes and writes[0] else None),
     ]
@@ -224,20 +227,19 @@ def health_grade(rows: SessionRows, window: int) -> HealthGrade:
         error_acceleration=measures[3],
         tool_efficiency=measures[4],
         signals=[
-            _signal(rule, value, measure, why, effective)
-            for rule, value, measure, why, effective in zip(SIGNALS, values, measures, whys, weights, strict=True)
+            _signal(rule, value, measured_, measure, why)
+            for rule, value, measured_, measure, why in zip(SIGNALS, values, data, measures, whys, strict=True)
         ],
     )
 
 
-def _signal(rule: SignalRule, value: int | None, measure: float | None, why: str, effective: float) -> HealthSignal:
+def _signal(rule: SignalRule, value: int | None, with_data: bool, measure: float | None, why: str) -> HealthSignal:
     """One entry of `health_grade`'s `signals`."""
     return HealthSignal(
         name=rule.name,
         value=value,
         weight=rule.weight / 100,
-        effective_weight=effective,
-        abstained=value is None,
+        has_data=with_data,
         grade=None if value is None else grade(value),
         measure=measure,
         why=why,
@@ -245,7 +247,7 @@ def _signal(rule: SignalRule, value: int | None, measure: float | None, why: str
 
 
 def _ungraded(reason: str, why: str) -> HealthGrade:
-    """`health_grade`'s shape when nothing is graded: every value None, every signal abstaining."""
+    """`health_grade`'s shape when nothing is graded: every value None, no signal with data."""
     return HealthGrade(
         grade=None,
         score=None,
@@ -255,56 +257,60 @@ def _ungraded(reason: str, why: str) -> HealthGrade:
         reread_ratio=None,
         error_acceleration=None,
         tool_efficiency=None,
-        signals=[_signal(rule, None, None, why, 0.0) for rule in SIGNALS],
+        signals=[_signal(rule, None, False, None, why) for rule in SIGNALS],
     )
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, RATIO_DECIMALS)
+def _round(value: Fraction | int | None) -> float | None:
+    """A measure as JSON writes it: rounded half up to `RATIO_DECIMALS` from the exact value."""
+    return None if value is None else round_half_up(value, RATIO_DECIMALS)
+
+
+def _spec(value: int) -> str:
+    return f"spec's {value}"
 
 
 def _fill_why(latest: int | None, window: int, at: int | None, calls: int) -> str:
-    """Context Fill's `why`: the prompt it scored, or why it abstains (no call's usage could be read)."""
+    """Context Fill's `why`: the prompt it scored, or that no call's usage could be read (the spec's 100)."""
     if latest is None or at is None:
-        return f"no call's prompt size could be read (usage read as 0 on all {calls})"
+        return f"no call's prompt size could be read (usage read as 0 on all {calls}): {_spec(NO_FILL_SCORE)}"
     whose = "last call's" if at == calls - 1 else f"call #{at + 1}'s (the last with readable usage)"
     return f"{whose} prompt {latest:,} of a {window:,}-token window"
 
 
 def _reread_why(reads: int, rereads: int) -> str:
     if not reads:
-        return "no file read (a Read call with a file_path)"
-    if reads < MIN_READS:
-        again = f" ({rereads} re-read a file already read)" if rereads else ""
-        return f"only {reads} file read{'' if reads == 1 else 's'}, fewer than {MIN_READS}{again}"
-    return f"{rereads} of {reads} file reads re-read a file already read"
+        return f"no Read call with a file_path: {_spec(NO_READS_SCORE)}"
+    return f"{rereads} of {reads} file read{'' if reads == 1 else 's'} re-read a file already read"
 
 
 def _too_few(n: int) -> str:
     if not n:
-        return "no tool call"
-    return f"{n} tool call{'' if n == 1 else 's'}, fewer than {MIN_HALF_TOOL_CALLS} in each half"
+        return f"no tool call: {_spec(TOO_FEW_CALLS_SCORE)}"
+    return f"{n} tool call{'' if n == 1 else 's'}, fewer than {MIN_TOOL_CALLS}: {_spec(TOO_FEW_CALLS_SCORE)}"
 
 
-def _errors_why(tools: Sequence[ToolCall], rates: tuple[float, float] | None) -> str:
+def _errors_why(tools: Sequence[ToolCall], rates: tuple[Fraction, Fraction] | None) -> str:
     if rates is None:
         return _too_few(len(tools))
     mid = len(tools) // 2
-    first, second = f"{rates[0]:.0%} of {mid} calls", f"{rates[1]:.0%} of {len(tools) - mid}"
+    first, second = f"{float(rates[0]):.0%} of {mid} calls", f"{float(rates[1]):.0%} of {len(tools) - mid}"
     text = f"tool error rate {first} in the first half, {second} in the second"
     denied = sum(1 for t in tools if t.denied)
     return text + (f" ({denied} denied, not counted as errors)" if denied else "")
 
 
-def _writes_why(tools: Sequence[ToolCall], shares: tuple[float, float] | None) -> str:
-    productive = sum(map(_is_productive, tools))
-    if tools and not productive:
-        return "no edits/writes"
+def _writes_why(tools: Sequence[ToolCall], shares: tuple[Fraction, Fraction] | None) -> str:
     if shares is None:
         return _too_few(len(tools))
     if shares[0] == 0:
-        return f"no edits/writes in the first half ({productive} in the second): nothing to compare with"
-    return f"share of Write/Edit/MultiEdit {shares[0]:.0%} in the first half, {shares[1]:.0%} in the second"
+        productive = sum(map(_is_productive, tools))
+        second = f" ({productive} in the second)" if productive else ", nor in the second"
+        spec = _spec(NO_FIRST_HALF_WRITES_SCORE)
+        return f"no productive call (Write/Edit/MultiEdit) in the first half{second}: {spec}"
+    return (
+        f"share of Write/Edit/MultiEdit {float(shares[0]):.0%} in the first half, {float(shares[1]):.0%} in the second"
+    )
 
 
 def health_report(trace: Trace, window: int | None = None) -> HealthReport:

@@ -1,8 +1,9 @@
 """Health over the course of a session: the grade at each 5 % of it (spec 000's health bar).
 
 Each of the 21 points grades the rows read up to that point exactly as `health.health_grade` grades a whole
-session (`health_scores.score_of` on the same measures); `tests/analysis/test_health_timeline.py` checks every
-point against `health_grade` of the rows cut there. Pure: nothing here reads files, prints or formats.
+session (`health_scores.score_of` on the same measures: spec 000's no-data values and fixed weights at every
+point); `tests/analysis/test_health_timeline.py` checks every point against `health_grade` of the rows cut
+there. Pure: nothing here reads files, prints or formats.
 """
 
 from __future__ import annotations
@@ -10,13 +11,9 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Callable
+from fractions import Fraction
 
-from contexttrace.analysis.health_scores import (
-    MIN_HALF_TOOL_CALLS,
-    PRODUCTIVE_TOOLS,
-    HealthMeasures,
-    score_of,
-)
+from contexttrace.analysis.health_scores import MIN_TOOL_CALLS, PRODUCTIVE_TOOLS, HealthMeasures, score_of
 from contexttrace.analysis.metrics import measured
 from contexttrace.analysis.result_types import TimelinePoint
 from contexttrace.analysis.session import AXIS_TIME, SessionRows
@@ -120,11 +117,11 @@ def _timeline_scores(
             latest = next((p for j in reversed(upto) if measured(p := rows.calls[j].prompt_tokens)), None)
         count = bisect.bisect_right(bound_keys, limit)
         m, mid, prod, reads, rereads, err_first, err_second = tools.upto(limit)
-        if mid < MIN_HALF_TOOL_CALLS:
+        if m < MIN_TOOL_CALLS:
             err_rates = write_rates = None
         else:
-            err_rates = (err_first / mid, err_second / (m - mid))
-            write_rates = (prod[0] / mid, prod[1] / (m - mid))
+            err_rates = (Fraction(err_first, mid), Fraction(err_second, m - mid))
+            write_rates = (Fraction(prod[0], mid), Fraction(prod[1], m - mid))
         measures = HealthMeasures(nc, latest, window, count, reads, rereads, err_rates, write_rates)
         graded = graded_by.get(measures)  # consecutive points often measure the same rows (a short trace's)
         if graded is None:

@@ -124,7 +124,8 @@ def unmeasured_warning(unmeasured: int, calls: int) -> str | None:
     if unmeasured == calls:
         return (
             f"none of the {calls} main-thread call(s) has readable usage (read as 0): no prompt size was measured, "
-            "so first, peak, growth and fill are unknown (0 in JSON, - in the table) and Context Fill abstains"
+            "so first, peak, growth and fill are unknown (0 in JSON, - in the table) and Context Fill has no data "
+            "(spec 000's 100)"
         )
     return (
         f"{unmeasured} of {calls} main-thread call(s) have unreadable usage (read as 0): their prompt sizes are "

@@ -17,13 +17,12 @@ class HealthSignal(TypedDict):
     """One of the five health signals of a graded trace, in spec order."""
 
     name: str  #: as spec 000 writes it ("Context Fill", ...)
-    value: int | None  #: sub-score 0–100; None when the signal abstains (no data)
-    weight: float  #: the spec's weight, a fraction
-    effective_weight: float  #: weight ÷ the sum of the weights with data (4 decimals); 0.0 when it abstains
-    abstained: bool
+    value: int | None  #: sub-score 0–100 (the spec's no-data value when `has_data` is False); None when ungraded
+    weight: float  #: the spec's fixed weight, a fraction (0.4, 0.25, 0.15, 0.1, 0.1)
+    has_data: bool  #: False when the spec's no-data value applied (no Read call, fewer than 4 tool calls, ...)
     grade: str | None  #: the sub-score's letter A–F
-    measure: float | None  #: the figure scored: a 0–1 fill, a count or a ratio (4 decimals)
-    why: str  #: one sentence: what was measured, or why the signal abstains
+    measure: float | None  #: the figure scored: a 0–1 fill, a count or a ratio (4 decimals); None without one
+    why: str  #: one sentence: what was measured, or which no-data value of the spec applied
 
 
 class HealthGrade(TypedDict):

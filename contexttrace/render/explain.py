@@ -21,6 +21,8 @@ BREAKDOWN_CELLS = 10
 BAR_FULL, BAR_HALF, BAR_EMPTY = "█", "▌", "░"
 #: One health-bar point in colour (painted in its grade's colour); without colour a point is its grade letter.
 HEALTH_POINT = "█"
+#: Marks a breakdown row whose sub-score is spec 000's no-data value (`has_data` false).
+NO_DATA_MARK = "(no data)"
 #: The mark under the health bar where a compaction happened.
 COMPACTION_MARK = "┆"
 #: How the window was chosen, in words (here and on the report page).
@@ -43,7 +45,7 @@ def _paint(text: str, hex_color: str, color: bool) -> str:
 
 
 def _breakdown_bar(value: int | None, grade: str | None, color: bool) -> str:
-    if value is None or grade is None:  # an abstaining signal: no data, drawn apart from a low score
+    if value is None or grade is None:  # not graded: no sub-score to draw
         return "·" * BREAKDOWN_CELLS
     full, half = divmod(value * BREAKDOWN_CELLS, 100)
     filled = BAR_FULL * full + (BAR_HALF if half >= 50 else "")
@@ -77,10 +79,10 @@ def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
     Returns
     -------
     list of str
-        A heading line, then five signal rows, indented by two spaces. The weight shown is the
-        effective one (renormalised over the signals with data); a signal that abstains shows `–` and
-        its reason, and a last line says the weights were renormalised. Without a grade (no model
-        call), one line: `health –` and the reason.
+        A heading line, then five signal rows, indented by two spaces. The weight shown is spec 000's
+        fixed one; a signal whose sub-score is the spec's no-data value (`has_data` false) is marked
+        `NO_DATA_MARK` before its reason. Without a grade (no model call), one line: `health –` and the
+        reason.
     """
     if h["grade"] is None:
         return [f"  health – {h['reason']}"]
@@ -91,18 +93,9 @@ def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
     ]
     for sig in h["signals"]:
         bar = _breakdown_bar(sig["value"], sig["grade"], color)
-        if sig["abstained"]:
-            lines.append(f"    {sig['name']:<16} {bar}   –        abstains: {sig['why']}")
-        else:
-            weight = fmt_percent(sig["effective_weight"])
-            lines.append(f"    {sig['name']:<16} {bar} {sig['value']:>3} {sig['grade']}  {weight:>4}  {sig['why']}")
-    idle = [sig for sig in h["signals"] if sig["abstained"]]
-    if idle:
-        spec = "/".join(fmt_percent(sig["weight"]).rstrip("%") for sig in h["signals"])
-        lines.append(
-            f"    weights: spec 000's {spec} (%), renormalised over the {len(h['signals']) - len(idle)} "
-            "signals with data"
-        )
+        weight = fmt_percent(sig["weight"])
+        why = sig["why"] if sig["has_data"] else f"{NO_DATA_MARK} {sig['why']}"
+        lines.append(f"    {sig['name']:<16} {bar} {sig['value']:>3} {sig['grade']}  {weight:>4}  {why}")
     return lines
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 #: The version of each JSON output; bump one whenever its keys or their types change.
 SCHEMA_VERSIONS: dict[str, int] = {
-    "trace": 2,
+    "trace": 3,
     "usage": 2,
     "usage-group": 2,
     "history": 1,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import orjson
 import pytest
 
@@ -15,23 +17,27 @@ from contexttrace.run.runner import analyze
 
 from ..conftest import DATA, SAMPLES
 
+F = Fraction
+
 
 @pytest.mark.parametrize(
     ("fill", "score"),
     [
-        pytest.param(None, None, id="no-call-abstains"),
-        pytest.param(0.4999, 100, id="below-0.50"),
-        pytest.param(0.50, 80, id="at-0.50-exclusive"),
-        pytest.param(0.6499, 80, id="below-0.65"),
-        pytest.param(0.65, 60, id="at-0.65-exclusive"),
-        pytest.param(0.80, 40, id="at-0.80-exclusive"),
-        pytest.param(0.8999, 40, id="below-0.90"),
-        pytest.param(0.90, 20, id="at-0.90-exclusive"),
-        pytest.param(1.3, 20, id="over-window"),
+        pytest.param(None, 100, id="no-measured-prompt-spec-100"),
+        pytest.param(F(4999, 10_000), 100, id="below-0.50"),
+        pytest.param(F(1, 2), 80, id="at-0.50-exclusive"),
+        pytest.param(F(6499, 10_000), 80, id="below-0.65"),
+        pytest.param(F(65, 100), 60, id="at-0.65-exclusive"),
+        pytest.param(F(4, 5), 40, id="at-0.80-exclusive"),
+        pytest.param(F(8999, 10_000), 40, id="below-0.90"),
+        pytest.param(F(9, 10), 20, id="at-0.90-exclusive"),
+        pytest.param(F(13, 10), 20, id="over-window"),
+        pytest.param(0.65, 60, id="float-0.65-as-the-spec"),
     ],
 )
 def test_fill_score_band_edges(fill, score):
-    """Context Fill bands are `<` edges: the edge itself falls in the worse band; no call abstains."""
+    """Context Fill bands are `<` edges: the edge itself falls in the worse band; no measured prompt is the
+    spec's "no data = healthy" 100."""
     assert health_scores.fill_score(fill) == score
 
 
@@ -44,33 +50,36 @@ def test_compaction_score_counts(count, score):
 @pytest.mark.parametrize(
     ("ratio", "score"),
     [
-        pytest.param(None, None, id="too-few-reads-abstains"),
-        pytest.param(0.05, 100, id="at-0.05-inclusive"),
-        pytest.param(0.0501, 80, id="above-0.05"),
-        pytest.param(0.10, 80, id="at-0.10-inclusive"),
-        pytest.param(0.20, 60, id="at-0.20-inclusive"),
-        pytest.param(0.2001, 40, id="above-0.20"),
-        pytest.param(0.35, 40, id="at-0.35-inclusive"),
-        pytest.param(0.3501, 20, id="above-0.35"),
+        pytest.param(None, 100, id="no-read-spec-100"),
+        pytest.param(F(0), 100, id="no-reread"),
+        pytest.param(F(1, 20), 100, id="at-0.05-inclusive"),
+        pytest.param(F(501, 10_000), 80, id="above-0.05"),
+        pytest.param(F(1, 10), 80, id="at-0.10-inclusive"),
+        pytest.param(F(1, 5), 60, id="at-0.20-inclusive"),
+        pytest.param(F(2001, 10_000), 40, id="above-0.20"),
+        pytest.param(F(35, 100), 40, id="at-0.35-inclusive"),
+        pytest.param(F(3501, 10_000), 20, id="above-0.35"),
+        pytest.param(F(1, 2), 20, id="one-of-two"),
     ],
 )
 def test_reread_score_band_edges(ratio, score):
-    """Re-read bands are `<=` edges: the edge itself falls in the better band."""
+    """Re-read bands are `<=` edges: the edge itself falls in the better band; no Read call is the spec's 100."""
     assert health_scores.reread_score(ratio) == score
 
 
 @pytest.mark.parametrize(
     ("rates", "score"),
     [
-        pytest.param(None, None, id="too-few-abstains"),
-        pytest.param((0.0, 0.0), 100, id="clean"),
-        pytest.param((0.0, 0.1), 40, id="from-clean"),
-        pytest.param((0.2, 0.2), 100, id="ratio-1.0-inclusive"),
-        pytest.param((0.2, 0.21), 75, id="ratio-above-1"),
-        pytest.param((0.1, 0.2), 75, id="ratio-2.0-inclusive"),
-        pytest.param((0.1, 0.3), 55, id="ratio-3.0-inclusive"),
-        pytest.param((0.1, 0.5), 35, id="ratio-5.0-inclusive"),
-        pytest.param((0.1, 0.51), 15, id="ratio-above-5"),
+        pytest.param(None, 100, id="fewer-than-4-calls-spec-100"),
+        pytest.param((F(0), F(0)), 100, id="clean"),
+        pytest.param((F(0), F(1, 10)), 40, id="from-clean"),
+        pytest.param((F(1, 5), F(1, 5)), 100, id="ratio-1.0-inclusive"),
+        pytest.param((F(1, 5), F(21, 100)), 75, id="ratio-above-1"),
+        pytest.param((F(1, 10), F(1, 5)), 75, id="ratio-2.0-inclusive"),
+        pytest.param((F(1, 10), F(3, 10)), 55, id="ratio-3.0-inclusive"),
+        pytest.param((F(1, 10), F(1, 2)), 35, id="ratio-5.0-inclusive"),
+        pytest.param((F(1, 6), F(5, 6)), 35, id="ratio-5.0-exact-where-floats-say-5.000000000000001"),
+        pytest.param((F(1, 10), F(51, 100)), 15, id="ratio-above-5"),
     ],
 )
 def test_error_acceleration_band_edges(rates, score):
@@ -81,20 +90,21 @@ def test_error_acceleration_band_edges(rates, score):
 @pytest.mark.parametrize(
     ("ratios", "score"),
     [
-        pytest.param(None, None, id="too-few-abstains"),
-        pytest.param((0.0, 0.5), None, id="no-writes-first-half-abstains"),
-        pytest.param((0.0, 0.0), None, id="no-writes-abstains"),
-        pytest.param((0.5, 0.45), 100, id="change-0.9-inclusive"),
-        pytest.param((0.5, 0.4499), 75, id="below-0.9"),
-        pytest.param((0.5, 0.35), 75, id="change-0.7-inclusive"),
-        pytest.param((0.5, 0.2), 55, id="change-0.4-inclusive"),
-        pytest.param((0.4, 0.06), 35, id="change-0.15-inclusive"),
-        pytest.param((0.4, 0.0599), 15, id="below-0.15"),
+        pytest.param(None, 100, id="fewer-than-4-calls-spec-100"),
+        pytest.param((F(0), F(1, 2)), 80, id="no-writes-first-half-spec-80"),
+        pytest.param((F(0), F(0)), 80, id="no-writes-spec-80"),
+        pytest.param((F(1, 2), F(9, 20)), 100, id="change-0.9-inclusive"),
+        pytest.param((F(1, 2), F(4499, 10_000)), 75, id="below-0.9"),
+        pytest.param((F(1, 2), F(7, 20)), 75, id="change-0.7-inclusive"),
+        pytest.param((F(1, 2), F(1, 5)), 55, id="change-0.4-inclusive"),
+        pytest.param((F(5, 6), F(1, 3)), 55, id="change-0.4-exact-where-floats-say-0.39999999999999997"),
+        pytest.param((F(2, 5), F(3, 50)), 35, id="change-0.15-inclusive"),
+        pytest.param((F(2, 5), F(599, 10_000)), 15, id="below-0.15"),
     ],
 )
 def test_tool_efficiency_band_edges(ratios, score):
-    """Tool efficiency: second ÷ first productive share, `>=` edges; no writes in the first half abstains
-    (the spec's 80 graded a session that never wrote "B")."""
+    """Tool efficiency: second ÷ first productive share, `>=` edges; no productive call in the first half is
+    the spec's 80 ("could be research phase")."""
     assert health_scores.tool_efficiency_score(ratios) == score
 
 
@@ -105,6 +115,23 @@ def test_tool_efficiency_band_edges(ratios, score):
 def test_grade_band_edges(score, letter):
     """Grades are `>=` edges on the composite."""
     assert health_scores.grade(score) == letter
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        pytest.param([100] * 5, (100, "A"), id="all-100"),
+        pytest.param([100, 100, 100, 35, 15], (85, "A"), id="85.0-is-A"),
+        pytest.param([100, 100, 80, 40, 35], (85, "B"), id="84.5-rounds-to-85-yet-B"),
+        pytest.param([80, 100, 40, 55, 15], (70, "B"), id="70.0-is-B"),
+        pytest.param([80, 100, 20, 40, 55], (70, "C"), id="69.5-rounds-to-70-yet-C"),
+        pytest.param([40, 100, 40, 40, 35], (55, "D"), id="54.5-rounds-to-55-yet-D"),
+        pytest.param([20, 15, 20, 15, 15], (18, "F"), id="floor"),
+    ],
+)
+def test_composite_fixed_weights(values, expected):
+    """The composite uses spec 000's fixed weights 40/25/15/10/10 and rounds half up (`Math.round`)."""
+    assert health_scores.composite(values) == expected
 
 
 def _tool(i: int, name: str = "Bash", error: bool = False, path: str | None = None, denied: bool = False) -> ToolCall:
@@ -138,15 +165,15 @@ def test_health_grade_composite_hand_built():
     5 re-reads of 11 = 0.4545 → 20. 24 tool calls, 12 per half: errors at 0, 6, 7 (first half, 3/12 = 0.25) and
     15, 16, 20–23 (second, 6/12 = 0.5); the refused read of e (17) is not an error: ratio 2.0 → 75. Productive:
     Edit 0–5 (first half 0.5), Write 12–14 (second 0.25): change 0.5 → 55. Composite 60·0.40 + 55·0.25 + 20·0.15
-    + 75·0.10 + 55·0.10 = 24 + 13.75 + 3 + 7.5 + 5.5 = 53.75 → D, 54; no signal abstains.
+    + 75·0.10 + 55·0.10 = 24 + 13.75 + 3 + 7.5 + 5.5 = 53.75 → D, 54; every signal has data.
     """
     h = health_grade(_rows(_hand_built_tools(), prompt=140_000, compactions=2), 200_000)
     assert [s["value"] for s in h["signals"]] == [60, 55, 20, 75, 55]
     assert (h["grade"], h["score"], h["reason"]) == ("D", 54, None)
     assert (h["fill_percent"], h["compaction_count"]) == (70.0, 2)
     assert (h["reread_ratio"], h["error_acceleration"], h["tool_efficiency"]) == (0.4545, 2.0, 0.5)
-    assert [s["abstained"] for s in h["signals"]] == [False] * 5
-    assert [s["effective_weight"] for s in h["signals"]] == [0.4, 0.25, 0.15, 0.1, 0.1]
+    assert [s["has_data"] for s in h["signals"]] == [True] * 5
+    assert [s["weight"] for s in h["signals"]] == [0.4, 0.25, 0.15, 0.1, 0.1]
     whys = [s["why"] for s in h["signals"]]
     assert whys[2] == "5 of 11 file reads re-read a file already read"
     assert whys[3] == (
@@ -178,78 +205,118 @@ def test_denied_results_are_not_errors():
 
 
 @pytest.mark.parametrize(
-    ("reads", "abstains"),
-    [pytest.param(9, True, id="9-reads-abstains"), pytest.param(10, False, id="10-reads-graded")],
+    ("reads", "value", "has_data", "why"),
+    [
+        pytest.param(0, 100, False, "no Read call with a file_path: spec's 100", id="0-reads-spec-100"),
+        pytest.param(1, 100, True, "0 of 1 file read re-read a file already read", id="1-read"),
+        pytest.param(2, 20, True, "1 of 2 file reads re-read a file already read", id="1-of-2-is-F"),
+        pytest.param(9, 60, True, "1 of 9 file reads re-read a file already read", id="1-of-9"),
+    ],
 )
-def test_rereads_abstain_below_ten_reads(reads, abstains):
-    """Re-reads needs 10 file reads: below that one re-read would move it two bands or more."""
+def test_rereads_from_the_first_read(reads, value, has_data, why):
+    """Re-reads scores any Read call with a path (spec 000, no minimum); none is the spec's 100, without data."""
     tools = [_tool(k, "Read", path="p0" if k == 1 else f"p{k}") for k in range(reads)]  # p0 read twice
-    sig = health_grade(_rows(tools), 200_000)["signals"][2]
-    assert (sig["abstained"], sig["value"]) == (abstains, None if abstains else 80)
-
-
-def test_one_reread_of_two_reads_is_not_an_f():
-    """1 re-read of 2 reads (a ratio of 0.5, spec 000's F) abstains; the reason gives the counts."""
-    tools = [_tool(0, "Read", path="a"), _tool(1, "Read", path="a")]
+    tools.append(_tool(reads, "Read"))  # a Read without a file_path is no file read
     h = health_grade(_rows(tools), 200_000)
     sig = h["signals"][2]
-    assert (sig["value"], sig["grade"], sig["abstained"], sig["effective_weight"]) == (None, None, True, 0.0)
-    assert sig["why"] == "only 2 file reads, fewer than 10 (1 re-read a file already read)"
-    assert h["reread_ratio"] is None
+    assert (sig["value"], sig["has_data"], sig["why"]) == (value, has_data, why)
+    assert h["reread_ratio"] == (None if not reads else round((reads > 1) / reads, 4))
 
 
 @pytest.mark.parametrize(
-    ("n", "abstains"),
-    [pytest.param(19, True, id="19-calls-9-in-first-half"), pytest.param(20, False, id="20-calls-10-per-half")],
+    ("n", "errors", "value", "has_data", "why"),
+    [
+        pytest.param(0, (), 100, False, "no tool call: spec's 100", id="0-calls-spec-100"),
+        pytest.param(1, (0,), 100, False, "1 tool call, fewer than 4: spec's 100", id="1-call-spec-100"),
+        pytest.param(3, (2,), 100, False, "3 tool calls, fewer than 4: spec's 100", id="3-calls-spec-100"),
+        pytest.param(
+            4, (3,), 40, True, "tool error rate 0% of 2 calls in the first half, 50% of 2 in the second", id="4-calls"
+        ),
+        pytest.param(
+            5, (0, 4), 100, True, "tool error rate 50% of 2 calls in the first half, 33% of 3 in the second", id="5"
+        ),
+    ],
 )
-def test_error_rate_needs_ten_tool_calls_per_half(n, abstains):
-    """Error acceleration compares halves only when each half holds 10 tool calls."""
-    tools = [_tool(i, error=i == n - 1) for i in range(n)]
+def test_error_rate_halves_from_four_tool_calls(n, errors, value, has_data, why):
+    """Error Rate compares the halves calls[:floor(n/2)] and calls[floor(n/2):] from 4 tool calls on; fewer is
+    the spec's 100 ("too few calls to judge")."""
+    tools = [_tool(i, error=i in errors) for i in range(n)]
     sig = health_grade(_rows(tools), 200_000)["signals"][3]
-    assert (sig["abstained"], sig["value"]) == (abstains, None if abstains else 40)
-    if abstains:
-        assert sig["why"] == "19 tool calls, fewer than 10 in each half"
+    assert (sig["value"], sig["has_data"], sig["why"]) == (value, has_data, why)
 
 
-def test_tool_efficiency_abstains_without_writes():
-    """No Write/Edit/MultiEdit at all: Tool Efficiency abstains (spec 000 said 80, B), and the others share its weight.
-
-    Thirty Read calls of distinct files, no error: fill 100, compactions 100, re-reads 100, error rate 100 with
-    weights 40/25/15/10 of 90: 0.4444, 0.2778, 0.1667, 0.1111.
-    """
-    tools = [_tool(i, "Read", path=f"p{i}") for i in range(30)]
-    h = health_grade(_rows(tools), 200_000)
+@pytest.mark.parametrize(
+    ("names", "value", "has_data", "why"),
+    [
+        pytest.param("EEE", 100, False, "3 tool calls, fewer than 4: spec's 100", id="3-calls-spec-100"),
+        pytest.param(
+            "BBBB",
+            80,
+            False,
+            "no productive call (Write/Edit/MultiEdit) in the first half, nor in the second: spec's 80",
+            id="no-writes-spec-80",
+        ),
+        pytest.param(
+            "BBEW",
+            80,
+            False,
+            "no productive call (Write/Edit/MultiEdit) in the first half (2 in the second): spec's 80",
+            id="no-first-half-writes-spec-80",
+        ),
+        pytest.param(
+            "EBBB",
+            15,
+            True,
+            "share of Write/Edit/MultiEdit 50% in the first half, 0% in the second",
+            id="stopped-writing",
+        ),
+        pytest.param(
+            "MBBW", 100, True, "share of Write/Edit/MultiEdit 50% in the first half, 50% in the second", id="same"
+        ),
+    ],
+)
+def test_tool_efficiency_no_data_values(names, value, has_data, why):
+    """Tool Efficiency: fewer than 4 tool calls is the spec's 100, a first half without a productive call the
+    spec's 80 (without data either way: `tool_efficiency` is null), else the change of the productive share."""
+    full = {"E": "Edit", "W": "Write", "M": "MultiEdit", "B": "Bash"}
+    h = health_grade(_rows([_tool(i, full[c]) for i, c in enumerate(names)]), 200_000)
     sig = h["signals"][4]
-    assert (sig["value"], sig["abstained"], sig["why"]) == (None, True, "no edits/writes")
-    assert [s["effective_weight"] for s in h["signals"]] == [0.4444, 0.2778, 0.1667, 0.1111, 0.0]
-    assert (h["grade"], h["score"], h["tool_efficiency"]) == ("A", 100, None)
+    assert (sig["value"], sig["has_data"], sig["why"]) == (value, has_data, why)
+    assert (h["tool_efficiency"] is None) == (not has_data)
 
 
-def test_abstaining_weights_are_renormalised():
-    """The composite is taken over the signals with data: fill 60 (0.70) and one compaction (75) alone give
-    (60·40 + 75·25) / 65 = 65.77 → C 66, where the spec's "no data = healthy" gave 24 + 18.75 + 35 = 77.75, B."""
+def test_fill_without_a_measured_prompt_is_the_spec_100():
+    """Calls whose usage could not be read (prompt 0) measure nothing: Context Fill is the spec's no-data 100,
+    `fill_percent` null; a later unmeasured call leaves the fill to the latest measured one."""
+    calls = [MainCall(1, 0, 0, None, None, None), MainCall(2, 0, 0, None, None, None)]
+    h = health_grade(SessionRows(calls, [], [], {}, AXIS_CALLS), 200_000)
+    sig = h["signals"][0]
+    assert (sig["value"], sig["has_data"], sig["measure"], h["fill_percent"]) == (100, False, None, None)
+    assert sig["why"] == "no call's prompt size could be read (usage read as 0 on all 2): spec's 100"
+    assert (h["grade"], h["score"]) == ("A", 100)
+    calls = [MainCall(1, 170_000, 0, None, None, None), MainCall(2, 0, 0, None, None, None)]
+    sig = health_grade(SessionRows(calls, [], [], {}, AXIS_CALLS), 200_000)["signals"][0]
+    assert (sig["value"], sig["has_data"], sig["measure"]) == (40, True, 0.85)
+    assert sig["why"] == "call #1's (the last with readable usage) prompt 170,000 of a 200,000-token window"
+
+
+def test_no_data_signals_keep_their_weight():
+    """Spec 000 composes the five signals with fixed weights, without data or not: fill 60 (0.70) and one
+    compaction (75) with no tool call give 24 + 18.75 + 15 + 10 + 10 = 77.75 → B 78."""
     h = health_grade(_rows([], prompt=140_000, compactions=1), 200_000)
-    assert [s["value"] for s in h["signals"]] == [60, 75, None, None, None]
-    assert (h["grade"], h["score"]) == ("C", 66)
-    assert [s["effective_weight"] for s in h["signals"]] == [0.6154, 0.3846, 0.0, 0.0, 0.0]
-
-
-def test_composite_edges_are_exact_when_renormalised():
-    """A renormalised composite on a grade edge takes the better grade: (80·40 + 100·10) / 50 = 84 → B, and
-    (100·40 + 55·25) / 65 = 82.69 → B 83; with every signal abstaining there is no composite."""
-    assert health_scores.composite([80, None, None, 100, None]) == (84, "B", [0.8, 0.0, 0.0, 0.2, 0.0])
-    assert health_scores.composite([100, 55, None, None, None])[:2] == (83, "B")
-    assert health_scores.composite([85, None, None, None, None])[:2] == (85, "A")
-    assert health_scores.composite([None] * 5) is None
+    assert [s["value"] for s in h["signals"]] == [60, 75, 100, 100, 100]
+    assert [s["has_data"] for s in h["signals"]] == [True, True, False, False, False]
+    assert [s["weight"] for s in h["signals"]] == [0.4, 0.25, 0.15, 0.1, 0.1]
+    assert (h["grade"], h["score"]) == ("B", 78)
 
 
 def test_no_model_call_grades_nothing():
-    """Rows without a main-thread call: no grade, no score, the reason, every signal abstaining, same keys."""
+    """Rows without a main-thread call: no grade, no score, the reason, no signal with data, same keys."""
     h = health_grade(SessionRows([], [_tool(0)], [Compaction(5, "auto", 1)], {}, AXIS_CALLS), 200_000)
     graded = health_grade(_rows([]), 200_000)
     assert (h["grade"], h["score"], h["reason"]) == (None, None, "no model call: nothing to grade")
     assert set(h) == set(graded)
-    assert [(s["value"], s["abstained"], s["effective_weight"]) for s in h["signals"]] == [(None, True, 0.0)] * 5
+    assert [(s["value"], s["has_data"], s["grade"]) for s in h["signals"]] == [(None, False, None)] * 5
     assert h["fill_percent"] is None and h["compaction_count"] is None
 
 
@@ -285,9 +352,10 @@ def test_timeline_point_before_the_first_call_is_ungraded():
     timeline = health_timeline(rows, 200_000)
     assert [(p["percent"], p["grade"], p["score"]) for p in timeline[:2]] == [(0, None, None), (5, None, None)]
     assert (timeline[10]["grade"], timeline[10]["score"]) == ("A", 100)
-    # the end: fill 0.75 → 60, no compaction → 100, the rest abstain: (60·40 + 100·25) / 65 = 75.38 → B 75
-    assert (timeline[-1]["grade"], timeline[-1]["score"]) == ("B", 75)
-    assert (health_grade(rows, 200_000)["grade"], health_grade(rows, 200_000)["score"]) == ("B", 75)
+    # the end: fill 0.75 → 60, no compaction → 100, one Read, no re-read → 100, one tool call → the spec's 100
+    # twice: 24 + 25 + 15 + 10 + 10 = 84 → B 84
+    assert (timeline[-1]["grade"], timeline[-1]["score"]) == ("B", 84)
+    assert (health_grade(rows, 200_000)["grade"], health_grade(rows, 200_000)["score"]) == ("B", 84)
 
 
 def test_stream_json_timeline_runs_over_calls():
@@ -299,42 +367,60 @@ def test_stream_json_timeline_runs_over_calls():
     assert "".join(p["grade"] for p in h["timeline"]) == "AAAAAAAAAAABBBBBBBBBC"
 
 
-#: Every sample's grade, score and sub-scores (Context Fill, Compactions, Re-reads, Error Rate, Tool
-#: Efficiency; None: the signal abstains). Each composite was checked by hand from the sub-scores over the
-#: weights of the signals with data (40/25/15/10/10, renormalised), e.g. a-ralph#1: (100·40 + 100·25 +
-#: 100·10 + 15·10) / 85 = 90 → A 90 (it had 6 file reads, so no Re-reads; spec 000 gave it 60, A 86);
-#: subagent#1: 24 + 25 + 3 + 10 + 3.5 = 65.5 → C 66; image: 40 + 25 + 3 + 7.5 + 10 = 85.5 → A 86; thinking:
-#: 40 + 25 + 15 + 4 + 10 = 94; flat: 40 + 25 + 3 + 10 + 5.5 = 83.5 → B 84; spotter: 32 + 18.75 + 3 + 4 + 5.5 =
-#: 63.25 → C 63. The sessions with fewer than 20 tool calls or 10 file reads now abstain on those signals
-#: (a-ralph#3–#27: 3 tool calls, 3 reads) instead of scoring them 100 or 80. The sub-scores of the
-#: transcripts are re-derived from the raw lines by `_independent_subscores` below, which shares no code
-#: with contexttrace.
+#: Every sample's grade, score, sub-scores (Context Fill, Compactions, Re-reads, Error Rate, Tool Efficiency)
+#: and which of them had data (False: the spec's no-data value). Each composite was checked by hand with
+#: spec 000's fixed weights 40/25/15/10/10, e.g. a-ralph#1: 40 + 25 + 9 + 10 + 1.5 = 85.5 → A 86; a-ralph#2:
+#: 40 + 25 + 15 + 10 + 8 = 98 (no productive call in the first half: the spec's 80); subagent#1: 24 + 25 + 3 +
+#: 10 + 3.5 = 65.5 → C 66; subagent#2: 40 + 25 + 9 + 10 + 8 = 92; image: 40 + 25 + 3 + 7.5 + 10 = 85.5 → A 86;
+#: thinking: 40 + 25 + 15 + 4 + 10 = 94; flat: 40 + 25 + 3 + 10 + 5.5 = 83.5 → B 84; spotter: 32 + 18.75 + 3 +
+#: 4 + 5.5 = 63.25 → C 63. a-ralph#3–#27 read 3 files with 3 tool calls: fewer than 4, the spec's 100 twice.
+#: The sub-scores of the transcripts are re-derived from the raw lines by `_independent_subscores` below,
+#: which shares no code with contexttrace (test_health_spec.py checks every sample and case against the
+#: spec's code too).
+_ALL, _NO_WRITES, _FEW = [True] * 5, [True, True, True, True, False], [True, True, True, False, False]
 SAMPLE_HEALTH = [
-    ("a-ralph-27runs-with-separators.jsonl#1", "A", 90, [100, 100, None, 100, 15]),
-    ("a-ralph-27runs-with-separators.jsonl#2", "A", 100, [100, 100, None, 100, None]),
-    *[(f"a-ralph-27runs-with-separators.jsonl#{i}", "A", 100, [100, 100, None, None, None]) for i in range(3, 28)],
-    ("a-ralph-subagent-opus45-haiku45.jsonl#1", "C", 66, [60, 100, 20, 100, 35]),
-    ("a-ralph-subagent-opus45-haiku45.jsonl#2", "A", 100, [100, 100, None, 100, None]),
-    ("b-ccl-image-and-errors.jsonl", "A", 86, [100, 100, 20, 75, 100]),
-    ("b-ccl-thinking-sonnet45.jsonl", "A", 94, [100, 100, 100, 40, 100]),
-    ("b-ccv-inline-sidechains-v1098.jsonl", "A", 100, [100, 100, None, None, None]),
-    ("b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", "A", 100, [100, 100, None, 100, None]),
-    ("b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl", "B", 84, [100, 100, 20, 100, 55]),
-    ("b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl", "A", 100, [100, 100, None, None, None]),
-    ("b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl", "A", 100, [100, 100, None, None, None]),
-    ("b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "C", 63, [80, 75, 20, 40, 55]),
+    ("a-ralph-27runs-with-separators.jsonl#1", "A", 86, [100, 100, 60, 100, 15], _ALL),
+    ("a-ralph-27runs-with-separators.jsonl#2", "A", 98, [100, 100, 100, 100, 80], _NO_WRITES),
+    *[(f"a-ralph-27runs-with-separators.jsonl#{i}", "A", 100, [100] * 5, _FEW) for i in range(3, 28)],
+    ("a-ralph-subagent-opus45-haiku45.jsonl#1", "C", 66, [60, 100, 20, 100, 35], _ALL),
+    ("a-ralph-subagent-opus45-haiku45.jsonl#2", "A", 92, [100, 100, 60, 100, 80], _NO_WRITES),
+    ("b-ccl-image-and-errors.jsonl", "A", 86, [100, 100, 20, 75, 100], _ALL),
+    ("b-ccl-thinking-sonnet45.jsonl", "A", 94, [100, 100, 100, 40, 100], _ALL),
+    ("b-ccv-inline-sidechains-v1098.jsonl", "A", 98, [100, 100, 100, 100, 80], [True, True, False, True, False]),
+    (
+        "b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+        "A",
+        98,
+        [100, 100, 100, 100, 80],
+        [True, True, False, True, False],
+    ),
+    ("b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl", "B", 84, [100, 100, 20, 100, 55], _ALL),
+    (
+        "b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl",
+        "A",
+        100,
+        [100] * 5,
+        [True, True, False, False, False],
+    ),
+    (
+        "b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl",
+        "A",
+        98,
+        [100, 100, 100, 100, 80],
+        _NO_WRITES,
+    ),
+    ("b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "C", 63, [80, 75, 20, 40, 55], _ALL),
 ]
 
 
-@pytest.mark.parametrize(("name", "letter", "score", "subs"), SAMPLE_HEALTH, ids=[s[0] for s in SAMPLE_HEALTH])
-def test_sample_health(sample_reports, name, letter, score, subs):
-    """Each real sample's grade, score and sub-scores are as checked by hand."""
+@pytest.mark.parametrize(("name", "letter", "score", "subs", "data"), SAMPLE_HEALTH, ids=[s[0] for s in SAMPLE_HEALTH])
+def test_sample_health(sample_reports, name, letter, score, subs, data):
+    """Each real sample's grade, score, sub-scores and `has_data` are as checked by hand."""
     h = sample_reports[name].extra["health"]
     assert (h["grade"], h["score"], [s["value"] for s in h["signals"]]) == (letter, score, subs)
-    assert [s["abstained"] for s in h["signals"]] == [v is None for v in subs]
-    weights = [w for v, w in zip(subs, [40, 25, 15, 10, 10], strict=True) if v is not None]
-    weighted = sum(v * w for v, w in zip([v for v in subs if v is not None], weights, strict=True))
-    assert (2 * weighted + sum(weights)) // (2 * sum(weights)) == score
+    assert [s["has_data"] for s in h["signals"]] == data
+    weighted = sum(v * w for v, w in zip(subs, [40, 25, 15, 10, 10], strict=True))
+    assert (2 * weighted + 100) // 200 == score
 
 
 def _band(value, edges, floor, better):
@@ -394,14 +480,14 @@ def _independent_subscores(path):
     subs = [
         _band(fill, [(0.5, 100), (0.65, 80), (0.8, 60), (0.9, 40)], 20, lambda v, e: v < e),
         {0: 100, 1: 75, 2: 55, 3: 35}.get(bounds, 15),
-        # fewer than 10 file reads abstain (None)
+        # no file read: the spec's 100
         _band(rereads / len(reads), [(0.05, 100), (0.1, 80), (0.2, 60), (0.35, 40)], 20, lambda v, e: v <= e)
-        if len(reads) >= 10
-        else None,
+        if reads
+        else 100,
     ]
     for flags, kind in ((err, "err"), (prod, "prod")):
-        if mid < 10:  # each half needs 10 tool calls
-            subs.append(None)
+        if len(tools) < 4:  # too few calls to judge: the spec's 100
+            subs.append(100)
             continue
         a, b = sum(flags[:mid]) / mid, sum(flags[mid:]) / (len(tools) - mid)
         if kind == "err":
@@ -412,11 +498,9 @@ def _independent_subscores(path):
                 if a == 0
                 else _band(b / a, [(1, 100), (2, 75), (3, 55), (5, 35)], 15, lambda v, e: v <= e)
             )
-        else:  # no productive call in the first half abstains
+        else:  # no productive call in the first half: the spec's 80
             subs.append(
-                None
-                if a == 0
-                else _band(b / a, [(0.9, 100), (0.7, 75), (0.4, 55), (0.15, 35)], 15, lambda v, e: v >= e)
+                80 if a == 0 else _band(b / a, [(0.9, 100), (0.7, 75), (0.4, 55), (0.15, 35)], 15, lambda v, e: v >= e)
             )
     return subs
 
@@ -428,15 +512,19 @@ def test_sample_subscores_independently(name):
     assert _independent_subscores(SAMPLES / name.split("#")[0]) == expected
 
 
-def test_explain_panel_shows_abstentions():
-    """The breakdown panel shows an abstaining signal as `–` with its reason, the effective weights of the
-    others, and a line saying the spec's weights were renormalised."""
+def test_explain_panel_marks_the_spec_no_data_values():
+    """The breakdown panel shows every signal with its sub-score, grade and spec 000's fixed weight; a signal
+    where the spec's no-data value applied is marked `(no data)` before its reason."""
     tools = [_tool(i, "Read", path=f"p{i}") for i in range(30)]
     h = health.health_of(_rows(tools), WindowChoice(200_000, "default"))
     lines = render_health_panel(h)
-    assert lines[1] == "    Context Fill     ██████████ 100 A   44%  last call's prompt 1,000 of a 200,000-token window"
-    assert lines[5] == "    Tool Efficiency  ··········   –        abstains: no edits/writes"
-    assert lines[6] == "    weights: spec 000's 40/25/15/10/10 (%), renormalised over the 4 signals with data"
+    assert len(lines) == 6
+    assert lines[0] == "  health A 98/100 · window 200,000 tokens (Claude Code's default; the trace does not say)"
+    assert lines[1] == "    Context Fill     ██████████ 100 A   40%  last call's prompt 1,000 of a 200,000-token window"
+    assert lines[5] == (
+        "    Tool Efficiency  ████████░░  80 B   10%  (no data) no productive call (Write/Edit/MultiEdit) in the "
+        "first half, nor in the second: spec's 80"
+    )
 
 
 def test_explain_panel_without_a_call():

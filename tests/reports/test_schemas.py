@@ -41,6 +41,7 @@ FINGERPRINTS = {
     ("tools", 2): "e9abbe18a72e",  # top_consumers gain capped (⊘ for a result cut at a cap)
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
+    ("trace", 3): "9b4da8f45f07",  # health.signals[]: has_data replaces abstained and effective_weight
 }
 
 #: Schema keywords that document and do not constrain: a change to them is not a change of the contract.

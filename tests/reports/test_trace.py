@@ -149,20 +149,20 @@ def test_missing_subagents_warned_by_both_reports_once(tmp_path):
 
 def test_calls_with_unreadable_usage_are_not_graded_as_measured():
     """Usage counts written as floats read as 0 (warned), yet Context Fill graded "100 A: prompt 0" and
-    first/peak/growth printed 0 as figures. Nothing was measured: Context Fill abstains, first/peak/growth
-    are `-` in the table, ctx_pressure abstains, and a warning says why."""
+    first/peak/growth printed 0 as figures. Nothing was measured: Context Fill has no data (the spec's 100,
+    `has_data` false), first/peak/growth are `-` in the table, ctx_pressure abstains, and a warning says why."""
     t = memory_trace(float_usage_call("m1"), float_usage_call("m2"), float_usage_call("m3"))
     r = build_report(t)
     assert (r.calls, r.first, r.peak, r.growth, r.fill, r.unmeasured_calls, r.spikes) == (3, 0, 0, 0, None, 3, [])
     assert (
         "none of the 3 main-thread call(s) has readable usage (read as 0): no prompt size was measured, so first, "
-        "peak, growth and fill are unknown (0 in JSON, - in the table) and Context Fill abstains"
+        "peak, growth and fill are unknown (0 in JSON, - in the table) and Context Fill has no data (spec 000's 100)"
     ) in r.warnings
     h = r.extra["health"]
     fill = h["signals"][0]
-    assert (fill["name"], fill["abstained"], fill["value"], h["fill_percent"]) == ("Context Fill", True, None, None)
-    assert fill["why"] == "no call's prompt size could be read (usage read as 0 on all 3)"
-    assert h["grade"] == "A" and h["score"] == 100  # graded on Compactions alone (0: 100)
+    assert (fill["name"], fill["has_data"], fill["value"], h["fill_percent"]) == ("Context Fill", False, 100, None)
+    assert fill["why"] == "no call's prompt size could be read (usage read as 0 on all 3): spec's 100"
+    assert h["grade"] == "A" and h["score"] == 100  # every signal 100: no data, no compaction, no tool call
     ctx = r.extra["weather"]["signals"][0]
     assert (ctx["name"], ctx["severity"], ctx["measure"]) == ("ctx_pressure", None, None)
     assert r.extra["weather"]["stats"]["context_fill_frac"] is None

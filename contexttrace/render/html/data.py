@@ -176,7 +176,8 @@ def chart_axes(section: TraceSection) -> tuple[list[str], str]:
 
 
 def _health_view(report: TraceReport) -> dict[str, Any]:
-    """The health card: grade, score and colour, and spec 000's breakdown, one row per signal."""
+    """The health card: grade, score and colour, and spec 000's breakdown, one row per signal (its fixed
+    weight, and `has_data` false where the spec's no-data value applied)."""
     h = report.extra.get("health") or {}
     signals = []
     for sig in h.get("signals") or []:
@@ -187,9 +188,8 @@ def _health_view(report: TraceReport) -> dict[str, Any]:
                 "value": sig.get("value"),
                 "grade": grade,
                 "color": grade_color(grade),
-                "abstained": bool(sig.get("abstained")),
-                "weight": MISSING if sig.get("effective_weight") is None else fmt_percent(sig["effective_weight"]),
-                "spec_weight": fmt_percent(sig["weight"]),
+                "has_data": bool(sig.get("has_data", True)),
+                "weight": fmt_percent(sig["weight"]),
                 "why": sig.get("why") or "",
             }
         )
