@@ -151,11 +151,22 @@ def sample_files(meta: bool = False) -> tuple[SampleFile, ...]:
     for name in sample_names():
         path = SAMPLES / name
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.name.endswith(".jsonl" if not meta else (".jsonl", ".json")))
+            found = sorted(p for p in path.rglob("*") if is_trace_file(p.name) or (meta and p.name.endswith(".json")))
             out.extend(SampleFile(name, p.relative_to(path).as_posix()) for p in found)
         else:
             out.append(SampleFile(name))
     return tuple(out)
+
+
+def is_trace_file(name: str) -> bool:
+    """A file a reader reads: a `.jsonl` file, or a Gemini CLI saved session (`session-*.json`, a document)."""
+    return name.endswith(".jsonl") or is_document(name)
+
+
+def is_document(name: str) -> bool:
+    """A trace written as one JSON document (Gemini CLI's `session-*.json`), not one record per line: any
+    damage may cost the whole file (a bad file costs that file), so it is fuzzed as one record."""
+    return name.startswith("session-") and name.endswith(".json")
 
 
 @functools.cache
@@ -174,6 +185,8 @@ def split_lines(data: bytes) -> list[bytes]:
 
 @functools.cache
 def file_lines(sf: SampleFile) -> tuple[bytes, ...]:
+    if is_document(sf.source.name):
+        return (file_bytes(sf),)  # one record: the whole document
     return tuple(split_lines(file_bytes(sf)))
 
 
@@ -191,13 +204,23 @@ def file_records(sf: SampleFile) -> tuple[Any, ...]:
 
 
 def carried(record: Any) -> int:
-    """An upper bound on the model calls one line carries: 1 for an assistant line with a message, else 0.
+    """An upper bound on the model calls one line carries: 1 for a Claude assistant line with a message or a
+    Codex `token_count` event with usage, the calls of a whole Gemini session document, else 0.
 
     Conservative: a call written over several lines (CASES B01) is counted on each of them, and an assistant
     line without `message.id` (B03) counts too.
     """
-    ok = isinstance(record, dict) and record.get("type") == "assistant" and isinstance(record.get("message"), dict)
-    return 1 if ok else 0
+    if not isinstance(record, dict):
+        return 0
+    if record.get("type") == "assistant" and isinstance(record.get("message"), dict):
+        return 1
+    payload = record.get("payload")
+    if record.get("type") == "event_msg" and isinstance(payload, dict) and payload.get("type") == "token_count":
+        return 1
+    messages = record.get("messages")
+    if isinstance(messages, list):
+        return sum(1 for m in messages if isinstance(m, dict) and m.get("type") == "gemini" and m.get("tokens"))
+    return 0
 
 
 @functools.cache
@@ -707,7 +730,8 @@ def named_paths(copy: Path, folder: bool) -> list[str]:
     if folder:
         return [str(copy.parent)]
     if copy.is_dir():
-        return sorted(str(p) for p in copy.glob("*.jsonl") if not p.name.startswith("agent-"))
+        return sorted(str(p) for p in copy.rglob("*") if is_trace_file(p.name) and not p.name.startswith("agent-")
+                      and "subagents" not in p.parts)  # fmt: skip
     return [str(copy)]
 
 
@@ -783,7 +807,7 @@ def frame_problems(copy: Path) -> list[str]:
     from contexttrace import ContextTraceError, read_trace
     from contexttrace.discover.local import find_traces
 
-    files = sorted(copy.rglob("*.jsonl")) if copy.is_dir() else [copy]
+    files = sorted(p for p in copy.rglob("*") if is_trace_file(p.name)) if copy.is_dir() else [copy]
     reads: list[tuple[str, Any]] = [(str(f), ()) for f in files]
     reads += [(s.path, s.subagents) for s in find_traces([str(copy)]) if s.subagents]
     problems = []

@@ -33,6 +33,23 @@ THREAD_COMPACTION = "compaction"
 #: Tool names whose call starts a subagent (Claude Code's Task, renamed Agent in CLI 2.1.x).
 AGENT_TOOLS = frozenset({"Task", "Agent"})
 
+# Tool names by what the tool does, for every agent read here (`tool_uses.name` as each agent writes it;
+# the agents' names do not collide). Code above `reading/` asks these sets, never an agent's name.
+#: Tools that run a shell command (which may change any file).
+SHELL_TOOLS = frozenset({
+    "Bash",  # Claude Code
+    "shell", "shell_command", "exec_command", "write_stdin", "local_shell", "container.exec", "exec",  # Codex CLI
+    "run_shell_command",  # Gemini CLI
+})  # fmt: skip
+#: Tools that write or edit files (spec 000's "productive" Write, Edit, MultiEdit and their counterparts).
+EDIT_TOOLS = frozenset({
+    "Write", "Edit", "MultiEdit",  # Claude Code
+    "apply_patch",  # Codex CLI
+    "write_file", "replace",  # Gemini CLI
+})  # fmt: skip
+#: Tools that read one file by its path (spec 000's Read; its path is `tool_uses.file_path`).
+READ_TOOLS = frozenset({"Read", "read_file"})  # Claude Code; Gemini CLI
+
 FORMAT_STREAM_JSON = "stream-json"
 FORMAT_TRANSCRIPT = "transcript"
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from contexttrace.reading import Trace
 
 #: The version of each `context tools --json` object (a change of its keys or their types bumps it).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Largest single results listed under the table.
 TOP_CONSUMERS = 5

@@ -13,6 +13,7 @@ from contexttrace.analysis.tokens import result_tokens
 from contexttrace.cli.app import app
 from contexttrace.reading import read_trace
 from contexttrace.render.tools import render_tools_json, render_tools_table, tools_panel_of
+from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.reports.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank
 from contexttrace.run.runner import analyze
 
@@ -237,7 +238,7 @@ def test_cli_json_and_sort(write):
     out = CliRunner().invoke(app, ["context", "tools", path, "--json", "--no-cache", "--sort", "tokens"])
     assert out.exit_code == 0, out.output
     (obj,) = orjson.loads(out.stdout)
-    assert obj["schema_version"] == 2
+    assert obj["schema_version"] == SCHEMA_VERSIONS["tools"]
     assert [t["tool"] for t in obj["tools"]] == ["Read", "Bash"]
     out = CliRunner().invoke(app, ["context", "tools", path, "--no-cache", "--sort", "errors"])
     assert out.exit_code == 0
@@ -259,7 +260,7 @@ def test_every_sample_runs(path):
     assert run.ok and run.reports
     assert render_tools_table(run, by_tool=True)
     for obj in orjson.loads(render_tools_json(run, by_tool=True)):
-        assert obj["schema_version"] == 2
+        assert obj["schema_version"] == SCHEMA_VERSIONS["tools"]
         for row in obj["tools"]:
             assert row["errors"] + row["denials"] <= row["results"]
             assert sum(row["error_classes"].values()) >= row["errors"]

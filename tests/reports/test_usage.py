@@ -121,6 +121,15 @@ EXPECTED = {
     "b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl": (
         87, 6021, 189054, 189054, 0, 3559826, 25671, 2.1769422999999994
     ),
+    # The other agents' samples, from the same kind of independent script: Codex (a call per token_count
+    # whose totals grew; input less cached, cached, output with reasoning) and Gemini (a call per gemini
+    # message with tokens; input less cached, cached, output + thoughts), at the table's list prices.
+    "c-codex-0.41-small.jsonl": (2, 1511, 0, 0, 0, 3840, 128, 0.00364875),
+    "c-codex-0.111-exec-command.jsonl": (85, 438328, 0, 0, 0, 4439936, 28409, 1.9417888000000008),
+    "c-codex-0.65-compaction.jsonl": (143, 2366730, 0, 0, 0, 16200448, 68772, 1.1342377000000003),
+    "d-gemini-sessions/chats/session-2025-12-12T21-46-7c761c30.json": (5, 25540, 0, 0, 0, 29491, 279, 0.00924423),
+    "d-gemini-sessions/chats/session-2025-12-26T04-02-b68abb2e.json": (12, 45310, 0, 0, 0, 49708, 2027, 0.0603397),
+    "d-gemini-sessions/chats/session-2025-12-30T01-16-3f9ce747.json": (8, 18487, 0, 0, 0, 39192, 1571, 0.0159161),
 }  # fmt: skip
 
 

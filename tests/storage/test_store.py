@@ -511,7 +511,7 @@ def test_cache_info_and_clear(tmp_path, settled):
     assert f"path: {store.store_path()}" in empty.stdout and "not created yet" in empty.stdout
     assert cli.invoke(app, ["context", "trace", str(SAMPLES), "--json"]).exit_code == 0
     info = cli.invoke(app, ["cache", "info"], catch_exceptions=False)
-    assert "entries: 10\n" in info.stdout
+    assert "entries: 17\n" in info.stdout  # 10 Claude Code sources, 4 Codex rollouts, 3 Gemini sessions
     assert f"reader version: {store.reader_version()}\n" in info.stdout
     assert "size: " in info.stdout and "not created" not in info.stdout
     cleared = cli.invoke(app, ["cache", "clear"], catch_exceptions=False)

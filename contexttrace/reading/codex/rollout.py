@@ -80,7 +80,8 @@ def is_rollout(head: bytes) -> bool:
         return False
     if not isinstance(line, dict):
         return False
-    if line.get("type") in ENVELOPE_TYPES and "payload" in line and "timestamp" in line:
+    kind = line.get("type")
+    if type(kind) is str and kind in ENVELOPE_TYPES and "payload" in line and "timestamp" in line:
         return True
     return "type" not in line and "id" in line and "instructions" in line and "timestamp" in line
 
@@ -400,6 +401,7 @@ def _route(r: _Rollout, kind: Any, payload: Any, seq: int, line: int, ts: int | 
         return
     if kind == "response_item":
         item = payload.get("type")
+        item = item if type(item) is str else None
         if item == "message":
             r.message(payload, seq, line, ts)
         elif item in MODEL_ITEMS:
@@ -429,11 +431,26 @@ def _route(r: _Rollout, kind: Any, payload: Any, seq: int, line: int, ts: int | 
         r.cli_version = payload.get("cli_version") if isinstance(payload.get("cli_version"), str) else None
 
 
+def _record(r: _Rollout, rec: dict[str, Any], number: int, ts: int | None) -> None:
+    """Hand one record to the reader's state: an envelope line, the bare first line or a bare item."""
+    kind = rec.get("type")
+    kind = kind if type(kind) is str else None
+    if "payload" in rec:
+        _route(r, kind, rec.get("payload"), r.seq, number, ts)
+    elif "instructions" in rec and "id" in rec and r.session_id is None:
+        r.legacy = True
+        r.session_id = rec["id"] if isinstance(rec["id"], str) else None
+    elif kind == "message" or kind in MODEL_ITEMS:
+        _route(r, "response_item", rec, r.seq, number, ts)  # a bare item (CLIs before 0.32)
+
+
 def _feed(r: _Rollout, fh: IO[bytes]) -> int:
     """Read every line of `fh` into `r`; return how many JSON records it held. Raises TraceReadError."""
     records = number = 0
     try:
         for number, raw in enumerate(fh, start=1):
+            if raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark (at the file's start, or where files were joined)
             if not raw.strip():
                 continue
             try:
@@ -452,13 +469,10 @@ def _feed(r: _Rollout, fh: IO[bytes]) -> int:
             ts = epoch_ms(rec.get("timestamp"))
             if ts is not None:
                 r.stamps.append(ts)
-            if "payload" in rec:
-                _route(r, rec.get("type"), rec.get("payload"), r.seq, number, ts)
-            elif "instructions" in rec and "id" in rec and r.session_id is None:
-                r.legacy = True
-                r.session_id = rec["id"] if isinstance(rec["id"], str) else None
-            elif rec.get("type") == "message" or rec.get("type") in MODEL_ITEMS:
-                _route(r, "response_item", rec, r.seq, number, ts)  # a bare item (CLIs before 0.32)
+            try:
+                _record(r, rec, number, ts)
+            except Exception as exc:  # the line firewall: a value no rule expected costs this line only
+                r.skip(number, f"not read ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
             if ts is not None:
                 r.prev_ts = ts
     except OSError as exc:
