@@ -2,8 +2,9 @@
 
 Every bundled sample's page loads with no console error, no Content-Security-Policy violation (the page
 allows no `'unsafe-eval'`: `securitypolicyviolation` events are recorded from before its scripts run) and
-no network request, shows each section and chart (drawn: its SVG marks are counted), draws one point per call and one line per compaction in the growth chart, and shows a point's
-tooltip on hover; a screenshot of each goes to tests/artifacts/ (gitignored; kept as a CI artefact).
+no network request, shows each section and chart (drawn: its SVG marks are counted), draws one point per
+call and one line per compaction in the growth chart, and shows a point's tooltip on hover; a screenshot of
+each goes to tests/artifacts/ (gitignored; kept as a CI artefact).
 A page made from a trace full of markup runs none of it.
 
 The browser is /usr/bin/chromium (`apt-get install chromium`; .ci/run installs it when missing; set
