@@ -30,7 +30,7 @@ SCHEMA_VERSIONS: dict[str, int] = {
     "usage-group": 2,
     "history": 1,
     "compare": 1,
-    "tools": 2,
+    "tools": 3,
     "sources": 2,
     "files": 2,
 }
