@@ -91,7 +91,7 @@ CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 6  # 6: a tool input too deep to encode is named by its line and tool use id
+READER_VERSION = 7  # 7: server_tool_use blocks are tool uses (`tool_uses.server_side`)
 
 #: One row per model call (one API response), deduplicated: `claude.calls` states the identity rule.
 CALL_SCHEMA: dict[str, str] = {
@@ -129,7 +129,7 @@ CALL_SCHEMA: dict[str, str] = {
     "path_words": "String",
 }
 
-#: One row per tool_use block, deduplicated by tool_use.id, in reading order.
+#: One row per tool_use block (and server_tool_use block), deduplicated by tool_use.id, in reading order.
 TOOL_USE_SCHEMA: dict[str, str] = {
     "seq": "Int64",
     "line": "Int64",
@@ -149,6 +149,10 @@ TOOL_USE_SCHEMA: dict[str, str] = {
     # the `cwd` of the line carrying the tool use when it differs from the trace's (`Trace.cwd`,
     # the first line's), else null: the directory its relative paths resolve against
     "cwd": "String",
+    # True for a `server_tool_use` block (a tool the API ran inside the call: web_search, web_fetch,
+    # code_execution; its result comes back in the same response, never as a tool_result), False for a
+    # `tool_use` block (a tool the harness ran); null when the format does not say
+    "server_side": "Boolean",
 }
 
 #: One row per tool_result block, deduplicated by tool_use_id, in reading order.

@@ -183,7 +183,7 @@ class Builder:
                 if type(block) is not Block:
                     continue
                 kind = block.type
-                if kind == "tool_use":
+                if kind == "tool_use" or kind == "server_tool_use":
                     tool_uses.append(block)
                 elif kind == "text":
                     if type(block.text) is str:
@@ -253,6 +253,7 @@ class Builder:
                 len(prompt) if type(prompt) is str else None,
                 read_path,
                 cwd,
+                block.type == "server_tool_use",
             )
         )
 

@@ -27,7 +27,7 @@ MAX_LINE_NOTES = 3
 #: and no `input_chars` (the length of `input_json`, set by `build`).
 USE_ROW = (
     "seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "file_path", "ts_ms",
-    "agent_type", "agent_description", "agent_prompt_chars", "read_path", "cwd",
+    "agent_type", "agent_description", "agent_prompt_chars", "read_path", "cwd", "server_side",
 )  # fmt: skip
 #: A tool-result row as the builder holds it: `TOOL_RESULT_SCHEMA` but `cleared_seq` (set by `build`).
 RESULT_ROW = tuple(c for c in TOOL_RESULT_SCHEMA if c != "cleared_seq")
