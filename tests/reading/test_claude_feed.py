@@ -27,7 +27,7 @@ def test_a_line_that_raises_is_skipped_and_named(monkeypatch, write):
 
 
 def test_reader_stream_runs_split_at_init_and_separators_go_to_next_run(write):
-    """Two runs with a separator before each: named path#1/#2, each counts its own separator."""
+    """Two runs (two sessions) with a separator before each: named path#1/#2, each counts its own separator."""
     init = {"type": "system", "subtype": "init", "session_id": "s", "tools": ["Read"], "mcp_servers": []}
     res = {"type": "result", "subtype": "success", "session_id": "s", "total_cost_usd": 0.5}
     path = write(
@@ -37,7 +37,7 @@ def test_reader_stream_runs_split_at_init_and_separators_go_to_next_run(write):
         assistant("m1", 1, 1, 100, parent=""),
         res,
         "=== Iteration 2 ===",
-        init,
+        {**init, "session_id": "s2"},
         assistant("m2", 1, 1, 200, parent=""),
         assistant("m3", 1, 1, 300, parent=""),
     )

@@ -32,7 +32,7 @@ from contexttrace.reading.model import LineNote
 from ..conftest import assistant, trace_and_report
 
 _CALL_ROW = [1, 1, "f", "m1", None, "main", "main", "x", 1, 2, 3, 4, 6, 0, 0, False, 0, None, None, None, None, None, 1,
-             False, 0, 0, "a/b.py"]  # fmt: skip
+             False, 0, 0, "a/b.py", 0, 0, 0, 0, 0, 0]  # fmt: skip
 
 
 def _filled(cls: type) -> Any:
@@ -48,7 +48,12 @@ def _filled(cls: type) -> Any:
             setattr(obj, name, {"surface": {"tools": 1}, "result": {"subtype": "success"}}.get(name, "x"))
     special = {
         Seen: {"uuids": {"u"}},
-        Diagnostics: {"notes": [LineNote("f", 1, "r")], "notes_per_file": {"f": 1}, "warnings": ["w"]},
+        Diagnostics: {
+            "notes": [LineNote("f", 1, "r")],
+            "notes_per_file": {"f": 1},
+            "warnings": ["w"],
+            "odd_stamps": {"0001-01-01T00:00:00+14:00": ("f", 1)},
+        },
         Facts: {"denied_ids": {"t"}, "files": ["f", "g"], "agents": {"a": {}}},
         Evidence: {"foreign": {"Codex CLI rollout": 1}},
         Threads: {"chains": {"u": "sidechain-u"}, "chain_roots": {"sidechain-u": "p"}},
@@ -100,7 +105,7 @@ def test_every_field_is_merged_or_named_not_merged(cls):
     for name in cls.__slots__:
         if name in not_merged:
             assert getattr(head, name) == getattr(fresh, name), name
-        elif not (cls is Calls and name in ("at", "key_of_id")):  # indexes, rebuilt with the rows
+        elif not (cls is Calls and name in ("at", "key_of_id", "placeholder_of_id")):  # indexes, rebuilt with the rows
             assert getattr(head, name) != getattr(fresh, name), f"{cls.__name__}.{name} is not merged"
 
 
