@@ -750,11 +750,23 @@ def baseline_main_calls(sample: str, folder: bool) -> dict[str, int]:
 
 def failures_problems(copy: Path, folder: bool) -> list[str]:
     """Run `analyze` on a copy damaged by one bad value and return each trace it failed: a bad value costs
-    at most its field, a bad line at most that line, never a trace."""
+    at most its field, a bad line at most that line, never a trace. A trace written as one JSON document
+    (`is_document`) is one line: when the damage leaves it no JSON, its failure is its line's cost."""
     from contexttrace import analyze
 
     run = analyze(named_paths(copy, folder), workers=1)
-    return [f"a trace failed: {f.path}: {f.reason}" for f in run.failures]
+    return [f"a trace failed: {f.path}: {f.reason}" for f in run.failures if not _broken_document(Path(f.path))]
+
+
+def _broken_document(path: Path) -> bool:
+    """Whether `path` is a one-document trace (`is_document`) that no longer decodes as JSON."""
+    if not is_document(path.name):
+        return False
+    try:
+        json.loads(path.read_bytes())
+    except ValueError:
+        return True
+    return False
 
 
 def subagent_problems(m: Mutation, copy: Path, folder: bool) -> list[str]:

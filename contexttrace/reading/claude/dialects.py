@@ -53,6 +53,19 @@ FOREIGN_TYPES = {
     "tool_use": "Gemini CLI stream-json",
     "tool_result": "Gemini CLI stream-json",
 }
+
+
+def foreign_reason(agent: str) -> str:
+    """Why a file of another agent's lines that no other reader recognised is not read: Gemini CLI's
+    stream-json is not read (it carries only the session's token sums, no model call's prompt); a Codex CLI rollout reaches
+    here only when its first lines are no rollout's (the Codex reader recognises it by them).
+
+    >>> foreign_reason("Codex CLI rollout")
+    "Codex CLI rollout lines, but none of the first lines is a rollout's (damaged start?): not read"
+    """
+    if agent.startswith("Codex"):
+        return f"{agent} lines, but none of the first lines is a rollout's (damaged start?): not read"
+    return f"a {agent} trace, not Claude Code's: not read (it records only session token sums, no model call's prompt; read its saved session under ~/.gemini/tmp)"
 #: Line types whose timestamp dates the trace (durations) and the call after it (`prev_ts_ms`).
 TIMED_TYPES = frozenset({"user", "assistant", "system"})
 
@@ -179,7 +192,7 @@ def dialect_of(ev: Evidence, has_rows: bool, skipped: int, nul_seen: bool, path:
     """
     if ev.foreign and not ev.claude_lines:
         agent = max(ev.foreign, key=lambda name: ev.foreign[name])
-        raise TraceFormatError(path, f"a {agent} trace, not Claude Code's: not supported yet")
+        raise TraceFormatError(path, foreign_reason(agent))
     if ev.seen_stream and ev.stream_lines >= ev.transcript_lines:
         return FORMAT_STREAM_JSON
     if ev.seen_transcript or has_rows:

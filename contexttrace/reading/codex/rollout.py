@@ -61,29 +61,40 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _REFUSALS = ("failed in sandbox", "exec command rejected", "patch rejected", "aborted by user")
 
 
+#: How many of a file's first lines `is_rollout` looks at: one damaged line must not hide a rollout.
+SNIFF_LINES = 8
+
+
 def is_rollout(head: bytes) -> bool:
-    """Whether a file starting with `head` is a Codex CLI rollout: its first line is an envelope line
-    (``{"timestamp", "type", "payload"}`` with a rollout type) or the bare session line CLIs before 0.32
-    wrote (``{"id", "timestamp", "instructions"}``).
+    """Whether a file starting with `head` is a Codex CLI rollout: of its first `SNIFF_LINES` lines that
+    decode to objects, the first rollout-shaped one comes before any line of another shape. A rollout line is
+    an envelope (``{"timestamp", "type", "payload"}`` with a rollout type and an object payload; a damaged
+    stamp does not unmake it) or the bare session line CLIs before 0.32 wrote (``{"id", "timestamp",
+    "instructions"}``, or a bare ``{"record_type": ...}`` line of theirs). Lines that do not decode (a
+    damaged line, the cut end of `head`) are passed over.
 
     >>> is_rollout(b'{"timestamp":"2025-11-01T17:34:37.9Z","type":"session_meta","payload":{"id":"x"}}\\n')
     True
     >>> is_rollout(b'{"id":"x","timestamp":"2025-08-01T10:00:00Z","instructions":null}\\n')
     True
-    >>> is_rollout(b'{"type":"user"}')
-    False
+    >>> is_rollout(b'{"type":"session_meta","payload":{}}\\n{"type":"user"}'), is_rollout(b'{"type":"user"}')
+    (True, False)
     """
-    first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
-    try:
-        line = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return False
-    if not isinstance(line, dict):
-        return False
+    for raw in head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n")[:SNIFF_LINES]:
+        try:
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(line, dict):
+            return _is_rollout_line(line)
+    return False
+
+
+def _is_rollout_line(line: dict[str, Any]) -> bool:
     kind = line.get("type")
-    if type(kind) is str and kind in ENVELOPE_TYPES and "payload" in line and "timestamp" in line:
-        return True
-    return "type" not in line and "id" in line and "instructions" in line and "timestamp" in line
+    if type(kind) is str and kind in ENVELOPE_TYPES:
+        return isinstance(line.get("payload"), dict)
+    return "type" not in line and (("id" in line and "instructions" in line) or "record_type" in line)
 
 
 def _text_of(content: Any, kinds: tuple[str, ...]) -> str:
