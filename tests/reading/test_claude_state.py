@@ -203,7 +203,10 @@ def test_fuzz_14_stamp_naming_no_moment_costs_its_value_with_a_warning_naming_th
     path = FUZZ / name
     rep = report_of(path)
     assert rep.calls == 3
-    said = "1 timestamp(s) name no moment every time zone can show (a date outside 0001-01-02 to 9999-12-30, UTC), read as unknown; the first at"
+    said = (
+        "1 timestamp(s) name no moment every time zone can show (a date outside 0001-01-02 to 9999-12-30, UTC), "
+        "read as unknown; the first at"
+    )
     assert f"{said} {path}:{line}" in rep.warnings
     [trace] = read_trace(str(path))
     assert all(-62_135_510_400_000 <= ms <= 253_402_214_399_999 for ms in trace.timestamps_ms)
@@ -234,6 +237,7 @@ def test_a_moment_is_warned_only_where_it_is_read(write):
     trace, rep = trace_and_report(write("t.jsonl", *lines))
     assert trace.calls["ts_ms"].to_list() == [None, None, None, 1_767_225_600_000]
     assert [w for w in rep.warnings if "no moment" in w] == [
-        f"1 timestamp(s) name no moment every time zone can show (a date outside 0001-01-02 to 9999-12-30, UTC), read as unknown; the first at "
+        "1 timestamp(s) name no moment every time zone can show (a date outside 0001-01-02 to 9999-12-30, UTC), "
+        f"read as unknown; the first at "
         f"{trace.path}:2"
     ]

@@ -57,15 +57,20 @@ FOREIGN_TYPES = {
 
 def foreign_reason(agent: str) -> str:
     """Why a file of another agent's lines that no other reader recognised is not read: Gemini CLI's
-    stream-json is not read (it carries only the session's token sums, no model call's prompt); a Codex CLI rollout reaches
-    here only when its first lines are no rollout's (the Codex reader recognises it by them).
+    stream-json is not read (it carries only the session's token sums, no model call's prompt); a Codex CLI
+    rollout reaches here only when its first lines are no rollout's (the Codex reader recognises it by them).
 
     >>> foreign_reason("Codex CLI rollout")
     "Codex CLI rollout lines, but none of the first lines is a rollout's (damaged start?): not read"
     """
     if agent.startswith("Codex"):
         return f"{agent} lines, but none of the first lines is a rollout's (damaged start?): not read"
-    return f"a {agent} trace, not Claude Code's: not read (it records only session token sums, no model call's prompt; read its saved session under ~/.gemini/tmp)"
+    return (
+        f"a {agent} trace, not Claude Code's: not read (it records only session token sums, no model call's "
+        "prompt; read its saved session under ~/.gemini/tmp)"
+    )
+
+
 #: Line types whose timestamp dates the trace (durations) and the call after it (`prev_ts_ms`).
 TIMED_TYPES = frozenset({"user", "assistant", "system"})
 

@@ -118,7 +118,8 @@ class Diagnostics:
             return []
         path, line = lost[0]
         return [
-            f"{len(lost)} timestamp(s) name no moment every time zone can show (a date outside 0001-01-02 to 9999-12-30, UTC), read as unknown; "
+            f"{len(lost)} timestamp(s) name no moment every time zone can show "
+            "(a date outside 0001-01-02 to 9999-12-30, UTC), read as unknown; "
             f"the first at {path}:{line}"
         ]
 
