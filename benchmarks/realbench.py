@@ -103,7 +103,8 @@ def _run(cmd: list[str], env: dict[str, str], before: Any = None) -> tuple[float
 def check_outputs(corpus: realcorpus.RealCorpus, store: Path) -> dict[str, Any]:
     """`context trace --json --calls` without the store, then cold and warm with it: identical, and every
     trace's figures (and the sum of its prompt series) its sample's known answers. Returns counts."""
-    from tests.test_samples import EXPECTED, FIELDS
+    from tests.test_samples import CLAUDE_EXPECTED as EXPECTED
+    from tests.test_samples import FIELDS
 
     py = [sys.executable, "-m", "contexttrace", "context", "trace", str(corpus.projects), "--json", "--calls"]
     env = _env(store)

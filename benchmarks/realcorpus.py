@@ -79,14 +79,21 @@ class RealCorpus:
         return [str(self.projects / f"-work-real-{p}") for p in range(PROJECTS // 2)]
 
 
+def _claude(samples: Path, pattern: str) -> list[Path]:
+    """The files of the Claude Code samples (`a-*`, `b-*`) that match `pattern`, sorted: the corpus copies
+    those alone (it measures reading Claude Code's traces, beside ccusage, which reads those)."""
+    roots = [p for p in sorted(samples.iterdir()) if p.name[:2] in ("a-", "b-")]
+    return sorted(f for r in roots for f in ([r] if r.is_file() and r.match(pattern) else r.rglob(pattern)))
+
+
 def copy_bytes(samples: Path = SAMPLES) -> int:
     """Bytes one copy of the samples writes (its .jsonl files)."""
-    return sum(p.stat().st_size for p in samples.rglob("*.jsonl"))
+    return sum(p.stat().st_size for p in _claude(samples, "*.jsonl"))
 
 
 def _digest(samples: Path) -> str:
     h = hashlib.blake2b(digest_size=16)
-    for p in sorted(samples.rglob("*")):
+    for p in _claude(samples, "*"):
         if p.is_file() and p.suffix in (".jsonl", ".json"):
             h.update(str(p.relative_to(samples)).encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
@@ -148,13 +155,13 @@ class _Renamer:
 
 
 def _agent_ids(samples: Path) -> list[bytes]:
-    return sorted({p.name[len("agent-") : -len(".jsonl")].encode() for p in samples.rglob("agent-*.jsonl")})
+    return sorted({p.name[len("agent-") : -len(".jsonl")].encode() for p in _claude(samples, "agent-*.jsonl")})
 
 
 def _units(samples: Path) -> list[tuple[Path, list[Path], list[Path]]]:
     """Each main file of samples/ with its nested subagent files and its flat agent files (by sessionId)."""
     units = []
-    for main in sorted(samples.rglob("*.jsonl")):
+    for main in _claude(samples, "*.jsonl"):
         if main.name.startswith("agent-") or "subagents" in main.parts:
             continue
         nested_dir = main.parent / main.stem / "subagents"

@@ -59,7 +59,8 @@ def client() -> Iterator[Client]:
 def test_dask_real_known_answers_and_local_output(real, client, timed: Any):
     """On the cluster, every copied trace has its sample's figures and prompt series, and `context trace
     --json --calls` is the local engine's, byte for byte."""
-    from tests.test_samples import EXPECTED, FIELDS
+    from tests.test_samples import CLAUDE_EXPECTED as EXPECTED
+    from tests.test_samples import FIELDS
 
     paths = [str(real.projects)]
     run = timed("dask-real", lambda: analyze(paths, engine=DaskEngine(client=client)))

@@ -35,7 +35,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 T = TypeVar("T")
 
 #: The line-level mutation kinds (one decoded line changed, or raw bytes of one line), then the file-level ones.
-LINE_KINDS = ("delete-key", "swap-type", "huge-number", "surrogate", "deep-nesting", "nul-in-line")
+LINE_KINDS = ("delete-key", "swap-type", "huge-number", "surrogate", "deep-nesting", "nul-in-line", "bad-moment")
 FILE_KINDS = ("truncate", "nul-line", "nul-tail")
 KINDS = LINE_KINDS + FILE_KINDS
 #: Slow kinds a campaign may add (not drawn by the properties): a string grown past the reader's 8 MB line limit.
@@ -74,6 +74,27 @@ HUGE_NUMBERS = (
     "Infinity",
 )
 SURROGATES = ("\ud800", "\udbff", "\udc00", "\udfff", "\ud83d")
+#: Keys whose value is a moment or a duration: a "bad-moment" mutation aims at one (a line with none gets a
+#: `timestamp`).
+MOMENT_KEYS = frozenset({"timestamp", "durationMs", "totalDurationMs", "duration_ms", "duration_api_ms"})
+#: Stamps a "bad-moment" mutation writes: dates a parser reads that name no moment `datetime` can hold in UTC
+#: (year 0 or 10000 once the offset is applied), the edges just inside, and dates that are no date.
+BAD_MOMENTS = (
+    "0001-01-01T00:00:00+14:00",
+    "0001-01-01T00:00:00.000+23:59",
+    "9999-12-31T23:59:59-14:00",
+    "9999-12-31T23:59:59.999999-23:59",
+    "0001-01-01T00:00:00Z",
+    "9999-12-31T23:59:59.999Z",
+    "0000-01-01T00:00:00Z",
+    "10000-01-01T00:00:00Z",
+    "2026-13-45T99:99:99Z",
+    "1970-01-01T00:00:00Z",
+    "2026-01-01",
+)
+#: Durations (ms) a "bad-moment" mutation writes: counts a reader takes (below 2**53) that no run lasts, up to past
+#: year 9999 from the epoch, and 0.
+BAD_DURATIONS = (2**53 - 1, 253_402_300_800_000, 10**15, 0)
 DEEP_LEVELS = (990, 990, 990, 300, 256)
 NUL_RUNS = (1, 2, 64, 1000, 5000)
 BLANKS = (b"", b" ", b"\t", b"\r", b"  \t ")
@@ -151,11 +172,22 @@ def sample_files(meta: bool = False) -> tuple[SampleFile, ...]:
     for name in sample_names():
         path = SAMPLES / name
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.name.endswith(".jsonl" if not meta else (".jsonl", ".json")))
+            found = sorted(p for p in path.rglob("*") if is_trace_file(p.name) or (meta and p.name.endswith(".json")))
             out.extend(SampleFile(name, p.relative_to(path).as_posix()) for p in found)
         else:
             out.append(SampleFile(name))
     return tuple(out)
+
+
+def is_trace_file(name: str) -> bool:
+    """A file a reader reads: a `.jsonl` file, or a Gemini CLI saved session (`session-*.json`, a document)."""
+    return name.endswith(".jsonl") or is_document(name)
+
+
+def is_document(name: str) -> bool:
+    """A trace written as one JSON document (Gemini CLI's `session-*.json`), not one record per line: any
+    damage may cost the whole file (a bad file costs that file), so it is fuzzed as one record."""
+    return name.startswith("session-") and name.endswith(".json")
 
 
 @functools.cache
@@ -174,6 +206,8 @@ def split_lines(data: bytes) -> list[bytes]:
 
 @functools.cache
 def file_lines(sf: SampleFile) -> tuple[bytes, ...]:
+    if is_document(sf.source.name):
+        return (file_bytes(sf),)  # one record: the whole document
     return tuple(split_lines(file_bytes(sf)))
 
 
@@ -191,13 +225,23 @@ def file_records(sf: SampleFile) -> tuple[Any, ...]:
 
 
 def carried(record: Any) -> int:
-    """An upper bound on the model calls one line carries: 1 for an assistant line with a message, else 0.
+    """An upper bound on the model calls one line carries: 1 for a Claude assistant line with a message or a
+    Codex `token_count` event with usage, the calls of a whole Gemini session document, else 0.
 
     Conservative: a call written over several lines (CASES B01) is counted on each of them, and an assistant
     line without `message.id` (B03) counts too.
     """
-    ok = isinstance(record, dict) and record.get("type") == "assistant" and isinstance(record.get("message"), dict)
-    return 1 if ok else 0
+    if not isinstance(record, dict):
+        return 0
+    if record.get("type") == "assistant" and isinstance(record.get("message"), dict):
+        return 1
+    payload = record.get("payload")
+    if record.get("type") == "event_msg" and isinstance(payload, dict) and payload.get("type") == "token_count":
+        return 1
+    messages = record.get("messages")
+    if isinstance(messages, list):
+        return sum(1 for m in messages if isinstance(m, dict) and m.get("type") == "gemini" and m.get("tokens"))
+    return 0
 
 
 @functools.cache
@@ -381,6 +425,8 @@ def _line_mutation(c: Chooser, sf: SampleFile, kind: str) -> Mutation:
                 else:
                     new = "x" + lone
                     detail = f"{list(path)} = {new!r}"
+            elif kind == "bad-moment":
+                new, path, detail = _bad_moment(c, record, path, sf, index)
             else:  # deep-nesting
                 depth = c.choice(DEEP_LEVELS)
                 if c.choice((True, True, False)):
@@ -398,6 +444,24 @@ def _line_mutation(c: Chooser, sf: SampleFile, kind: str) -> Mutation:
         lines[index] = _dump(record, ensure_ascii, raw) + end
     key = "" if kind == "nul-in-line" else "<root>" if not path else "[]" if isinstance(path[-1], int) else path[-1]
     return Mutation(sf, kind, index + 1, detail, carried(records[index]), b"".join(lines), key)
+
+
+def _bad_moment(c: Chooser, record: Any, path: tuple[Any, ...], sf: SampleFile, index: int) -> tuple[Any, Any, str]:
+    """(new value, its path, detail) of a "bad-moment" mutation: a stamp or duration of the line (a node under
+    a `MOMENT_KEYS` key, half of the time the one drawn if it is one) replaced by one of `BAD_MOMENTS` or
+    `BAD_DURATIONS`; a line with none gets a root `timestamp` (a line that is no object becomes one)."""
+    every, _ = node_paths(sf, index)
+    moments = [p for p in every if p and isinstance(p[-1], str) and p[-1] in MOMENT_KEYS]
+    if path and isinstance(path[-1], str) and path[-1] in MOMENT_KEYS and c.choice((False, True)):
+        where = path
+    elif moments:
+        where = c.choice(moments)
+    else:
+        where = ("timestamp",)
+        if not isinstance(record, dict):  # (the caller sets the value; the root is replaced by an object)
+            return {"timestamp": c.choice(BAD_MOMENTS)}, (), "the line replaced by an object with a bad timestamp"
+    new = c.choice(BAD_MOMENTS) if where[-1] == "timestamp" else c.choice(BAD_DURATIONS)
+    return new, where, f"{list(where)} = {json.dumps(new)}"
 
 
 def _file_mutation(c: Chooser, sf: SampleFile, kind: str) -> Mutation:
@@ -510,6 +574,10 @@ KNOWN_KINDS = (
     "08-frames-lone-surrogate-string",
     "09-frames-int-above-int64",
     "10-nul-byte-in-first-4KiB",
+    "14-timestamp-year-0",
+    "14b-turn-duration-year-10000",
+    "15-subagent-bad-timestamp-drops-session",
+    "16-stray-init-line-in-transcript",
 )
 
 
@@ -521,6 +589,7 @@ def known_kinds() -> dict[str, tuple[Mutation, tuple[str, ...]]]:
     ralph = SampleFile("a-ralph-subagent-opus45-haiku45.jsonl")
     spotter = SampleFile("b-spotter-compaction", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
     print_mode = SampleFile("b-ccl-print-mode-sessions", "29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl")
+    teams = SampleFile("b-ccl-agent-teams-opus47", "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
 
     def task(field: str) -> Callable[[Any], tuple[Any, ...]]:
         return lambda r: ("message", "content", _task_block(r), "input", field)
@@ -568,9 +637,47 @@ def known_kinds() -> dict[str, tuple[Mutation, tuple[str, ...]]]:
             Mutation(thinking, "nul-line", 1, "a line of 1 NUL byte(s)", 0, b"\0\n" + nul),
             ("context", "trace", "--explain"),
         ),
+        "14-timestamp-year-0": (
+            mutation_at(
+                thinking, _is("assistant"), lambda r: ("timestamp",), "bad-moment", "0001-01-01T00:00:00+14:00"
+            ),
+            trace_json,
+        ),
+        "14b-turn-duration-year-10000": (
+            mutation_at(
+                spotter,
+                _is("system", "turn_duration"),
+                lambda r: ("timestamp",),
+                "bad-moment",
+                "9999-12-31T23:59:59-14:00",
+                last=True,
+            ),
+            ("context", "usage", "--json"),
+        ),
+        "15-subagent-bad-timestamp-drops-session": (
+            mutation_at(
+                SampleFile("b-ccl-print-mode-sessions", f"{print_mode.rel[:-6]}/subagents/agent-a2271d1.jsonl"),
+                _is("assistant"),
+                lambda r: ("timestamp",),
+                "bad-moment",
+                "0001-01-01T00:00:00+14:00",
+            ),
+            trace_json,
+        ),
+        "16-stray-init-line-in-transcript": (stray_init(teams), trace_json),
     }
     assert tuple(made) == KNOWN_KINDS
     return made
+
+
+def stray_init(sf: SampleFile) -> Mutation:
+    """A stream-json `system/init` line pasted into the middle of a transcript (fuzz 16): no call is lost, the
+    transcript stays one trace with its subagent files."""
+    lines = list(file_lines(sf))
+    init = {"type": "system", "subtype": "init", "session_id": "pasted", "tools": [], "mcp_servers": []}
+    at = len(lines) // 2
+    lines.insert(at, json.dumps(init, separators=(",", ":")).encode() + b"\n")
+    return Mutation(sf, "stray-init", at + 1, "a stream-json init line inserted", 0, b"".join(lines))
 
 
 #: Kinds a long fuzz campaign found (docs/cases.md, after "Fuzz finds"), made on the samples: each a real defect.
@@ -617,9 +724,65 @@ def campaign_finds() -> dict[str, tuple[Mutation, tuple[str, ...]]]:
 
 
 @st.composite
-def mutations(draw: Any, kinds: Sequence[str] = KINDS) -> Mutation:
-    """Hypothesis strategy: a `Mutation` of the kinds given."""
-    return draw_mutation(DrawChooser(draw), kinds)
+def mutations(draw: Any, kinds: Sequence[str] = KINDS, files: Sequence[SampleFile] | None = None) -> Mutation:
+    """Hypothesis strategy: a `Mutation` of the kinds given, of one of `files` (default: every sample file)."""
+    return draw_mutation(DrawChooser(draw), kinds, files)
+
+
+@functools.cache
+def subagent_files() -> tuple[SampleFile, ...]:
+    """The sample files that are a session's subagent files (`subagents/agent-*.jsonl`, flat `agent-*.jsonl`)."""
+    return tuple(sf for sf in sample_files() if sf.rel and os.path.basename(sf.rel).startswith("agent-"))
+
+
+def main_calls(run: Any) -> dict[str, int]:
+    """Main-thread model calls of each trace of a run, by its name with the copy's folder left out."""
+    return {os.path.basename(r.trace): r.calls for r in run.reports}
+
+
+@functools.cache
+def baseline_main_calls(sample: str, folder: bool) -> dict[str, int]:
+    from contexttrace import analyze
+
+    copy = pristine_root() / sample / sample
+    return main_calls(analyze(named_paths(copy, folder), workers=1))
+
+
+def failures_problems(copy: Path, folder: bool) -> list[str]:
+    """Run `analyze` on a copy damaged by one bad value and return each trace it failed: a bad value costs
+    at most its field, a bad line at most that line, never a trace. A trace written as one JSON document
+    (`is_document`) is one line: when the damage leaves it no JSON, its failure is its line's cost."""
+    from contexttrace import analyze
+
+    run = analyze(named_paths(copy, folder), workers=1)
+    return [f"a trace failed: {f.path}: {f.reason}" for f in run.failures if not _broken_document(Path(f.path))]
+
+
+def _broken_document(path: Path) -> bool:
+    """Whether `path` is a one-document trace (`is_document`) that no longer decodes as JSON."""
+    if not is_document(path.name):
+        return False
+    try:
+        json.loads(path.read_bytes())
+    except ValueError:
+        return True
+    return False
+
+
+def subagent_problems(m: Mutation, copy: Path, folder: bool) -> list[str]:
+    """Run `analyze` on a copy whose subagent file is damaged and return what breaks the rule that a subagent
+    file's damage costs that file's lines only: its session failed, left out, or lost main-thread calls."""
+    from contexttrace import analyze
+
+    run = analyze(named_paths(copy, folder), workers=1)
+    problems = [f"a trace failed: {f.path}: {f.reason}" for f in run.failures]
+    before, after = baseline_main_calls(m.target.sample, folder), main_calls(run)
+    problems += [
+        f"{name}: main-thread calls {calls} -> {after.get(name, 'missing')}"
+        for name, calls in before.items()
+        if after.get(name) != calls
+    ]
+    return problems
 
 
 # -- neutral edits --------------------------------------------------------------------------------------
@@ -707,7 +870,8 @@ def named_paths(copy: Path, folder: bool) -> list[str]:
     if folder:
         return [str(copy.parent)]
     if copy.is_dir():
-        return sorted(str(p) for p in copy.glob("*.jsonl") if not p.name.startswith("agent-"))
+        return sorted(str(p) for p in copy.rglob("*") if is_trace_file(p.name) and not p.name.startswith("agent-")
+                      and "subagents" not in p.parts)  # fmt: skip
     return [str(copy)]
 
 
@@ -783,7 +947,7 @@ def frame_problems(copy: Path) -> list[str]:
     from contexttrace import ContextTraceError, read_trace
     from contexttrace.discover.local import find_traces
 
-    files = sorted(copy.rglob("*.jsonl")) if copy.is_dir() else [copy]
+    files = sorted(p for p in copy.rglob("*") if is_trace_file(p.name)) if copy.is_dir() else [copy]
     reads: list[tuple[str, Any]] = [(str(f), ()) for f in files]
     reads += [(s.path, s.subagents) for s in find_traces([str(copy)]) if s.subagents]
     problems = []
@@ -801,8 +965,9 @@ def trace_frame_problems(trace: Any) -> list[str]:
     """What breaks the frame contract in one trace's tables (`reading.model.TABLES`: the four tables of
     `reading/contract.py`): a table missing or held as something else, a column missing or extra, columns
     of one table of unequal lengths, a frame that does not build, or a frame whose columns, their order,
-    dtypes or height are not the contract's. Empty when each of `Trace.frame`'s four frames is exactly
-    the contract's."""
+    dtypes or height are not the contract's, or a value `Trace.frame` had to null (a value of another type
+    than its column's: the reader's defect). Empty when each of `Trace.frame`'s four frames is exactly the
+    contract's, built from the reader's columns as they are."""
     from contexttrace.reading.contract import polars_schema
     from contexttrace.reading.model import TABLES
 
@@ -840,6 +1005,7 @@ def trace_frame_problems(trace: Any) -> list[str]:
             problems.append(f"{where}: columns in another order than the contract's")
         if height is not None and frame.height != height:
             problems.append(f"{where}: {frame.height} rows built from columns of {height}")
+    problems += [f"{trace.name}: {w}" for w in trace.warnings if "its column's type cannot hold" in w]
     return problems
 
 

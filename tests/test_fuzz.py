@@ -2,8 +2,9 @@
 
 Each example copies one sample (a session folder with its subagent files) to a temporary folder and damages
 one of its files the ways real captures are damaged (`tests/fuzzing.py`: truncation at any byte; a key deleted
-at any depth, a value of another JSON type, a huge or non-finite number, a lone surrogate, 990-deep lists, on
-one line; NUL bytes inside a line, as a line, as a tail block). Then:
+at any depth, a value of another JSON type, a huge or non-finite number, a lone surrogate, 990-deep lists, a
+stamp or duration that names no moment, on one line; NUL bytes inside a line, as a line, as a tail block).
+Then:
 
 1. no exception escapes `analyze()` (a trace that cannot be read comes back in `.failures`, naming its own
    file) nor the CLI (`context trace --json`, `--explain`, `context usage --json`, `--breakdown`): exit 0 or
@@ -15,7 +16,12 @@ one line; NUL bytes inside a line, as a line, as a tail block). Then:
 2. the damage lowers the model calls of all threads (main, subagents, compaction summariser) by at most the
    calls the damaged lines carried (a truncation: every line not kept whole);
 3. neutral edits (UTF-8 BOM, CRLF, blank lines, no final newline) change no figure of either command;
-4. the notebook frames (`read_trace(...)` then `.calls`, `.tool_uses`, `.tool_results`, `.events`) build.
+4. the notebook frames (`read_trace(...)` then `.calls`, `.tool_uses`, `.tool_results`, `.events`) build,
+   each value in its column's dtype (no value nulled by `Trace.frame`'s last guard);
+5. no damaged value or line fails a trace (`analyze()` returns no failure): a bad value costs at most its
+   field, a bad line at most that line;
+6. no damage to a subagent file (a bad value or line, a cut, NUL padding) drops its session or changes one of
+   its main-thread calls: a bad subagent file costs at most that file.
 
 `test_fuzz_known_kinds_made_on_the_samples` makes the fuzz finds of CASES.md that one-line damage can make
 (`fuzzing.KNOWN_KINDS`) on the samples and checks 1, 2 and 4 on each, whatever the budget.
@@ -49,6 +55,7 @@ from .fuzzing import (
     CAMPAIGN_FINDS,
     COMMANDS,
     FILE_KINDS,
+    KINDS,
     KNOWN_KINDS,
     LINE_KINDS,
     Mutation,
@@ -87,6 +94,7 @@ def test_fuzz_known_kinds_made_on_the_samples(name: str):
     with tempfile.TemporaryDirectory(prefix="ct-fuzz-") as tmp:
         copy = fuzzing.write_mutation(m, Path(tmp))
         problems = fuzzing.analyze_problems(m, copy, folder=False)
+        problems += fuzzing.failures_problems(copy, folder=False)
         problems += fuzzing.cli_problems(command, [str(copy)], fuzzing.good_sample(m.target.sample), good_first=False)
         problems += fuzzing.frame_problems(copy)
     assert not problems, _problems_message(m, problems)
@@ -99,6 +107,27 @@ def test_fuzz_line_damage_costs_at_most_its_calls(m: Mutation, folder: bool):
     with tempfile.TemporaryDirectory(prefix="ct-fuzz-") as tmp:
         copy = fuzzing.write_mutation(m, Path(tmp))
         problems = fuzzing.analyze_problems(m, copy, folder)
+    assert not problems, _problems_message(m, problems)
+
+
+@FUZZ
+@given(m=mutations(LINE_KINDS), folder=st.booleans())
+def test_fuzz_no_damaged_value_fails_a_whole_trace(m: Mutation, folder: bool):
+    """One damaged value (or line) of any file never fails a trace: it costs its field, or its line."""
+    with tempfile.TemporaryDirectory(prefix="ct-fuzz-") as tmp:
+        copy = fuzzing.write_mutation(m, Path(tmp))
+        problems = fuzzing.failures_problems(copy, folder)
+    assert not problems, _problems_message(m, problems)
+
+
+@FUZZ
+@given(m=mutations(KINDS, fuzzing.subagent_files()), folder=st.booleans())
+def test_fuzz_damage_in_a_subagent_file_never_drops_the_session(m: Mutation, folder: bool):
+    """Any damage to a subagent file (a bad value, a bad line, a cut, NUL padding) costs that file's lines
+    only: its session is reported, with every main-thread call of the undamaged session."""
+    with tempfile.TemporaryDirectory(prefix="ct-fuzz-") as tmp:
+        copy = fuzzing.write_mutation(m, Path(tmp))
+        problems = fuzzing.subagent_problems(m, copy, folder)
     assert not problems, _problems_message(m, problems)
 
 

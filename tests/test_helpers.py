@@ -50,7 +50,13 @@ def _retype(columns: dict, name: str) -> None:
         pytest.param("calls", "model", _drop, "calls: column 'model' missing", id="missing-column"),
         pytest.param("tool_uses", "name", _add, "tool_uses: column 'extra' is outside the contract", id="extra"),
         pytest.param("tool_results", "is_error", _lengthen, "tool_results: columns of unequal lengths", id="length"),
-        pytest.param("calls", "input_tokens", _retype, "calls: the frame does not build", id="value-of-another-type"),
+        pytest.param(
+            "calls",
+            "input_tokens",
+            _retype,
+            "value(s) of the calls table its column's type cannot hold",
+            id="value-of-another-type",
+        ),
     ],
 )
 def test_frame_problems_finds_broken_columns(write, table, column, damage, problem):

@@ -18,15 +18,16 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis.frame_rows import FrameRows, cleared_results, main_rows, result_hashes
-from contexttrace.reading.contract import THREAD_MAIN
+from contexttrace.reading.contract import EDIT_TOOLS, SHELL_TOOLS, THREAD_MAIN
 
 if TYPE_CHECKING:
     import polars as pl
 
     from contexttrace.reading import Trace
 
-#: Tools whose call can change what a repeated read would return; a call after one is not a repeat.
-WRITER_TOOLS = frozenset({"Bash", "Edit", "MultiEdit", "NotebookEdit", "Write"})
+#: Tools whose call can change what a repeated read would return; a call after one is not a repeat (spec 004:
+#: Bash, Edit, MultiEdit, NotebookEdit, Write, and the other agents' shell and edit tools).
+WRITER_TOOLS = SHELL_TOOLS | EDIT_TOOLS | {"NotebookEdit"}
 
 #: How many tools the "largest tool results" line names.
 LARGEST_TOOLS_SHOWN = 5

@@ -2,9 +2,10 @@
 
 One rule for every figure that divides by the window (fill, health's Context Fill, weather's
 ctx_pressure, usage's context share): `--window` when given; else what the trace states (a `result`
-line's `modelUsage[model].contextWindow`, a model id ending in ``[1m]``); else Claude Code's default,
-raised to the 1M window when a steady main-thread prompt exceeds it. A model-name table is never
-consulted. Pure: nothing here prints.
+line's `modelUsage[model].contextWindow`; the window its reader read from it, `Trace.window_tokens`, such as
+a Codex rollout's `model_context_window` or Gemini CLI's model table, unless the trace's own steady peak
+exceeds it; a model id ending in ``[1m]``); else Claude Code's default, raised to the 1M window when a
+steady main-thread prompt exceeds it. Pure: nothing here prints.
 """
 
 from __future__ import annotations
@@ -157,6 +158,9 @@ def window_choice_of(
         return WindowChoice(sizes[main_models[-1]], "modelUsage")
     if sizes:
         return WindowChoice(max(sizes.values()), "modelUsage")
+    stated = stated_window(trace, prompts)
+    if stated is not None:
+        return stated
     # Claude Code selects the 1M window with a `[1m]` model suffix, which a stream-json init line (or a
     # gateway's model id) can carry even where `message.model` does not.
     surface = getattr(trace, "surface", None) or {}
@@ -171,6 +175,29 @@ def window_choice_of(
         if max((v for i, v in enumerate(series) if i not in spikes), default=0) > DEFAULT_WINDOW_TOKENS:
             return WindowChoice(LARGE_WINDOW_TOKENS, "peak")
     return WindowChoice(DEFAULT_WINDOW_TOKENS, "default")
+
+
+def stated_window(trace: Trace, prompts: list[int | None]) -> WindowChoice | None:
+    """The window the trace's reader read from it (`Trace.window_tokens`, with its `window_source`), or None
+    when it states none, states one outside 1 to `MAX_WINDOW_TOKENS`, or one below the trace's own steady
+    peak (a window is never smaller than a prompt it held: Codex CLI 0.137 stated 2,432 for a 272,000-token
+    model). Exact as stated.
+
+    >>> from types import SimpleNamespace
+    >>> t = SimpleNamespace(window_tokens=258_400, window_source="model_context_window")
+    >>> stated_window(t, [10_000, 200_000])
+    WindowChoice(tokens=258400, source='model_context_window')
+    >>> stated_window(SimpleNamespace(window_tokens=2432, window_source="x"), [5000]) is None
+    True
+    """
+    tokens = getattr(trace, "window_tokens", None)
+    if tokens is None or not 0 < tokens <= MAX_WINDOW_TOKENS:
+        return None
+    series = [p for p in prompts if measured(p)]
+    spikes = set(spike_indexes(series))
+    if max((v for i, v in enumerate(series) if i not in spikes), default=0) > tokens:
+        return None
+    return WindowChoice(tokens, getattr(trace, "window_source", None) or "trace")
 
 
 def effective_window(trace: Trace, window: int | None = None) -> int:

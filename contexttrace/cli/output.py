@@ -185,8 +185,11 @@ def nothing_found(paths: list[str], ok: bool) -> list[str]:
         if roots:
             where = ", ".join(str(r) for r in roots)
             lines.append(f"no traces found under {where}" + (" (from CLAUDE_CONFIG_DIR)" if configured else ""))
-        else:  # default_roots() keeps only these two that exist
-            lines.append("no traces found: neither ~/.config/claude/projects nor ~/.claude/projects exists")
+        else:  # default_roots() keeps only the folders that exist
+            lines.append(
+                "no traces found: none of ~/.config/claude/projects, ~/.claude/projects, ~/.codex/sessions "
+                "and ~/.gemini/tmp exists"
+            )
     for entry in (e.strip() for e in configured.split(",")):
         if entry and Path(entry).expanduser().name == "projects":
             lines.append(

@@ -9,11 +9,17 @@ are attached to their session:
 * flat `agent-*.jsonl` beside the session file whose lines carry the session's `sessionId` (2.0.x);
 * inline `isSidechain` lines inside the session file (1.0.x) need no attaching.
 
+Other agents' sessions in a folder are found too: Codex CLI rollouts are `.jsonl` files (its
+`history.jsonl` and `session_index.jsonl`, beside a `sessions/` folder, hold no session and are left out);
+Gemini CLI's saved sessions are `chats/session-*.json` (or `.jsonl`). Which agent wrote a file is decided
+when it is read, by its content.
+
 A URL (``s3://...``, ``file:///...``) and a quoted glob that names no file are `remote`'s to list and
-expand; `find_traces` takes every kind of argument. With no path, the session roots are searched:
-`$CLAUDE_CONFIG_DIR/projects` for each comma-separated entry of `CLAUDE_CONFIG_DIR` when it is set,
-else `~/.config/claude/projects` and `~/.claude/projects`. This module reads at most the first lines of
-flat agent files; it never prints.
+expand; `find_traces` takes every kind of argument. With no path, the session roots are searched
+(`default_roots`): Claude Code's (`$CLAUDE_CONFIG_DIR/projects` for each comma-separated entry of
+`CLAUDE_CONFIG_DIR` when it is set, else `~/.config/claude/projects` and `~/.claude/projects`), Codex
+CLI's (`$CODEX_HOME/sessions`, else `~/.codex/sessions`) and Gemini CLI's (`~/.gemini/tmp`). This module
+reads at most the first lines of flat agent files; it never prints.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from contexttrace.discover.model import (
     SUBAGENT_ALONE,
     TraceSource,
     is_agent_name,
+    is_session_name,
     session_id_in,
+    session_stem,
     subagent_file,
 )
 from contexttrace.discover.remote import expand_glob, is_glob, url_sources
@@ -35,7 +43,22 @@ from contexttrace.reading.urls import is_url, reason
 
 
 def default_roots() -> list[Path]:
-    """Return the directories that hold session transcripts when no path is given.
+    """Return the directories that hold sessions when no path is given: Claude Code's, then the other agents'.
+
+    Returns
+    -------
+    list of Path
+        `claude_roots()`, then `$CODEX_HOME/sessions` (else `~/.codex/sessions`) and `~/.gemini/tmp`, each
+        when it exists.
+    """
+    codex_home = os.environ.get("CODEX_HOME", "").strip()
+    codex = Path(codex_home).expanduser() if codex_home else Path.home() / ".codex"
+    others = (codex / "sessions", Path.home() / ".gemini" / "tmp")
+    return [*claude_roots(), *(p for p in others if p.is_dir())]
+
+
+def claude_roots() -> list[Path]:
+    """Return the directories that hold Claude Code's session transcripts.
 
     Returns
     -------
@@ -242,7 +265,7 @@ def _scan(root: Path) -> list[TraceSource]:
             nested.setdefault(session_dir, []).extend(os.path.join(dirpath, n) for n in agents)
             continue
         for n in filenames:
-            if n.endswith(".jsonl") and n not in agents:
+            if n not in agents and is_session_name(dirpath, n, dirnames):
                 special = _not_a_file(Path(dirpath, n))
                 if special is None:
                     sessions.append(os.path.join(dirpath, n))
@@ -260,7 +283,7 @@ def _scan(root: Path) -> list[TraceSource]:
     attached: set[tuple[str, str | None]] = set()
     for session in sessions:
         directory, name = os.path.split(session)
-        stem = name[: -len(".jsonl")]
+        stem = session_stem(name)
         files = sorted(nested.pop(os.path.join(directory, stem), []))
         files += flat_by_session.get((directory, stem), [])
         attached.add((directory, stem))

@@ -7,7 +7,7 @@ This module imports nothing else of `discover`; both discoveries import it. It n
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 import orjson
@@ -47,6 +47,38 @@ def is_agent_name(name: str) -> bool:
     (True, False)
     """
     return name.startswith("agent-") and name.endswith(".jsonl")
+
+
+#: Files of a Codex CLI home that hold no session (prompts typed, thread names), left out of a folder scan
+#: when a `sessions/` folder is beside them.
+CODEX_HOME_FILES = frozenset({"history.jsonl", "session_index.jsonl"})
+
+
+def is_session_name(folder: str, name: str, sibling_folders: Collection[str] = ()) -> bool:
+    """Whether a file found by a folder scan is a session of its own: a `.jsonl` file that is not a
+    subagent's (``agent-*.jsonl``) nor a Codex CLI home's own file (`CODEX_HOME_FILES` beside a `sessions`
+    folder), or a Gemini CLI saved session ``session-*.json`` in a ``chats`` folder.
+
+    `folder` is the file's folder (its last part is what counts), `sibling_folders` the folders beside the
+    file. Which agent wrote a file is decided when it is read, by its content.
+
+    >>> is_session_name("p/chats", "session-2025-12-12T21-46-7c76.json"), is_session_name("p", "a.json")
+    (True, False)
+    >>> is_session_name(".codex", "history.jsonl", ["sessions"]), is_session_name("x", "history.jsonl")
+    (False, True)
+    """
+    if name.endswith(".jsonl"):
+        return not is_agent_name(name) and not (name in CODEX_HOME_FILES and "sessions" in sibling_folders)
+    return name.endswith(".json") and name.startswith("session-") and folder.rstrip("/").rsplit("/", 1)[-1] == "chats"
+
+
+def session_stem(name: str) -> str:
+    """A session file's name without its extension: where its subagent folder and files are named from.
+
+    >>> session_stem("0b5e.jsonl"), session_stem("session-2025-12-12T21-46-7c76.json")
+    ('0b5e', 'session-2025-12-12T21-46-7c76')
+    """
+    return name.rsplit(".", 1)[0]
 
 
 def subagent_file(path: str, agent_id: str) -> SourceFile:

@@ -5,8 +5,9 @@ A path argument that starts with a scheme (``s3://bucket/traces/``, ``gs://...``
 ``s3`` and ``gcs`` extras). Discovery follows `local`'s rules one for one, so a folder on an object store
 gives the same sessions, in the same order, with the same subagent files as the same folder on disk:
 
-* a URL to a folder (an object-store prefix) is searched recursively: every ``*.jsonl`` not named
-  ``agent-*`` outside a ``subagents`` folder is a session; ``<session>/**/subagents/**/agent-*.jsonl``
+* a URL to a folder (an object-store prefix) is searched recursively: every file `model.is_session_name`
+  names outside a ``subagents`` folder is a session (``*.jsonl`` not named ``agent-*``, Gemini CLI's
+  ``chats/session-*.json``); ``<session>/**/subagents/**/agent-*.jsonl``
   files are attached to ``<session>.jsonl`` (sorted by path), then the flat ``agent-*.jsonl`` beside it
   whose lines name its `sessionId`; the rest are orphans (counted, never read);
 * a URL to a file is one trace, with its subagent files found as `local` finds them beside a file.
@@ -29,7 +30,15 @@ import glob
 import os
 from typing import Any
 
-from contexttrace.discover.model import SUBAGENT_ALONE, TraceSource, is_agent_name, session_id_in, subagent_file
+from contexttrace.discover.model import (
+    SUBAGENT_ALONE,
+    TraceSource,
+    is_agent_name,
+    is_session_name,
+    session_id_in,
+    session_stem,
+    subagent_file,
+)
 from contexttrace.reading.model import SourceFile
 from contexttrace.reading.urls import filesystem, is_url, reason
 
@@ -154,7 +163,13 @@ def _scan(fs: Any, root: str, spelling: str) -> list[TraceSource]:
     sessions: list[str] = []
     nested: dict[str, list[str]] = {}  # session `<folder>/<stem>` (relative) -> its agent files
     flat: dict[str, list[str]] = {}  # folder (relative, "" for the root) -> its flat agent files
-    for rel in sorted(_relative_files(fs, root)):
+    rels = sorted(_relative_files(fs, root))
+    children: dict[str, set[str]] = {}  # folder (relative) -> the folders directly in it
+    for rel in rels:
+        parts = rel.split("/")[:-1]
+        for i, part in enumerate(parts):
+            children.setdefault("/".join(parts[:i]), set()).add(part)
+    for rel in rels:
         *folders, name = rel.split("/")
         folder = "/".join(folders)
         if "subagents" in folders:
@@ -162,7 +177,7 @@ def _scan(fs: Any, root: str, spelling: str) -> list[TraceSource]:
                 nested.setdefault("/".join(folders[: folders.index("subagents")]), []).append(rel)
         elif is_agent_name(name):
             flat.setdefault(folder, []).append(rel)
-        elif name.endswith(".jsonl"):
+        elif is_session_name(folder, name, children.get(folder, ())):
             sessions.append(rel)
 
     def url(rel: str) -> str:
@@ -180,7 +195,7 @@ def _scan(fs: Any, root: str, spelling: str) -> list[TraceSource]:
     attached: set[tuple[str, str | None]] = set()
     for session in sessions:
         folder, _, name = session.rpartition("/")
-        stem = name[: -len(".jsonl")]
+        stem = session_stem(name)
         files = sorted(nested.pop(f"{folder}/{stem}" if folder else stem, []), key=url)
         files += flat_by_session.get((folder, stem), [])
         attached.add((folder, stem))

@@ -33,6 +33,23 @@ THREAD_COMPACTION = "compaction"
 #: Tool names whose call starts a subagent (Claude Code's Task, renamed Agent in CLI 2.1.x).
 AGENT_TOOLS = frozenset({"Task", "Agent"})
 
+# Tool names by what the tool does, for every agent read here (`tool_uses.name` as each agent writes it;
+# the agents' names do not collide). Code above `reading/` asks these sets, never an agent's name.
+#: Tools that run a shell command (which may change any file).
+SHELL_TOOLS = frozenset({
+    "Bash",  # Claude Code
+    "shell", "shell_command", "exec_command", "write_stdin", "local_shell", "container.exec", "exec",  # Codex CLI
+    "run_shell_command",  # Gemini CLI
+})  # fmt: skip
+#: Tools that write or edit files (spec 000's "productive" Write, Edit, MultiEdit and their counterparts).
+EDIT_TOOLS = frozenset({
+    "Write", "Edit", "MultiEdit",  # Claude Code
+    "apply_patch",  # Codex CLI
+    "write_file", "replace",  # Gemini CLI
+})  # fmt: skip
+#: Tools that read one file by its path (spec 000's Read; its path is `tool_uses.file_path`).
+READ_TOOLS = frozenset({"Read", "read_file"})  # Claude Code; Gemini CLI
+
 FORMAT_STREAM_JSON = "stream-json"
 FORMAT_TRANSCRIPT = "transcript"
 
@@ -74,7 +91,8 @@ CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 6  # 6: a tool input too deep to encode is named by its line and tool use id
+READER_VERSION = 8  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
+#    response, async agents' notifications, placeholder lines
 
 #: One row per model call (one API response), deduplicated: `claude.calls` states the identity rule.
 CALL_SCHEMA: dict[str, str] = {
@@ -110,9 +128,19 @@ CALL_SCHEMA: dict[str, str] = {
     # the path-like words of its `text` blocks, which `context files` reads as references (`text.path_words`:
     # runs of path characters holding a / or a .), space-separated in order; null when none
     "path_words": "String",
+    # Server-side compaction passes inside this response (`usage.iterations[]` entries of type "compaction",
+    # from its kept line): the API summarised the history, then answered over the summary. The top-level usage
+    # (the columns above) is the answer's alone; these are the passes' usage, summed: tokens billed that are
+    # in no prompt of the window. 0 when there is none (null: a reader that cannot tell).
+    "compaction_input_tokens": "Int64",
+    "compaction_cache_write_tokens": "Int64",
+    "compaction_cache_write_1h_tokens": "Int64",  # of which its cache_creation split states as 1-hour writes
+    "compaction_cache_read_tokens": "Int64",
+    "compaction_output_tokens": "Int64",  # the summaries written
+    "compaction_prompt_tokens": "Int64",  # the largest pass's prompt (input + cache write + cache read)
 }
 
-#: One row per tool_use block, deduplicated by tool_use.id, in reading order.
+#: One row per tool_use block (and server_tool_use block), deduplicated by tool_use.id, in reading order.
 TOOL_USE_SCHEMA: dict[str, str] = {
     "seq": "Int64",
     "line": "Int64",
@@ -132,6 +160,10 @@ TOOL_USE_SCHEMA: dict[str, str] = {
     # the `cwd` of the line carrying the tool use when it differs from the trace's (`Trace.cwd`,
     # the first line's), else null: the directory its relative paths resolve against
     "cwd": "String",
+    # True for a `server_tool_use` block (a tool the API ran inside the call: web_search, web_fetch,
+    # code_execution; its result comes back in the same response, never as a tool_result), False for a
+    # `tool_use` block (a tool the harness ran); null when the format does not say
+    "server_side": "Boolean",
 }
 
 #: One row per tool_result block, deduplicated by tool_use_id, in reading order.
@@ -162,6 +194,9 @@ TOOL_RESULT_SCHEMA: dict[str, str] = {
     # appliedLimit, a Read without `limit` that returned part of the file: `content.cap_of`)
     "capped": "Boolean",
     "unchanged": "Boolean",  # toolUseResult.type is "file_unchanged" (a Read answered "unchanged since read")
+    # Task/Agent results: toolUseResult.isAsync is true or its status is "async_launched": a launch receipt,
+    # the agent runs on and its report comes in a task notification (`events.tool_use_id`)
+    "agent_async": "Boolean",
 }
 
 #: One row per event that is not a call or a tool block: compactions, prompts, errors, durations.
@@ -171,8 +206,9 @@ EVENT_SCHEMA: dict[str, str] = {
     "thread": "String",
     "thread_kind": "String",
     "kind": "String",  # one of EVENT_KINDS
-    "trigger": "String",  # compact_boundary: "auto" or "manual"
-    "pre_tokens": "Int64",  # compact_boundary: context size the harness states before it
+    "trigger": "String",  # compact_boundary: "auto" or "manual" (a pass inside a response: "auto")
+    # compact_boundary: context size the harness states before it (a pass inside a response: the pass's prompt)
+    "pre_tokens": "Int64",
     "post_tokens": "Int64",  # compact_boundary: context size after it (newer CLIs only)
     "duration_ms": "Int64",  # turn_duration: durationMs; compact_boundary: durationMs when written
     "text_chars": "Int64",  # prompt kinds: characters of the text; attachment: of attachment.content
@@ -183,6 +219,8 @@ EVENT_SCHEMA: dict[str, str] = {
     "attachment_type": "String",  # attachment: attachment.type (hook_success, skill_listing, todo_reminder, ...)
     "attachment_path": "String",  # attachment: attachment.filename when a string (edited_text_file: an IDE edit)
     "command_name": "String",  # command: the slash command in its <command-name> tag as written ("/clear"), else null
+    "tool_use_id": "String",  # task_notification: the Task/Agent call its <tool-use-id> tag names, else null
+    "report_chars": "Int64",  # task_notification: characters of its <result> text (the agent's report), else null
 }
 
 
@@ -202,7 +240,7 @@ def polars_schema(columns: dict[str, str]) -> pl.Schema:
 
 
 EVENT_KINDS = (
-    "compact_boundary",  # system/compact_boundary
+    "compact_boundary",  # system/compact_boundary, or a compaction pass inside a response (`usage.iterations`)
     "microcompact_boundary",  # system/microcompact_boundary: old tool results cleared, no full compaction
     "task_notification",  # a background task's <task-notification> user line: not a turn
     "prompt",  # a prompt the person typed (user line that is not a tool result nor injected)

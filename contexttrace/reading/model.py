@@ -108,6 +108,48 @@ class ColumnView:
 Table: TypeAlias = "pl.DataFrame | ColumnView"
 
 
+_INT64 = range(-(2**63), 2**63)
+
+
+def _fits(value: Any, dtype: str) -> bool:
+    """Whether a frame column of `dtype` (a name of `contract`'s tables) can hold `value` (None always)."""
+    if value is None:
+        return True
+    if dtype == "Int64":
+        return type(value) is int and value in _INT64
+    if dtype == "Boolean":
+        return type(value) is bool
+    if dtype == "String":
+        return type(value) is str and (value.isascii() or _encodes(value))
+    return True
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
+
+
+def fitted_columns(columns: dict[str, list[Any]], dtypes: dict[str, str]) -> tuple[dict[str, list[Any]], int]:
+    """A table's columns with every value its column's dtype cannot hold (an int past 64 bits, a string
+    with a lone surrogate, a value of another type) as None, and how many there were: what `Trace.frame`
+    builds when the reader's columns break the contract, so a bad value costs its cell, never the frame.
+
+    >>> fitted_columns({"n": [1, 2**64], "s": ["a", "\\ud800"]}, {"n": "Int64", "s": "String"})
+    ({'n': [1, None], 's': ['a', None]}, 2)
+    """
+    out: dict[str, list[Any]] = {}
+    unfit = 0
+    for name, values in columns.items():
+        dtype = dtypes.get(name, "")
+        kept = [v if _fits(v, dtype) else None for v in values]
+        unfit += sum(1 for v, k in zip(values, kept, strict=True) if k is None and v is not None)
+        out[name] = kept
+    return out, unfit
+
+
 @dataclass
 class Trace:
     """One trace, read: its four tables and the facts that are not rows.
@@ -204,7 +246,9 @@ class Trace:
     def frame(self, table: str) -> pl.DataFrame:
         """The Polars frame of one of `TABLES`, built once from the reader's columns.
 
-        Raises ValueError for a slim trace (`slimmed`), which holds only its call identity columns.
+        A value its column's dtype cannot hold (the reader bounds every one: this is the last guard) is null,
+        counted in a warning (`fitted_columns`). Raises ValueError for a slim trace (`slimmed`), which holds
+        only its call identity columns.
         """
         if self.slim:
             raise ValueError(f"{self.name}: a slim trace (call keys only) has no frames; read it again")
@@ -212,7 +256,14 @@ class Trace:
         if isinstance(value, dict):
             import polars as pl  # only here: reading and reports never import Polars
 
-            value = pl.DataFrame(value, schema=polars_schema(TABLES[table]))
+            schema = polars_schema(TABLES[table])
+            try:
+                value = pl.DataFrame(value, schema=schema)
+            except (pl.exceptions.PolarsError, OverflowError, TypeError, ValueError):
+                fitted, unfit = fitted_columns(value, TABLES[table])  # a value the reader should have bounded
+                value = pl.DataFrame(fitted, schema=schema)
+                unknown = f"{unfit} value(s) of the {table} table its column's type cannot hold, read as unknown"
+                self.warnings.append(unknown)
             self.tables[table] = value
         return value  # type: ignore[no-any-return]
 

@@ -14,6 +14,10 @@ from contexttrace.reports.trace import RunResult
 
 HEADERS = ["thread", "tool", "error classes", "calls", "errors", "denied", "p50", "p95", "tokens → ctx",
            "input → ctx", "re-read tax"]  # fmt: skip
+#: The table of the server-side tools (`ToolsReport.server_tools`), under the tools table.
+SERVER_HEADERS = ["thread", "server-side tool", "calls", "requests", "input → ctx", "cost USD"]
+#: The line before that table: what a server-side tool is, and why it is apart.
+SERVER_TITLE = "Server-side tools (run by the API inside a call; their results are in the calls' usage):"
 #: Marks a result cut short: its full output was persisted to a file (a `<persisted-output>` preview), or the
 #: tool cut it at a cap (`tool_results.capped`: toolUseResult.truncated / truncatedByTokenCap).
 CUT_MARK = "⊘"
@@ -59,7 +63,8 @@ PANEL_COLUMNS = [
 
 def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
     """The `context report` panel of one trace's tools: one row per tool and thread, sorted by calls (MCP
-    tools under their server), the top context consumers as its note.
+    tools under their server), then the server-side tools (marked so; only their calls are measured), the
+    top context consumers as its note.
 
     Parameters
     ----------
@@ -70,7 +75,7 @@ def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
     -------
     dict or None
         A table panel (docs/report.md: `id`, `title`, `kind`, `columns` = `PANEL_COLUMNS`, `rows`, `note`);
-        None when the trace has no tool call.
+        None when the trace has no tool call, client or server-side.
     """
     rows = [
         {
@@ -86,6 +91,11 @@ def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
         for row in sort_rows(r.rows, "calls")
         if row["parent"] is None
     ]
+    rows += [
+        {"thread": row["thread"], "tool": f"{row['tool']} (server-side)", "calls": fmt_int(row["calls"]),
+         "errors": "-", "classes": "-", "p95": "-", "tokens": "-", "tax": "-"}
+        for row in r.server_tools
+    ]  # fmt: skip
     if not rows:
         return None
     top = "; ".join(
@@ -94,6 +104,17 @@ def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
     note = f"Top context consumers (main thread): {top}" if top else None
     return {"id": "tools", "title": "Tools (context tools)", "kind": "table", "columns": PANEL_COLUMNS,
             "rows": rows, "note": note}  # fmt: skip
+
+
+def _server_cells(row: dict[str, Any]) -> list[str]:
+    return [
+        row["thread"],
+        row["tool"],
+        fmt_int(row["calls"]),
+        fmt_int(row["requests"]),
+        fmt_tokens(row["input_tokens_to_context"], estimated=True),
+        fmt_usd(row["cost_usd"]),
+    ]
 
 
 def render_tools_table(run: RunResult, sort: str = "calls", by_tool: bool = False) -> str:
@@ -112,8 +133,9 @@ def render_tools_table(run: RunResult, sort: str = "calls", by_tool: bool = Fals
     -------
     str
         Per trace: its name, the tools table (durations ≈: tool_use → tool_result; tokens ≈ chars / 4),
-        the notes, and the top context consumers (tokens, the main-thread call that first carried them,
-        ⊘ for a persisted or capped result).
+        the server-side tools' table when it used any (`SERVER_HEADERS`: calls, the web searches its
+        usage bills and their ≈ list-price cost), the notes, and the top context consumers (tokens, the
+        main-thread call that first carried them, ⊘ for a persisted or capped result).
     """
     blocks = []
     for r in run.reports:
@@ -122,7 +144,10 @@ def render_tools_table(run: RunResult, sort: str = "calls", by_tool: bool = Fals
         if rows:
             lines.append(pipe_table([_cells(row) for row in rows], HEADERS, left=3))
         else:
-            lines.append("no tool calls")
+            lines.append("no client tool calls" if r.server_tools else "no tool calls")
+        if r.server_tools:
+            lines.append(SERVER_TITLE)
+            lines.append(pipe_table([_server_cells(row) for row in r.server_tools], SERVER_HEADERS, left=2))
         lines.extend(_notes(r))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

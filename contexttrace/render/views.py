@@ -23,6 +23,7 @@ from contexttrace.render.trace import (
 )
 from contexttrace.render.usage import USAGE_HEADERS, render_usage_notes, usage_breakdown, usage_cells
 from contexttrace.reports.trace import RunResult
+from contexttrace.select.filters import in_zone
 
 #: Columns a narrow terminal leaves out first, least important first; the others always stay.
 TRACE_DROP_ORDER = ("result chars", "growth", "first", "project", "repeat", "start", "failed", "tools", "compact",
@@ -53,12 +54,17 @@ def fmt_start(record: dict[str, Any], tz: Any = None) -> str:
     >>> fmt_start({"start": "2026-02-12T16:02:25.284Z", "start_source": "timestamp"}, ZoneInfo("Europe/Paris"))
     '2026-02-12 17:02'
     """
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     if not record.get("start"):
         return "-"
-    moment = datetime.fromisoformat(record["start"]).astimezone(tz)
-    return (MTIME_MARK if record.get("start_source") == "file_mtime" else "") + moment.strftime("%Y-%m-%d %H:%M")
+    moment, zone = datetime.fromisoformat(record["start"]), ""
+    try:
+        moment = in_zone(moment, tz)
+    except OverflowError:  # a start `tz` cannot show (year 9999 read east of UTC): shown in UTC, so marked
+        moment, zone = moment.astimezone(UTC), " UTC"
+    mark = MTIME_MARK if record.get("start_source") == "file_mtime" else ""
+    return mark + moment.strftime("%Y-%m-%d %H:%M") + zone
 
 
 def _grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:

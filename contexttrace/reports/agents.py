@@ -78,6 +78,29 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _completions(trace: Trace) -> list[tuple[Any, int | None, int | None, bool]]:
+    """How each tool call completed: (tool_use_id, characters returned, ms when it returned, whether that is
+    known), one per tool result. A Task/Agent call that launched its agent in the background returns a receipt
+    at once (`tool_results.agent_async`); it completes when the task notification naming it comes, with the
+    report that notification carries (`events.report_chars`): the receipt is neither its end nor what it
+    returned. Without a notification, both are unknown (None, known False)."""
+    frame = trace.view("tool_results")
+    cols = ("tool_use_id", "result_chars", "ts_ms", "agent_async")
+    events = trace.view("events")
+    notified: dict[Any, tuple[int | None, int | None]] = {}
+    for kind, tid, ts, chars in zip(
+        *(events.get_column(c).to_list() for c in ("kind", "tool_use_id", "ts_ms", "report_chars")), strict=True
+    ):
+        if kind == "task_notification" and tid is not None:
+            notified.setdefault(tid, (ts, chars))  # the first notification naming the call
+    out: list[tuple[Any, int | None, int | None, bool]] = []
+    for tid, chars, ts, is_async in zip(*(frame.get_column(c).to_list() for c in cols), strict=True):
+        if is_async:
+            ts, chars = notified.get(tid, (None, None))
+        out.append((tid, chars, ts, chars is not None or not is_async))
+    return out
+
+
 def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
     """One row per subagent thread (Task/Agent subagents, warmups, inline sidechains).
 
@@ -95,10 +118,12 @@ def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
         beside the agent file, else the Task/Agent call's `input.subagent_type` / `input.description`;
         None when neither is known, e.g. warmups), `tasks` (Task/Agent calls linked to it),
         `linked_by` (``"tool_use_id"`` or ``"agent_id"`` exact, ``"prompt_length"`` ≈, or None), the keys
-        of `costs.token_totals` (its own calls), `duration_ms` (last tool_result − first tool_use of its Task
-        calls, else first to last line of its own calls; None without timestamps) and `duration_source`,
-        `returned_chars` (chars of its Task results, exact), `returned_tokens` (chars ÷ 4, ≈) and
-        `return_ratio` (returned ÷ the agent's output tokens, ≈; None without a link or output).
+        of `costs.token_totals` (its own calls), `duration_ms` (last completion − first tool_use of its Task
+        calls: the tool_result, or for an agent launched in the background the task notification naming the
+        call; else first to last line of its own calls; None without timestamps) and `duration_source`,
+        `returned_chars` (chars of its Task results, or of a background agent's report in its notification,
+        exact; None when a background agent's report is not in the trace), `returned_tokens` (chars ÷ 4, ≈)
+        and `return_ratio` (returned ÷ the agent's output tokens, ≈; None without a link or output).
     """
     return agents_of_rows(trace, priced.to_dicts())
 
@@ -109,8 +134,7 @@ def agents_of_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str,
     parts = grouped(sub, lambda r: r["thread"])
     threads = list(parts)
     links = _link_agents(trace, threads)
-    frame = trace.view("tool_results")
-    results = list(zip(*(frame.get_column(c).to_list() for c in ("tool_use_id", "result_chars", "ts_ms")), strict=True))
+    results = _completions(trace)
     rows = []
     for thread in threads:
         part = parts[thread]
@@ -124,7 +148,7 @@ def agents_of_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str,
             description += f" (+{len(tasks) - 1} more)"  # inline sidechains: several Task calls, one thread
         ids = {t["tool_use_id"] for t in tasks if t["tool_use_id"] is not None}  # `is_in` never matches a null
         res = [r for r in results if r[0] in ids]
-        returned = sum(r[1] or 0 for r in res) if tasks else None
+        returned = sum(r[1] or 0 for r in res) if tasks and all(r[3] for r in res) else None
         duration, source = None, None
         use_ts = [t["ts_ms"] for t in tasks if t["ts_ms"] is not None]
         res_ts = [r[2] for r in res if r[2] is not None]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from contexttrace.reading import Trace
+from contexttrace.reading.urls import is_url
 from contexttrace.reports.stats import Number, median_difference_ci, noise_of, plain, rank_test, within_noise
 from contexttrace.reports.surface import surface_between, surface_within, typical_surface
 from contexttrace.reports.trace import DiagnosticsOfReport, RunResult, TraceReport, build_report
@@ -175,6 +176,43 @@ def _expand(name: str, pattern: str) -> list[str]:
     return matches
 
 
+def _exists(pattern: str) -> bool:
+    """A condition's PATH names runs: standard input, a URL (checked when read), an existing file or
+    directory, or a glob that matches."""
+    if pattern == "-" or is_url(pattern):
+        return True
+    if _has_glob(pattern):
+        return bool(glob.glob(str(Path(pattern).expanduser()), recursive=True))
+    return Path(pattern).expanduser().exists()
+
+
+def split_condition(option: str) -> tuple[str, str]:
+    """A `--condition` value's NAME and PATH: split at the last ``=`` that leaves an existing PATH (a
+    file, a directory, a glob that matches, a URL or ``-``), so a NAME may contain ``=``.
+
+    Raises
+    ------
+    ConditionError
+        No ``=`` leaves a NAME and an existing PATH (the message states the rule); a glob after the
+        first ``=`` that matches nothing says so.
+
+    >>> split_condition("temperature=0.2=.")
+    ('temperature=0.2', '.')
+    """
+    parts = option.split("=")
+    for cut in range(len(parts) - 1, 0, -1):
+        name, pattern = "=".join(parts[:cut]).strip(), "=".join(parts[cut:]).strip()
+        if name and pattern and _exists(pattern):
+            return name, pattern
+    name, _, pattern = option.partition("=")
+    if name.strip() and _has_glob(pattern):
+        _expand(name.strip(), pattern.strip())  # raises: the glob matches nothing
+    raise ConditionError(
+        f"--condition {option!r}: expected NAME=PATH, PATH an existing file or directory or a quoted glob that "
+        "matches; NAME may contain '=' (the value is split at the last '=' that leaves an existing PATH)"
+    )
+
+
 def parse_conditions(options: Sequence[str], directories: Sequence[str] = ()) -> list[Condition]:
     """The conditions named by `--condition NAME=PATH` options and bare directory arguments.
 
@@ -182,8 +220,8 @@ def parse_conditions(options: Sequence[str], directories: Sequence[str] = ()) ->
     ----------
     options
         ``NAME=PATH`` values, PATH a file, a directory or a glob (``runs/loaded/*.jsonl``, expanded here,
-        sorted; ``**`` reaches into subfolders). The same NAME given again adds its paths to the
-        condition.
+        sorted; ``**`` reaches into subfolders), split by `split_condition` (a NAME may contain ``=``). The
+        same NAME given again adds its paths to the condition.
     directories
         Directories, one condition each, named by the folder (``runs/free/`` is ``free``).
 
@@ -195,21 +233,18 @@ def parse_conditions(options: Sequence[str], directories: Sequence[str] = ()) ->
     Raises
     ------
     ConditionError
-        A value without ``NAME=``, an empty name or path, a glob matching nothing, a bare argument that is
-        not a directory (a shell-expanded glob leaves its files as bare arguments: the message says to
-        quote it), or two conditions with one name.
+        A value with no ``=`` that leaves a name and an existing path, a glob matching nothing, a bare
+        argument that is not a directory (a shell-expanded glob leaves its files as bare arguments: the
+        message says to quote it), or two conditions with one name.
 
     Examples
     --------
-    >>> [(c.name, c.paths) for c in parse_conditions(["free=a.jsonl", "loaded=b.jsonl", "free=c.jsonl"])]
-    [('free', ('a.jsonl', 'c.jsonl')), ('loaded', ('b.jsonl',))]
+    >>> [(c.name, c.paths) for c in parse_conditions(["free=.", "loaded=..", "free=/"])]
+    [('free', ('.', '/')), ('loaded', ('..',))]
     """
     named: dict[str, list[str]] = {}
     for option in options:
-        name, eq, pattern = option.partition("=")
-        name, pattern = name.strip(), pattern.strip()
-        if not eq or not name or not pattern:
-            raise ConditionError(f"--condition {option!r}: expected NAME=PATH (a file, directory or quoted glob)")
+        name, pattern = split_condition(option)
         named.setdefault(name, []).extend(_expand(name, pattern))
     for directory in directories:
         if not Path(directory).expanduser().is_dir():

@@ -13,6 +13,9 @@ Rules this module owns (docs/usage.md states each with its source and exact/≈)
   (`cache_write_assumed_5m_tokens`); a split is never priced beyond the cache-write total it splits.
 * A call whose prompt reads 0 had usage the reader could not read (`metrics.measured`): its tokens are
   unknown, so every total it is in is a lower bound (`unreadable_usage`).
+* A compaction pass inside a response (`usage.iterations`, the reader's `compaction_*` columns) is billed
+  with its call and priced on its own prompt: tokens count both passes, the long-context rate is decided per
+  pass, never on their sum.
 * Cost is priced per call (`pricing.call_cost_usd`); a call on a model the table lacks is unpriced, its
   model listed in `unpriced_models`, and every total it belongs to is a lower bound; a model none of
   whose calls could be priced costs None (unknown), never $0.
@@ -58,6 +61,10 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
         in the table). `cache_write_5m_tokens` and `cache_write_1h_tokens` are replaced by the split as
         priced: 0 when unknown, and never more than `cache_write_tokens` (5-minute first, the cheaper: a
         split whose total could not be read, or that exceeds it, is cut to it, so a lower bound stays one).
+        A call with compaction passes inside it (`compaction_*` columns) is billed for them too: `input_tokens`,
+        `cache_write_tokens` (and its split), `cache_read_tokens` and `output_tokens` are replaced by the
+        call's and its passes' summed (exact), and `cost_usd` adds the passes priced on their own prompt
+        (their long-context rate decided by the largest pass's prompt, not the sum with the answer's).
 
     Examples
     --------
@@ -70,8 +77,11 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
     >>> priced_calls(calls, load_prices())["cost_usd"].to_list()
     [1.0, None]
     """
-    extra = _price_columns(calls.select(_PRICE_INPUT).rows(), table)
     import polars as pl  # the frame API imports Polars; `build_usage` (plain rows) never does
+
+    # (a frame made without the compaction columns has no compaction pass)
+    wanted = [pl.col(c) if c in calls.columns else pl.lit(None, pl.Int64).alias(c) for c in _PRICE_INPUT]
+    extra = _price_columns(calls.select(wanted).rows(), table)
 
     return calls.with_columns(
         price_model=pl.Series(extra["price_model"], dtype=pl.String),
@@ -82,12 +92,18 @@ def priced_calls(calls: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
         cache_write_1h_tokens=pl.Series(extra["cache_write_1h_tokens"], dtype=pl.Int64),
         priced_as=pl.Series(extra["priced_as"], dtype=pl.String),
         cost_usd=pl.Series(extra["cost_usd"], dtype=pl.Float64),
+        input_tokens=pl.Series(extra["input_tokens"], dtype=pl.Int64),
+        cache_write_tokens=pl.Series(extra["cache_write_tokens"], dtype=pl.Int64),
+        cache_read_tokens=pl.Series(extra["cache_read_tokens"], dtype=pl.Int64),
+        output_tokens=pl.Series(extra["output_tokens"], dtype=pl.Int64),
     )
 
 
 _PRICE_INPUT = ("model", "input_tokens", "cache_write_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens",
                 "cache_split_known", "cache_read_tokens", "output_tokens", "prompt_tokens", "speed",
-                "web_search_requests")  # fmt: skip
+                "web_search_requests", "compaction_input_tokens", "compaction_cache_write_tokens",
+                "compaction_cache_write_1h_tokens", "compaction_cache_read_tokens", "compaction_output_tokens",
+                "compaction_prompt_tokens")  # fmt: skip
 
 
 def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, list[Any]]:
@@ -100,7 +116,8 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
     split_1h: list[int] = []
     label: list[str | None] = []
     cost: list[float | None] = []
-    for model, inp, cw, c5, c1, known, cr, out, prompt, speed, web in rows:
+    billed: list[tuple[int, int, int, int]] = []
+    for model, inp, cw, c5, c1, known, cr, out, prompt, speed, web, *passes in rows:
         key = normalize_model(model) if model is not None else None
         price = price_of(model, table)
         fast = speed == "fast"
@@ -109,6 +126,7 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
             and price is not None
             and price.long_context_input_multiplier is not None
         )
+        p_in, p_cw, p_c1, p_cr, p_out, p_prompt = (n or 0 for n in passes)  # (null: a reader that cannot tell)
         c5, c1 = (c5 or 0, c1 or 0) if known else (0, 0)
         # A split never prices more than the total it splits: with the total unreadable (read as 0) and
         # the split readable, pricing the split would cost writes no column counts. Cut to the total, the
@@ -123,16 +141,22 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
         fast_col.append(fast)
         long_col.append(long)
         assumed.append(extra)
-        split_5m.append(c5)
-        split_1h.append(c1)
+        # Compaction passes inside the response: billed beside the answer, each priced on its own prompt (the
+        # largest decides their long-context rate), their cache writes not stated as 1-hour as 5-minute.
+        split_5m.append(c5 + p_cw - p_c1)
+        split_1h.append(c1 + p_c1)
+        billed.append((inp + p_in, cw + p_cw, cr + p_cr, out + p_out))
         label.append(None if key is None else key + (" (fast)" if fast else ""))
-        cost.append(
-            None
-            if price is None
-            else call_cost_usd(
-                price, inp, c5 + extra, c1, cr, out, fast, long, web or 0, table.web_search_usd_per_request
-            )
-        )
+        if price is None:
+            cost.append(None)
+            continue
+        web_usd = table.web_search_usd_per_request
+        total = call_cost_usd(price, inp, c5 + extra, c1, cr, out, fast, long, web or 0, web_usd)
+        if p_prompt and total is not None:
+            p_long = p_prompt > table.long_context_threshold_tokens and price.long_context_input_multiplier is not None
+            total += call_cost_usd(price, p_in, p_cw - p_c1, p_c1, p_cr, p_out, fast, p_long) or 0.0
+        cost.append(total)
+    columns = ("input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens")
     return {
         "price_model": price_model,
         "fast": fast_col,
@@ -142,6 +166,7 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
         "cache_write_1h_tokens": split_1h,
         "priced_as": label,
         "cost_usd": cost,
+        **{c: [b[i] for b in billed] for i, c in enumerate(columns)},
     }
 
 
@@ -169,7 +194,8 @@ def priced_rows(calls: Table, table: PriceTable) -> list[dict[str, Any]]:
         same values (tokens exact; `cost_usd` USD ≈, None when unpriced).
     """
     names = list(dict.fromkeys((*_ROW_COLS, *_PRICE_INPUT)))
-    cols = {c: calls.get_column(c).to_list() for c in names}
+    have = set(calls.columns)  # (a table made without the compaction columns has no compaction pass)
+    cols = {c: calls.get_column(c).to_list() if c in have else [None] * calls.height for c in names}
     extra = _price_columns(list(zip(*(cols[c] for c in _PRICE_INPUT), strict=True)), table)
     cols.update(extra)
     keys = list(cols)

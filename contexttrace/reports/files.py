@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from contexttrace.reading import Trace
 
 #: The version of each `context files --json` object (a change of its keys or their types bumps it).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Spec 003's relevance: the half-life of the decay (20 minutes, in ms), its constant (ln 2 ≈ 0.693 as the
 #: spec writes it), and the weight of the log-scaled reference boost.

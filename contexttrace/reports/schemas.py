@@ -26,13 +26,13 @@ from typing import Any
 #: The version of each JSON output; bump one whenever its keys or their types change.
 SCHEMA_VERSIONS: dict[str, int] = {
     "trace": 3,
-    "usage": 2,
+    "usage": 3,
     "usage-group": 2,
     "history": 1,
     "compare": 1,
-    "tools": 2,
-    "sources": 2,
-    "files": 2,
+    "tools": 3,
+    "sources": 3,
+    "files": 3,
 }
 
 #: Output names `contexttrace schema` accepts, in the order its help lists them.

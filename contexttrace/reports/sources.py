@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 #: The version of each `context sources --json` object (a change of its keys or their types bumps it; 2 added
 #: `output_lower_bound_calls` and `hidden_thinking_calls`).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: The rows, in table order: spec 001's "Context sources", with the compaction summary as its own row.
 ROWS = ("prefix", "files", "bash", "mcp", "agent", "web", "other_results", "prompts", "harness", "thinking",

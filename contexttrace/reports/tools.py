@@ -9,6 +9,11 @@ Rules this module owns (docs/tools.md states each with its source and exact/≈)
 
 * calls are tool_use blocks; a result is matched to its call by `tool_use_id` (a result whose call the
   trace lacks counts under the tool ``"?"``, in its own thread).
+* server-side tools (`server_tool_use` blocks: web_search, web_fetch, code_execution, which the API runs
+  inside a call) are kept apart, in `server_tools`: their calls, their inputs' tokens, and for web_search
+  the requests the calls' usage bills (`usage.server_tool_use.web_search_requests`) at the price table's
+  per-request price. Their results come back inside the same response (web search results encrypted),
+  never as tool_result blocks: the calls' usage counts their tokens, and no per-tool size is measured.
 * errors are `is_error` results that are not denials; denials are the reader's `denied` results (a person's
   or a rule's refusal). Every `is_error` result, denial or not, gets one error class (`ERROR_CLASSES`).
 * durations are tool_use `ts_ms` → tool_result `ts_ms` (≈: they include any permission wait); a pair
@@ -26,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis.placement import compaction_seqs, left_context
@@ -40,7 +45,7 @@ if TYPE_CHECKING:
     from contexttrace.reading import Trace
 
 #: The version of each `context tools --json` object (a change of its keys or their types bumps it).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Largest single results listed under the table.
 TOP_CONSUMERS = 5
@@ -158,7 +163,8 @@ def _new_row(thread: str, tool: str, server: str | None, parent: str | None) -> 
 class ToolsReport(ReadingDiagnostics):
     """The `context tools` readings of one trace (plain values). `rows`: one dict per (thread, tool), MCP
     tools first as their server's group row (`parent` None), then one row per MCP tool (`parent` naming its
-    group); keys as docs/tools.md. `top_consumers`: the main thread's largest single results."""
+    group); keys as docs/tools.md. `top_consumers`: the main thread's largest single results. `server_tools`:
+    the server-side tools (`server_tool_rows`), apart from `rows`."""
 
     trace: str
     path: str
@@ -169,6 +175,7 @@ class ToolsReport(ReadingDiagnostics):
     rows: list[dict[str, Any]]
     top_consumers: list[dict[str, Any]]
     mcp_server_guessed: bool = False
+    server_tools: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self, by_tool: bool = False) -> dict[str, Any]:
         """The JSON object of this trace; `by_tool` keeps the per-MCP-tool rows (`parent` set)."""
@@ -183,6 +190,7 @@ class ToolsReport(ReadingDiagnostics):
             "durations_known": self.durations_known,
             "mcp_server_guessed": self.mcp_server_guessed,
             "tools": [r for r in self.rows if by_tool or r["parent"] is None],
+            "server_tools": self.server_tools,
             "top_consumers": self.top_consumers,
             "skipped_lines": self.skipped_lines,
             "warnings": self.warnings,
@@ -263,7 +271,6 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
     table = table or load_prices()
     servers = (trace.surface or {}).get("mcp_servers")
     rows = _ToolRows(servers if isinstance(servers, list) else None)
-    uses = trace.view("tool_uses")
     use_of = _count_uses(trace, rows)
     consumers, timed_any = _count_results(trace, rows, use_of, _CallPrices(trace, table))
     for row in rows.rows.values():
@@ -275,7 +282,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
     consumers.sort(key=lambda c: (-c["tokens_to_context"], c["seq"]))
     top = [{k: v for k, v in c.items() if k != "seq"} for c in consumers[:TOP_CONSUMERS]]
     warnings = list(trace.warnings)
-    if uses.height and not timed_any:
+    if rows.rows and not timed_any:
         warnings.append("no tool durations: the trace has no timestamps on its tool calls (stream-json writes none)")
     return ToolsReport(
         trace=trace.name,
@@ -287,6 +294,7 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
         rows=sort_rows(list(rows.rows.values()), "calls"),
         top_consumers=top,
         mcp_server_guessed=rows.guessed,
+        server_tools=server_tool_rows(trace, table),
         **reading_diagnostics(trace, warnings),
     )
 
@@ -324,14 +332,17 @@ def _count_uses(trace: Trace, rows: _ToolRows) -> dict[str, tuple[list[dict[str,
     (the first use of an id wins)."""
     uses = trace.view("tool_uses")
     use_of: dict[str, tuple[list[dict[str, Any]], int | None]] = {}
-    for tid, name, kind, ts, chars in zip(
+    for tid, name, kind, ts, chars, server in zip(
         uses.get_column("tool_use_id").to_list(),
         uses.get_column("name").to_list(),
         uses.get_column("thread_kind").to_list(),
         uses.get_column("ts_ms").to_list(),
         uses.get_column("input_chars").to_list(),
+        uses.get_column("server_side").to_list(),
         strict=True,
     ):
+        if server is True:
+            continue  # a server-side tool: `server_tool_rows`
         targets = rows.of(_thread_group(kind), name)
         for row in targets:
             row["calls"] += 1
@@ -399,6 +410,54 @@ def _count_results(
                 "seq": seq,
             })  # fmt: skip
     return consumers, timed_any
+
+
+#: The server-side tool whose requests a call's usage counts (`calls.web_search_requests`), each billed at
+#: the price table's `web_search_usd_per_request`.
+WEB_SEARCH = "web_search"
+
+
+def server_tool_rows(trace: Trace, table: PriceTable) -> list[dict[str, Any]]:
+    """The server-side tools of a trace: one row per thread group and tool, most calls first (main before
+    subagents on a tie, then by name).
+
+    Returns
+    -------
+    list of dict
+        `thread` (``main`` or ``subagents``), `tool` (the `server_tool_use` block's name as written),
+        `calls` (its blocks, exact), `input_tokens_to_context` (≈ its inputs' canonical-JSON chars / 4),
+        `requests` (web_search: Σ `usage.server_tool_use.web_search_requests` over the group's calls, exact,
+        the count the API bills; None for another tool, whose usage counts nothing the reader reads) and
+        `cost_usd` (web_search: `requests` × `web_search_usd_per_request`, ≈ list price; None otherwise).
+        A group whose calls bill web searches gets a web_search row even when the trace holds none of its
+        blocks (`calls` 0). Empty when the trace has no server-side tool.
+    """
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def row(group: str, tool: str) -> dict[str, Any]:
+        if (group, tool) not in found:
+            found[(group, tool)] = {"thread": group, "tool": tool, "calls": 0, "input_tokens_to_context": 0,
+                                    "requests": None, "cost_usd": None}  # fmt: skip
+        return found[(group, tool)]
+
+    uses = trace.view("tool_uses")
+    columns = [uses.get_column(c).to_list() for c in ("name", "thread_kind", "input_chars", "server_side")]
+    for name, kind, chars, server in zip(*columns, strict=True):
+        if server is True:
+            target = row(_thread_group(kind), name if name is not None else "?")
+            target["calls"] += 1
+            target["input_tokens_to_context"] += (chars or 0) // CHARS_PER_TOKEN
+    calls = trace.view("calls")
+    searches: dict[str, int] = {}
+    columns = [calls.get_column(c).to_list() for c in ("thread_kind", "web_search_requests")]
+    for kind, n in zip(*columns, strict=True):
+        searches[_thread_group(kind)] = searches.get(_thread_group(kind), 0) + (n or 0)
+    for group, n in searches.items():
+        if n or (group, WEB_SEARCH) in found:
+            target = row(group, WEB_SEARCH)
+            target["requests"] = n
+            target["cost_usd"] = round(n * table.web_search_usd_per_request, USD_DECIMALS)
+    return sorted(found.values(), key=lambda r: (-r["calls"], r["thread"] != THREAD_GROUP_MAIN, r["thread"], r["tool"]))
 
 
 #: `--sort` keys → the row key sorted on (descending).

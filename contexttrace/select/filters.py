@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
@@ -103,7 +103,8 @@ def parse_when(text: str, tz: tzinfo | None, *, end: bool = False, now_ms: int |
     Raises
     ------
     ValueError
-        Anything else (the message gives examples).
+        Anything else (the message gives examples), or a moment outside the years 1 to 9999 once read
+        in `tz` (``800000d``, ``9999-12-31``: its end is in the year 10000); the message quotes `text`.
 
     Examples
     --------
@@ -113,8 +114,26 @@ def parse_when(text: str, tz: tzinfo | None, *, end: bool = False, now_ms: int |
     >>> parse_when("2026-02-12T17:02:25+01:00", utc)
     1770912145000
     """
-    value = text.strip().lower()
     now = (time.time() * 1000) if now_ms is None else now_ms
+    try:
+        bound = _bound(text, tz, end, now)
+    except OverflowError:
+        raise ValueError(_out_of_range(text)) from None
+    try:
+        in_zone(datetime.fromtimestamp(bound / 1000, UTC), tz)  # the notes show the bound in `tz`
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(_out_of_range(text)) from None
+    return bound
+
+
+def _out_of_range(text: str) -> str:
+    return f"{text!r} is out of range: a bound must fall within the years 1 to 9999 in its time zone"
+
+
+def _bound(text: str, tz: tzinfo | None, end: bool, now: float) -> int:
+    """`parse_when`'s bound; ValueError when `text` is no moment, OverflowError when the moment falls
+    outside the years 1 to 9999."""
+    value = text.strip().lower()
     ago = _AGO.fullmatch(value)
     if ago:
         return int(now - timedelta(**{_AGO_UNIT[ago[2]]: int(ago[1])}).total_seconds() * 1000)
@@ -133,11 +152,38 @@ def parse_when(text: str, tz: tzinfo | None, *, end: bool = False, now_ms: int |
                 "today, yesterday, 7d, 12h)"
             ) from None
         if moment is not None:
-            return int(localize(moment, tz).timestamp() * 1000) + (1 if end else 0)  # ms: an inclusive end
+            return _epoch_ms(moment, tz) + (1 if end else 0)  # ms: an inclusive end
     assert day is not None
     if end:
-        day += timedelta(days=1)
-    return int(localize(datetime(day.year, day.month, day.day), tz).timestamp() * 1000)
+        day += timedelta(days=1)  # OverflowError past 9999-12-31
+    return _epoch_ms(datetime(day.year, day.month, day.day), tz)
+
+
+def _epoch_ms(moment: datetime, tz: tzinfo | None) -> int:
+    """`moment` (naive: read in `tz`) as Unix epoch ms; OverflowError when the zone's offset takes it
+    past the year 1 or 9999 (where Python raises ValueError "year 0 is out of range")."""
+    try:
+        return int(localize(moment, tz).timestamp() * 1000)
+    except ValueError as exc:
+        raise OverflowError(str(exc)) from None
+
+
+def in_zone(moment: datetime, tz: tzinfo | None) -> datetime:
+    """An aware `moment` in `tz` (None: the local zone).
+
+    Raises
+    ------
+    OverflowError
+        The zone's offset takes the moment past the year 1 or 9999 (``9999-12-31T23:00Z`` in Asia/Tokyo),
+        which no date-time can hold.
+
+    >>> in_zone(datetime(2026, 2, 12, 23, 30, tzinfo=UTC), parse_timezone("Asia/Tokyo")).isoformat()
+    '2026-02-13T08:30:00+09:00'
+    """
+    try:
+        return moment.astimezone(tz)
+    except (OverflowError, ValueError, OSError) as exc:
+        raise OverflowError(f"{moment.isoformat()} cannot be shown in that time zone: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -386,7 +432,11 @@ def group_key(record: Mapping[str, Any], by: str, tz: tzinfo | None) -> str | No
     ms = start_ms(record)
     if ms is None:
         return None
-    day = datetime.fromtimestamp(ms / 1000, tz).date()
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    try:
+        day = in_zone(moment, tz).date()
+    except OverflowError:
+        day = moment.date()  # a start `tz` cannot show (year 9999 read east of UTC): its UTC date
     if by == "week":
         year, week, _ = day.isocalendar()
         return f"{year}-W{week:02d}"

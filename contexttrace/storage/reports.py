@@ -19,9 +19,11 @@ stamp holds). A trace that loses calls to another session (a resumed or forked s
 gets its report built again, exactly as for a worker's answer (`runner.analyze`).
 
 Trust, as for entries: a typed msgpack document (`list[tuple[Trace, <report type>]]`, no code runs),
-behind a CRC-32, its traces checked as slim traces of equal-length key columns; anything else is a miss,
-deleted. Only builds named in `BUILDS` are kept (`context trace`'s); other commands build their reports
-from the stored traces. Nothing here raises into a run.
+behind a CRC-32 of the row's key (path, spelling, build, window, version, stamp: `stamps.row_checksum`)
+and the document, so a row moved under another key is a miss; its traces checked as slim traces of
+equal-length key columns; anything else is a miss, deleted. Only builds named in `BUILDS` are kept
+(`context trace`'s); other commands build their reports from the stored traces. Nothing here raises into
+a run.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ import hashlib
 import os
 import sqlite3
 import sys
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ from contexttrace.reading import Trace
 from contexttrace.reading.model import KEY_COLUMNS
 from contexttrace.reports.trace import TraceReport, build_report
 from contexttrace.storage import store as result_store
-from contexttrace.storage.stamps import entry_key, reader_version, stamp_of
+from contexttrace.storage.stamps import entry_key, reader_version, row_checksum, stamp_of
 from contexttrace.storage.store import ResultStore
 
 #: The builds whose reports are kept: the function -> (its name in the store, the type its reports decode to).
@@ -108,12 +109,6 @@ def _sound(pairs: Any, window: int | None) -> bool:
 
 
 _SLIM_COLUMNS = [*KEY_COLUMNS, "end_ts_ms"]
-
-
-def _checksum(key: tuple[Any, ...], data: bytes) -> int:
-    """CRC-32 of a row's key (path, spelling, build, window, version, stamp) and its document: a row found
-    under another key (a damaged index) fails it."""
-    return zlib.crc32(data, zlib.crc32(msgspec.msgpack.encode(key)))
 
 
 def _usable(window: int | None) -> bool:
@@ -217,7 +212,7 @@ def _decode(
     row: tuple[Any, Any], key: tuple[Any, ...], report_type: type, window: int | None
 ) -> list[tuple[Trace, Any]] | None:
     checksum, data = row
-    if not isinstance(data, bytes) or _checksum(key, data) != checksum:
+    if not isinstance(data, bytes) or row_checksum(key, data) != checksum:
         return None
     try:
         pairs = _decoder(report_type).decode(data)
@@ -274,7 +269,7 @@ def _keep(source: TraceSource, stamp: bytes, name: str, window: int | None, pair
         try:
             key = (path, spelling, name, _NO_WINDOW if window is None else window, code_version(), stamp)
             conn.execute(
-                "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*key, _checksum(key, data), data)
+                "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*key, row_checksum(key, data), data)
             )
         except sqlite3.DatabaseError as exc:
             store.corrupt(exc)

@@ -11,6 +11,10 @@ are as they were when it was kept:
 * the reader's version (`reader_version`): `reading.contract.READER_VERSION` and a fingerprint of the
   `Trace` fields and the four tables' columns, so a new column or field never meets an old entry either.
 
+A stored row proves which of these it was kept under: its checksum (`row_checksum`) covers its key and
+stamp with its document, so a row moved or copied under another key (two rows' documents swapped, a
+damaged index) fails it and is read again, never served.
+
 An appended transcript therefore has another stamp and is read again in full. This module only looks at
 files (`os.stat`); it never reads them, never writes, and raises nothing.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import zlib
 from typing import Any
 
 import msgspec
@@ -110,3 +115,22 @@ def entry_key(source: TraceSource) -> tuple[bytes, bytes]:
     (b'/srv/a.jsonl', b'/srv/a.jsonl')
     """
     return os.fsencode(os.path.abspath(source.path)), os.fsencode(source.path)
+
+
+def row_checksum(key: tuple[Any, ...], data: bytes) -> int:
+    """The checksum a stored row is kept with: CRC-32 of its key (for an entry: path, spelling, reader
+    version, stamp; for a report, `storage.reports`: with its build and window) and of its document.
+
+    A row whose document was moved under another key (swapped with another row's, copied, a damaged
+    index) fails it; so does one whose bytes changed.
+
+    Raises
+    ------
+    TypeError
+        A key msgpack cannot hold (keys are bytes, str and int).
+
+    >>> key = (b"/srv/a.jsonl", b"a.jsonl", "6-000000000000", b"stamp")
+    >>> row_checksum(key, b"doc") == row_checksum(key, b"doc") != row_checksum((b"/srv/b.jsonl", *key[1:]), b"doc")
+    True
+    """
+    return zlib.crc32(data, zlib.crc32(msgspec.msgpack.encode(key)))

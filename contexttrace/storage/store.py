@@ -21,11 +21,13 @@ file system's timestamp granularity would otherwise go unseen, as git's "racily 
 that msgpack cannot hold (a lone surrogate in a file name, an integer past 64 bits).
 
 Trust: an entry is a msgpack document decoded into `list[Trace]` by msgspec's typed decoder (every field
-checked against its annotation; no code runs, unlike a pickle), behind a CRC-32 of its bytes, and its
-tables are checked for the schema's columns of equal lengths. An entry that fails any of that is deleted
-and its files read again. A file that is not SQLite, or not this store's layout, is deleted and rebuilt
-with a warning. Nothing here ever fails a run: a store that cannot be opened or written is a warning and
-the run reads everything, as with `--no-cache`.
+checked against its annotation; no code runs, unlike a pickle), behind a CRC-32 of its key (path,
+spelling, reader version, stamp: `stamps.row_checksum`) and its bytes, so a document moved or copied under
+another file's key is never served; its tables are checked for the schema's columns of equal lengths. An
+entry that fails any of that is deleted and its files read again. A file that is not SQLite, or not this
+store's layout, is deleted and rebuilt with a warning. Nothing here ever fails a run: a store that cannot
+be opened or written (a read-only folder, or a read-only file in a writable one) is a warning and the run
+reads everything, as with `--no-cache`.
 
 Concurrency: WAL journal and a busy timeout, one connection per process (a forked worker opens its own;
 one inherited over a fork is never used nor closed), each write its own transaction. Measured (benchmarks/
@@ -43,7 +45,6 @@ import os
 import sqlite3
 import threading
 import time
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,7 @@ import msgspec
 
 from contexttrace.discover.model import TraceSource
 from contexttrace.reading import TABLES, Trace
-from contexttrace.storage.stamps import entry_key, reader_version, stamp_of
+from contexttrace.storage.stamps import entry_key, reader_version, row_checksum, stamp_of
 
 #: Environment variable naming the folder of the store instead of the user's cache folder.
 ENV_DIR = "CONTEXTTRACE_CACHE_DIR"
@@ -266,6 +267,9 @@ class ResultStore:
     def _connect(self) -> sqlite3.Connection:
         # Entries hold what the traces hold (tool inputs, paths): a folder this code makes is its owner's only.
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for file in self.files():  # SQLite would open them for reading without a word and fail each write
+            if os.path.exists(file) and not os.access(file, os.W_OK):
+                raise sqlite3.OperationalError(f"{Path(file).name} is read-only")
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:
             # 16 KiB pages for a new file (a no-op on an existing one): entries are 10-500 KB blobs, and
@@ -320,24 +324,39 @@ class ResultStore:
             )
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('pruned', ?)", (str(today),))
 
-    def _discard(self) -> bool:
-        """Delete the file (and its -wal, -shm); False when it cannot be deleted."""
-        if self._conn is not None:
+    def files(self) -> list[str]:
+        """The store's file and the `-wal` and `-shm` SQLite keeps beside it while in use."""
+        return [f"{self.path}{suffix}" for suffix in ("", "-wal", "-shm")]
+
+    def _close(self) -> None:
+        """Close this process's connection, if it has one (one inherited over a fork is left alone)."""
+        if self._conn is not None and self._pid == os.getpid():
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-            self._conn = None
+        self._conn = None
+
+    def _discard(self) -> bool:
+        """Delete the file (and its -wal, -shm); False when it cannot be deleted."""
+        self._close()
         try:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            for file in self.files():
+                Path(file).unlink(missing_ok=True)
         except OSError:
             return False
         return True
 
     def corrupt(self, exc: sqlite3.DatabaseError) -> None:
         """Handle what a statement raised: a damaged file (not merely busy, full or read-only) is discarded
-        with a warning, and rebuilt on next use; an `OperationalError` costs only the entry at hand."""
+        with a warning, and rebuilt on next use; a file SQLite opened for reading only (made read-only once
+        open: `_connect` checks before) turns the store off with a warning; another `OperationalError`
+        costs only the entry at hand."""
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
+            self._close()
+            self._off = True
+            self.warnings.append(f"result store {self.path} cannot be used ({exc}); what it did not hold was read")
+            return
         if isinstance(exc, sqlite3.OperationalError):
-            return  # busy past the timeout, disk full, read-only: this entry only
+            return  # busy past the timeout, disk full: this entry only
         self.warnings.append(f"result store {self.path}: {exc}; discarded and rebuilt")
         self._discard()
 
@@ -406,7 +425,7 @@ class ResultStore:
         if not rows:
             return None
         rowid, used, checksum, data = rows[0]
-        traces = self._decode(checksum, data)
+        traces = self._decode((path, spelling, reader_version(), stamp), checksum, data)
         if traces is None:  # kept damaged, or by a writer that is not this code: never trusted
             try:
                 conn.execute("DELETE FROM entries WHERE path = ? AND spelling = ?", (path, spelling))
@@ -416,8 +435,11 @@ class ResultStore:
             self._used.append(rowid)
         return traces
 
-    def _decode(self, checksum: Any, data: Any) -> list[Trace] | None:
-        if not isinstance(data, bytes) or zlib.crc32(data) != checksum:
+    def _decode(self, key: tuple[bytes, bytes, str, bytes], checksum: Any, data: Any) -> list[Trace] | None:
+        """The traces of a row found under `key`, or None: a checksum that does not cover this key and these
+        bytes (the row was kept under another key, or damaged), a document not of `list[Trace]`, or traces
+        not `_sound`."""
+        if not isinstance(data, bytes) or row_checksum(key, data) != checksum:
             return None
         if self._decoder is None:
             self._decoder = msgspec.msgpack.Decoder(list[Trace])
@@ -445,7 +467,7 @@ class ResultStore:
             data = self._encoder.encode(traces)
         except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError is a ValueError
             return False
-        path, spelling = entry_key(source)
+        key = (*entry_key(source), reader_version(), source.stamp)
         with self.lock:
             conn = self.connection()
             if conn is None:
@@ -453,7 +475,7 @@ class ResultStore:
             try:
                 conn.execute(
                     "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (path, spelling, reader_version(), source.stamp, current_day(), zlib.crc32(data), data),
+                    (*key, current_day(), row_checksum(key, data), data),
                 )
             except sqlite3.DatabaseError as exc:
                 self.corrupt(exc)
@@ -498,9 +520,9 @@ class ResultStore:
 
     def _bytes(self) -> int:
         size = 0
-        for suffix in ("", "-wal", "-shm"):
+        for file in self.files():
             with contextlib.suppress(OSError):
-                size += os.path.getsize(f"{self.path}{suffix}")
+                size += os.path.getsize(file)
         return size
 
     def clear(self) -> int:
@@ -508,12 +530,9 @@ class ResultStore:
         they cannot be deleted. A run going on meanwhile keeps writing to the deleted file, harmlessly."""
         with self.lock:
             size = self._bytes()
-            if self._conn is not None and self._pid == os.getpid():
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.close()
-            self._conn = None
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            self._close()
+            for file in self.files():
+                Path(file).unlink(missing_ok=True)
             self._off = False
         return size
 
@@ -527,10 +546,7 @@ class ResultStore:
         """Close this process's connection; a later use opens it again (and retries a store that could
         not be used: a long-lived process, such as a notebook's, recovers once the folder is fixed)."""
         with self.lock:
-            if self._conn is not None and self._pid == os.getpid():
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.close()
-            self._conn = None
+            self._close()
             self._off = False
 
 

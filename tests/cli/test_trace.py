@@ -207,7 +207,10 @@ def test_cli_nothing_found_names_default_roots(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
     out = runner.invoke(app, ["context", "trace"], catch_exceptions=False)
     assert (out.exit_code, out.stdout) == (0, "")
-    assert out.stderr == "no traces found: neither ~/.config/claude/projects nor ~/.claude/projects exists\n"
+    assert out.stderr == (
+        "no traces found: none of ~/.config/claude/projects, ~/.claude/projects, ~/.codex/sessions "
+        "and ~/.gemini/tmp exists\n"
+    )
     (tmp_path / ".claude" / "projects").mkdir(parents=True)
     out = runner.invoke(app, ["context", "trace"], catch_exceptions=False)
     assert out.stderr == f"no traces found under {tmp_path / '.claude' / 'projects'}\n"

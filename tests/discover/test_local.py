@@ -185,3 +185,48 @@ def test_a_subagent_file_named_alone_says_so():
     assert rep.calls == 0 and rep.subagent_calls > 0
     assert rep.extra["health"]["grade"] is None
     assert SUBAGENT_ALONE in rep.warnings
+
+
+# -- the other agents' homes ------------------------------------------------------------------------------
+
+
+def _agent_homes(home):
+    """A home with Claude Code, Codex CLI and Gemini CLI sessions laid out as each CLI writes them."""
+    claude = home / ".claude" / "projects" / "-work-app"
+    claude.mkdir(parents=True)
+    shutil.copy(SAMPLES / "b-ccl-thinking-sonnet45.jsonl", claude / "s1.jsonl")
+    codex = home / ".codex"
+    (codex / "sessions" / "2026" / "03" / "06").mkdir(parents=True)
+    shutil.copy(
+        SAMPLES / "c-codex-0.111-exec-command.jsonl", codex / "sessions" / "2026" / "03" / "06" / "rollout-a.jsonl"
+    )
+    (codex / "history.jsonl").write_text('{"session_id":"x","ts":1,"text":"a prompt"}\n')  # prompts typed: no session
+    gemini = home / ".gemini" / "tmp" / "c2d2cd48" / "chats"
+    gemini.mkdir(parents=True)
+    name = "session-2025-12-12T21-46-7c761c30.json"
+    shutil.copy(SAMPLES / "d-gemini-sessions" / "chats" / name, gemini / name)
+    (home / ".gemini" / "tmp" / "c2d2cd48" / "logs.json").write_text("[]")  # the CLI's prompt log: no session
+    return codex
+
+
+def test_default_scan_finds_every_agents_sessions(tmp_path, monkeypatch):
+    """With no path, Claude Code's projects, Codex CLI's sessions and Gemini CLI's chats are all scanned; a
+    Codex home's history and Gemini's prompt log are no sessions. One table, three formats."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    _agent_homes(tmp_path)
+    run = analyze([])
+    assert run.ok
+    assert sorted((r.format, r.calls) for r in run.reports) == [("codex", 85), ("gemini", 5), ("transcript", 36)]
+
+
+def test_codex_home_scanned_as_a_folder_and_from_codex_home(tmp_path, monkeypatch):
+    """`CODEX_HOME` moves Codex's sessions; scanning the Codex home itself leaves its history file out."""
+    codex = _agent_homes(tmp_path / "elsewhere")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert [(r.format, r.calls) for r in analyze([]).reports] == [("codex", 85)]
+    run = analyze([str(codex)])
+    assert run.ok and [(r.format, r.calls) for r in run.reports] == [("codex", 85)]

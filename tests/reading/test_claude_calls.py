@@ -15,7 +15,7 @@ import pytest
 
 from contexttrace import analyze, read_trace
 from contexttrace.reading import drop_inherited_calls
-from contexttrace.reading.claude.calls import C_KEPT, Calls
+from contexttrace.reading.claude.calls import C_KEPT, COMPACTION_COLUMNS, Calls
 from contexttrace.reports.usage import build_usage
 
 from ..conftest import CASES, assistant, report_of, result, trace_and_report
@@ -255,3 +255,120 @@ def test_b06_rows_of_no_dropped_call_stay(write):
     assert trace_b.tool_uses["tool_use_id"].to_list() == ["tu9"]
     assert trace_b.tool_results["tool_use_id"].to_list() == [None]
     assert trace_b.calls["message_id"].to_list() == [None]
+
+
+# -- placeholder lines and compaction passes inside a response ----------------------------------------------
+
+
+def test_b39_placeholder_then_real_line_is_one_call():
+    """B39: each call written first with all-zero usage, then with its real usage, under one message id:
+    two calls of two lines each, their input side and text from the real lines, no warning."""
+    trace, rep = trace_and_report(str(CASES / "B39.jsonl"))
+    assert (rep.calls, rep.prompt_tokens, rep.warnings) == (2, [20_003, 20_303], [])
+    calls = trace.calls
+    assert calls["n_lines"].to_list() == [2, 2]
+    assert calls["line"].to_list() == [2, 5]  # a call's first line is its placeholder's
+    assert calls["output_tokens"].to_list() == [120, 80]
+    assert calls["text_chars"].to_list() == [2, 2]  # "hi", "ok": the placeholder's copy is not counted again
+    assert calls["stop_reason"].to_list() == ["end_turn", "end_turn"]
+
+
+def test_placeholder_after_the_real_line_adds_nothing(write):
+    """A placeholder line written after its call's real line joins that call: nothing of it is counted."""
+    real = assistant("m1", 5, 10, 100, 40)
+    real["message"]["content"] = [{"type": "text", "text": "hello"}]
+    late = assistant("m1", 0, 0, 0, 0)
+    late["message"]["content"] = [{"type": "text", "text": "hello"}]
+    trace, rep = trace_and_report(write("t.jsonl", real, late))
+    assert (rep.calls, rep.prompt_tokens, rep.warnings) == (1, [115], [])
+    assert trace.calls.select("n_lines", "output_tokens", "text_chars").row(0) == (2, 40, 5)
+
+
+def test_placeholder_without_a_real_line_stays_a_call_of_unread_usage(write):
+    """A placeholder whose real line never came (the file cut) is still a call: its usage reads 0."""
+    trace, rep = trace_and_report(write("t.jsonl", assistant("m1", 5, 10, 100), assistant("m2", 0, 0, 0)))
+    assert rep.calls == 2
+    assert trace.calls["prompt_tokens"].to_list() == [115, 0]
+
+
+def test_placeholders_of_a_reused_id_keep_the_b04_rule(write):
+    """B04 still holds with placeholders: the same id with two real input sides is two calls, warned."""
+    lines = [assistant("g", 0, 0, 0), assistant("g", 1, 2, 3), assistant("g", 0, 0, 0), assistant("g", 4, 5, 6)]
+    _, rep = trace_and_report(write("t.jsonl", *lines))
+    assert rep.calls == 2
+    assert any("message ids not unique" in w for w in rep.warnings)
+
+
+def test_b33_compaction_pass_is_read_beside_the_answer():
+    """B33: the reader keeps the pass's usage on the call (top-level usage stays the answer's) and a
+    compaction event just before the call, its pre-size the pass's prompt."""
+    trace, rep = trace_and_report(str(CASES / "B33.jsonl"))
+    call = trace.calls.row(0, named=True)
+    assert (call["prompt_tokens"], call["input_tokens"], call["output_tokens"]) == (23_000, 23_000, 1_000)
+    passes = {c: call[c] for c in COMPACTION_COLUMNS}
+    assert passes == {
+        "compaction_input_tokens": 180_000,
+        "compaction_cache_write_tokens": 0,
+        "compaction_cache_write_1h_tokens": 0,
+        "compaction_cache_read_tokens": 0,
+        "compaction_output_tokens": 3_500,
+        "compaction_prompt_tokens": 180_000,
+    }
+    [event] = trace.events.filter(kind="compact_boundary").to_dicts()
+    assert (event["trigger"], event["pre_tokens"], event["line"]) == ("auto", 180_000, 2)
+    assert event["seq"] < call["seq"]
+    assert rep.compact == 1
+
+
+def test_iterations_of_the_answer_only_add_nothing(write):
+    """`usage.iterations` holding only the answer's own entry (as every real transcript writes it): no pass."""
+    line = assistant("m1", 1, 2, 3, 4)
+    line["message"]["usage"]["iterations"] = [{"type": "message", "input_tokens": 1, "output_tokens": 4}]
+    trace, rep = trace_and_report(write("t.jsonl", line))
+    assert trace.calls["compaction_input_tokens"].to_list() == [0]
+    assert rep.compact == 0
+
+
+def test_compaction_pass_counts_that_are_not_counts_read_as_zero_and_warned(write):
+    """A pass whose counts are not counts adds 0 of them, counted in the usage warning."""
+    line = assistant("m1", 1, 2, 3, 4)
+    line["message"]["usage"]["iterations"] = [
+        {"type": "compaction", "input_tokens": "x", "output_tokens": -1, "cache_read_input_tokens": 50}
+    ]
+    trace, rep = trace_and_report(write("t.jsonl", line))
+    call = trace.calls.row(0, named=True)
+    assert (call["compaction_input_tokens"], call["compaction_output_tokens"], call["compaction_prompt_tokens"]) == (
+        0,
+        0,
+        50,
+    )
+    assert any("2 usage field(s) not a count" in w for w in rep.warnings)
+
+
+def test_placeholders_and_passes_read_in_two_parts_as_in_one(write):
+    """A file read in two parts at every cut gives the trace one read gives, with placeholder lines and a
+    call holding a compaction pass on either side of the cut."""
+    import pickle
+
+    from contexttrace.reading import read_tail
+
+    passes = [{"type": "compaction", "input_tokens": 90_000, "output_tokens": 700}]
+    lines = []
+    for i in range(4):
+        stamp = {"timestamp": f"2026-01-01T00:00:{i:02d}Z"}
+        lines.append(assistant(f"m{i}", 0, 0, 0, 0, **stamp))
+        real = assistant(f"m{i}", 1, 2, 3 + i, 9, **stamp)
+        if i == 2:
+            real["message"]["usage"]["iterations"] = passes
+        lines += [real, real]
+    path = write("s.jsonl", *lines)
+    [whole] = read_trace(path)
+    assert whole.calls.height == 4
+    with open(path, "rb") as fh:
+        data = fh.read()
+    for start in [i + 1 for i, b in enumerate(data) if b == 10 and i + 1 < len(data)]:
+        tail = pickle.loads(pickle.dumps(read_tail(path, start)))
+        [got] = read_trace(path, tail=tail)
+        for table in ("calls", "tool_uses", "tool_results", "events"):
+            assert got.frame(table).equals(whole.frame(table)), (start, table)
+        assert got.warnings == whole.warnings

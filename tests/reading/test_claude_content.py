@@ -312,3 +312,42 @@ def test_read_caps_equals_plain_reading(results: list[tuple[object, object]], us
     capped, ids = [c for c, _ in results], [t for _, t in results]
     table = {"tool_use_id": [u[0] for u in uses], "name": [u[1] for u in uses], "input_json": [u[2] for u in uses]}
     assert read_caps(capped, ids, table) == plain_read_caps(capped, ids, table)
+
+
+def test_b37_launch_receipt_and_the_notification_that_reports():
+    """B37: the Agent call's result is a launch receipt (`toolUseResult.isAsync`), marked `agent_async`;
+    the task notification names the call (`<tool-use-id>`) and holds the report (53 chars of `<result>`)."""
+    [trace] = read_trace(str(CASES / "B37" / "s37.jsonl"))
+    [receipt] = trace.tool_results.to_dicts()
+    assert (receipt["tool_use_id"], receipt["agent_async"], receipt["result_chars"]) == ("toolu_37A", True, 129)
+    [note] = trace.events.filter(kind="task_notification").to_dicts()
+    assert (note["tool_use_id"], note["report_chars"], note["line"]) == ("toolu_37A", 53, 6)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("<task-notification><tool-use-id>t1</tool-use-id><result>a</result><result>b</result>", ("t1", 19)),
+        ("<task-notification><tool-use-id> t1 </tool-use-id><result></result>", ("t1", 0)),
+        ("<task-notification><result>no end", (None, None)),
+        ("<task-notification></result><result>", (None, None)),
+    ],
+)
+def test_notification_report_reads_what_the_tags_hold(text, said):
+    """The report runs from the first `<result>` to the last `</result>`; a tag missing or out of order
+    states nothing."""
+    from contexttrace.reading.claude.content import notification_report
+
+    assert notification_report(text) == said
+
+
+def test_image_sizes_past_2_53_pixels_are_damage_not_a_size(write):
+    """A PNG header stating 2**32-1 × 2**32-1 pixels (past 2**53 in all) leaves the image unsized: the
+    pixel column stays a count an Int64 frame holds."""
+    big = (2**32 - 1).to_bytes(4, "big")
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + big + big
+    image = {"type": "image", "source": {"type": "base64", "data": base64.b64encode(png).decode()}}
+    path = write("t.jsonl", assistant("m1", 1, 1, 1, tools=[("t1", "Read", {})]), result("t1", [image]))
+    [trace] = read_trace(path)
+    row = trace.tool_results.row(0, named=True)
+    assert (row["result_images"], row["result_image_pixels"], row["result_images_sized"]) == (1, 0, 0)

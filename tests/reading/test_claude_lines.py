@@ -125,3 +125,13 @@ def test_a_record_glued_onto_a_skipped_line_type_is_counted_and_named(tmp_path):
     [trace] = read_trace(path)
     assert trace.skipped_lines == 1
     assert trace.line_notes[0].line == 2 and trace.line_notes[0].reason == "not JSON"
+
+
+def test_fuzz_17_broken_line_of_a_skipped_type_is_counted_as_not_json():
+    """fuzz 17: `{"type":"progress"xxx...` shows a skipped type but is no whole record: it is decoded, is
+    not JSON, and is counted in `skipped_lines` and named, as docs/definitions.md says ("Bad input")."""
+    path = FUZZ / "17-broken-progress-line-skip-count.jsonl"
+    [trace] = read_trace(str(path))
+    assert trace.skipped_lines == 1
+    assert [(n.line, n.reason) for n in trace.line_notes] == [(11, "not JSON")]
+    assert report_of(path).calls == 3

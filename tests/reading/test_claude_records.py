@@ -18,7 +18,15 @@ from contexttrace.discover.local import find_traces
 from contexttrace.reading import result_size
 from contexttrace.reading.claude import records
 from contexttrace.reading.claude.content import measure
-from contexttrace.reading.claude.records import NOT_JSON, Line, decode, loads_lenient, same_record, to_struct
+from contexttrace.reading.claude.records import (
+    NOT_JSON,
+    TOO_DEEP,
+    Line,
+    decode,
+    loads_lenient,
+    same_record,
+    to_struct,
+)
 from contexttrace.reports.trace import build_report
 
 from ..conftest import CASES, FUZZ, SAMPLES, assistant, report_of, trace_and_report
@@ -43,8 +51,8 @@ def test_both_paths_give_the_same_record_for_every_line(path: Path):
             continue
         got = decode(raw)
         lenient = _lenient(raw)
-        if lenient is NOT_JSON:
-            assert got is NOT_JSON
+        if lenient is NOT_JSON or lenient is TOO_DEEP:
+            assert got is lenient
             continue
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(10_000)  # (values nested 990 deep, fuzz 06b, are compared with ==)
@@ -115,7 +123,7 @@ def test_what_is_not_a_record():
     assert decode(b"not json\n") is NOT_JSON
     assert decode(b'{"type":"user"') is NOT_JSON  # a truncated line
     assert decode(b"[1, 2]") == [1, 2]  # JSON but not an object: the caller names its type
-    assert decode(b"[" * 2000 + b"]" * 2000) is NOT_JSON  # too deep for any decoder
+    assert decode(b"[" * 2000 + b"]" * 2000) is TOO_DEEP  # too deep for any decoder: named so, not "not JSON"
 
 
 def test_the_result_totals_are_read_as_orjson_reads_them():

@@ -174,7 +174,7 @@ def test_the_result_copy_is_skipped_unbuilt():
     rec = decode(orjson.dumps(_result_line(toolUseResult={"stdout": "y" * 1000, "agentId": "a1"})) + b"\n")
     assert type(rec.toolUseResult) is ResultCopy
     fields = ("agentId", "totalDurationMs", "type", "truncated", "truncatedByTokenCap", "appliedLimit", "mode",
-              "numLines", "numFiles", "file")  # fmt: skip
+              "numLines", "numFiles", "file", "isAsync", "status")  # fmt: skip
     assert rec.toolUseResult.__struct_fields__ == fields
     assert rec.toolUseResult.agentId == "a1"
     read = {"type": "text", "file": {"filePath": "/a", "content": "z" * 1000, "numLines": 3, "startLine": 1}}

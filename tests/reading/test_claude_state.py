@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from contexttrace import analyze, read_trace
 from contexttrace.reading.claude.builder import Builder
 from contexttrace.reading.claude.calls import Calls
 from contexttrace.reading.claude.dialects import Evidence, Threads
@@ -29,10 +30,10 @@ from contexttrace.reading.claude.state import (
 from contexttrace.reading.contract import CALL_SCHEMA, EVENT_SCHEMA
 from contexttrace.reading.model import LineNote
 
-from ..conftest import assistant, trace_and_report
+from ..conftest import FUZZ, assistant, report_of, trace_and_report
 
 _CALL_ROW = [1, 1, "f", "m1", None, "main", "main", "x", 1, 2, 3, 4, 6, 0, 0, False, 0, None, None, None, None, None, 1,
-             False, 0, 0, "a/b.py"]  # fmt: skip
+             False, 0, 0, "a/b.py", 0, 0, 0, 0, 0, 0]  # fmt: skip
 
 
 def _filled(cls: type) -> Any:
@@ -48,7 +49,12 @@ def _filled(cls: type) -> Any:
             setattr(obj, name, {"surface": {"tools": 1}, "result": {"subtype": "success"}}.get(name, "x"))
     special = {
         Seen: {"uuids": {"u"}},
-        Diagnostics: {"notes": [LineNote("f", 1, "r")], "notes_per_file": {"f": 1}, "warnings": ["w"]},
+        Diagnostics: {
+            "notes": [LineNote("f", 1, "r")],
+            "notes_per_file": {"f": 1},
+            "warnings": ["w"],
+            "odd_stamps": {"0001-01-01T00:00:00+14:00": ("f", 1)},
+        },
         Facts: {"denied_ids": {"t"}, "files": ["f", "g"], "agents": {"a": {}}},
         Evidence: {"foreign": {"Codex CLI rollout": 1}},
         Threads: {"chains": {"u": "sidechain-u"}, "chain_roots": {"sidechain-u": "p"}},
@@ -100,7 +106,7 @@ def test_every_field_is_merged_or_named_not_merged(cls):
     for name in cls.__slots__:
         if name in not_merged:
             assert getattr(head, name) == getattr(fresh, name), name
-        elif not (cls is Calls and name in ("at", "key_of_id")):  # indexes, rebuilt with the rows
+        elif not (cls is Calls and name in ("at", "key_of_id", "placeholder_of_id")):  # indexes, rebuilt with the rows
             assert getattr(head, name) != getattr(fresh, name), f"{cls.__name__}.{name} is not merged"
 
 
@@ -136,7 +142,8 @@ def test_b25_series_keeps_file_order_not_timestamp_order(write):
 
 
 def plain_epoch_ms(value: str) -> int | None:
-    """`epoch_ms` of one timestamp as first written: a timedelta floor-divided by one millisecond."""
+    """`epoch_ms` of one timestamp as first written: a timedelta floor-divided by one millisecond; None
+    outside the moments every report can show (0001-01-02 to 9999-12-30 UTC)."""
     try:
         if len(value) <= 10:
             raise ValueError
@@ -145,7 +152,10 @@ def plain_epoch_ms(value: str) -> int | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+    ms = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+    first = datetime(1, 1, 2, tzinfo=UTC)
+    last = datetime(9999, 12, 31, tzinfo=UTC) - timedelta(milliseconds=1)
+    return ms if first <= moment <= last else None
 
 
 _OFFSETS = st.integers(-23 * 60, 23 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))
@@ -161,3 +171,73 @@ def test_epoch_ms_equals_plain_floor_division(moment: datetime, spec: str) -> No
     assert epoch_ms([value]) == {None: None, value: plain_epoch_ms(value)}
     zulu = value.replace("+00:00", "Z")
     assert epoch_ms([zulu])[zulu] == plain_epoch_ms(zulu)
+
+
+@pytest.mark.parametrize(
+    ("stamp", "ms"),
+    [
+        ("0001-01-01T00:00:00+14:00", None),  # year 0 in UTC
+        ("9999-12-31T23:59:59-14:00", None),  # year 10000 in UTC
+        ("0001-01-01T23:59:59.999Z", None),  # a moment a display zone west of UTC puts in year 0
+        ("0001-01-02T00:00:00Z", -62_135_510_400_000),
+        ("9999-12-30T23:59:59.999Z", 253_402_214_399_999),
+        ("9999-12-31T00:00:00Z", None),
+    ],
+)
+def test_a_stamp_that_names_no_moment_is_unknown(stamp: str, ms: int | None) -> None:
+    """fuzz 14, 14b: a stamp outside the moments every report can show in any zone is unknown (None), in the
+    Claude reader and in the one the other readers share (`values.epoch_ms`)."""
+    from contexttrace.reading.values import epoch_ms as one_epoch_ms
+
+    assert epoch_ms([stamp])[stamp] == ms
+    assert one_epoch_ms(stamp) == ms
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [("14-timestamp-year-0.jsonl", 5), ("14b-turn-duration-year-10000.jsonl", 6)],
+)
+def test_fuzz_14_stamp_naming_no_moment_costs_its_value_with_a_warning_naming_the_line(name: str, line: int):
+    """fuzz 14, 14b: one line stamped in year 0 (or 10000) in UTC: the trace reports (its calls all read),
+    the stamp is no timestamp, and a warning names the first line writing it."""
+    path = FUZZ / name
+    rep = report_of(path)
+    assert rep.calls == 3
+    said = (
+        "1 timestamp(s) name no moment every time zone can show (a date outside 0001-01-02 to 9999-12-30, UTC), "
+        "read as unknown; the first at"
+    )
+    assert f"{said} {path}:{line}" in rep.warnings
+    [trace] = read_trace(str(path))
+    assert all(-62_135_510_400_000 <= ms <= 253_402_214_399_999 for ms in trace.timestamps_ms)
+
+
+def test_fuzz_15_subagent_stamp_naming_no_moment_never_drops_the_session():
+    """fuzz 15: the same stamp in a subagent file costs that value: the session reports with both its main
+    calls and its subagent's, and the warning names the subagent file's line."""
+    folder = FUZZ / "15-subagent-bad-timestamp-drops-session"
+    run = analyze([str(folder)])
+    assert run.failures == []
+    [rep] = run.reports
+    assert (rep.calls, rep.subagent_calls) == (2, 10)
+    agent = folder / "29ccd257-68b1-427f-ae5f-6524b7cb6f20" / "subagents" / "agent-a2271d1.jsonl"
+    assert any(w.endswith(f"the first at {agent}:4") for w in rep.warnings)
+
+
+def test_a_moment_is_warned_only_where_it_is_read(write):
+    """A stamp that is text (no date) is no timestamp and no warning, as before; a date naming no moment on
+    a line whose stamp is read is warned once for each distinct stamp, by its first line."""
+    bad = "0001-01-01T00:00:00+14:00"
+    lines = [
+        assistant("m1", 1, 2, 3, timestamp="soon"),
+        assistant("m2", 1, 2, 4, timestamp=bad),
+        assistant("m3", 1, 2, 5, timestamp=bad),
+        assistant("m4", 1, 2, 6, timestamp="2026-01-01T00:00:00Z"),
+    ]
+    trace, rep = trace_and_report(write("t.jsonl", *lines))
+    assert trace.calls["ts_ms"].to_list() == [None, None, None, 1_767_225_600_000]
+    assert [w for w in rep.warnings if "no moment" in w] == [
+        "1 timestamp(s) name no moment every time zone can show (a date outside 0001-01-02 to 9999-12-30, UTC), "
+        f"read as unknown; the first at "
+        f"{trace.path}:2"
+    ]

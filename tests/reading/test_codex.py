@@ -1,15 +1,25 @@
-"""Codex CLI rollouts (`reading/codex`): the call rule and the failure rule (docs/formats.md), and a rollout
-without token counts."""
+"""Codex CLI rollouts (`reading/codex`): real rollouts of several CLI versions read to their exact figures,
+each also computed here straight from the raw lines by the documented rule (docs/formats.md); the call rule,
+the failure rule, and a rollout without token counts."""
 
 from __future__ import annotations
+
+import re
+import shutil
 
 import orjson
 import pytest
 
 from contexttrace import analyze, read_trace
-from contexttrace.reading.codex.rollout import failed
+from contexttrace.reading.codex.rollout import failed, is_rollout
 
-from ..conftest import GOOD
+from ..conftest import GOOD, SAMPLES
+
+SMALL = SAMPLES / "c-codex-0.41-small.jsonl"
+EXEC = SAMPLES / "c-codex-0.111-exec-command.jsonl"
+COMPACTION = SAMPLES / "c-codex-0.65-compaction.jsonl"
+LEGACY = SAMPLES / "c-codex-legacy-2025-08.jsonl"
+TOOL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
 
 
 def test_reemitted_token_counts_are_one_call(tmp_path):
@@ -71,3 +81,153 @@ def test_codex_rollout_without_token_counts_is_read_as_codex(write):
     assert not run.failures
     report = next(r for r in run.reports if r.trace == path)
     assert (report.calls, report.extra["health"]["grade"]) == (0, None)
+
+
+def _lines(path):
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def _calls_by_rule(path):
+    """The call rule applied to the raw lines: a token_count whose total changed and that counts input or output."""
+    return _calls_in(_lines(path))
+
+
+def _calls_in(lines):
+    calls, prev = [], None
+    for line in lines:
+        payload = line.get("payload") or {}
+        if line.get("type") != "event_msg" or payload.get("type") != "token_count" or not payload.get("info"):
+            continue
+        info = payload["info"]
+        total, last = info["total_token_usage"]["total_tokens"], info["last_token_usage"]
+        if total == prev:
+            continue
+        prev = total
+        if last["input_tokens"] or last["output_tokens"]:
+            calls.append(last)
+    return calls
+
+
+def _items(path, kinds):
+    return [
+        line["payload"]
+        for line in _lines(path)
+        if line.get("type") == "response_item" and line["payload"].get("type") in kinds
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "calls", "first", "peak", "tools", "failed_", "window", "version", "models"),
+    [
+        pytest.param(SMALL, 2, 2_659, 2_692, 0, 0, 272_000, "0.41.0", ["gpt-5-codex"], id="0.41-small"),
+        pytest.param(EXEC, 85, 10_406, 88_208, 128, 9, 258_400, "0.111.0", ["gpt-5.3-codex"], id="0.111-exec"),
+        pytest.param(
+            COMPACTION,
+            143,
+            4_267,
+            244_674,
+            142,
+            23,
+            258_400,
+            "0.65.0-alpha.11",
+            ["gpt-5.1-codex-mini"],
+            id="0.65-compaction",
+        ),
+    ],
+)
+def test_rollout_figures(path, calls, first, peak, tools, failed_, window, version, models):
+    """Calls, first and peak prompt, tools and failures, the stated window: as written, and as the rule gives."""
+    [trace] = read_trace(path)
+    by_rule = _calls_by_rule(path)
+    prompts = trace.view("calls").get_column("prompt_tokens").to_list()
+    assert prompts == [c["input_tokens"] for c in by_rule]
+    assert (len(prompts), prompts[0], max(prompts)) == (calls, first, peak)
+    uses = trace.view("tool_uses").get_column("name").to_list()
+    assert len(uses) == len(_items(path, TOOL_ITEMS)) == tools
+    outputs = _items(path, ("function_call_output", "custom_tool_call_output"))
+    nonzero = re.compile(r"(?:Exit code: |.*?Process exited with code )-?[1-9]", re.S)
+    raw_failed = sum(1 for o in outputs if nonzero.match(o["output"]))
+    assert sum(trace.view("tool_results").get_column("is_error").to_list()) == raw_failed == failed_
+    assert (trace.format, trace.cli_version, trace.window_tokens, trace.window_source) == (
+        "codex",
+        version,
+        window,
+        "model_context_window",
+    )
+    [report] = analyze([str(path)]).reports
+    assert (report.calls, report.first, report.peak, report.tools, report.failed, report.models) == (
+        calls,
+        first,
+        peak,
+        tools,
+        failed_,
+        models,
+    )
+
+
+def test_cached_and_reasoning_are_parts_not_extra_buckets():
+    """`cached_input_tokens` is part of `input_tokens` and `reasoning_output_tokens` part of `output_tokens`:
+    the prompt is the input as written (never input + cached), the output never adds reasoning."""
+    [trace] = read_trace(EXEC)
+    calls = trace.view("calls")
+    by_rule = _calls_by_rule(EXEC)
+    uncached = calls.get_column("input_tokens").to_list()
+    cached = calls.get_column("cache_read_tokens").to_list()
+    assert [u + c for u, c in zip(uncached, cached, strict=True)] == [c["input_tokens"] for c in by_rule]
+    assert cached == [c["cached_input_tokens"] for c in by_rule]
+    assert calls.get_column("output_tokens").to_list() == [c["output_tokens"] for c in by_rule]
+    assert sum(c["reasoning_output_tokens"] for c in by_rule) > 0  # the sample has reasoning to double-count
+
+
+def test_tool_uses_belong_to_the_call_that_wrote_them():
+    """A call's tool uses are the model-written items beside its token_count (after it up to CLI 0.65, before
+    it later): each tool use names a call, and the call counts its inputs' characters."""
+    [trace] = read_trace(EXEC)
+    calls = trace.view("calls")
+    uses = trace.view("tool_uses")
+    ids = set(calls.get_column("message_id").to_list())
+    assert all(m in ids for m in uses.get_column("message_id").to_list())
+    per_call: dict[str, int] = {}
+    use_chars = zip(uses.get_column("message_id").to_list(), uses.get_column("input_chars").to_list(), strict=True)
+    for m, chars in use_chars:
+        per_call[m] = per_call.get(m, 0) + chars
+    ids_in_order = calls.get_column("message_id").to_list()
+    written = dict(zip(ids_in_order, calls.get_column("tool_input_chars").to_list(), strict=True))
+    assert {m: written[m] for m in per_call} == per_call
+    # a call's first line comes before its tool uses', its tool uses before their results
+    seq_of = dict(zip(ids_in_order, calls.get_column("seq").to_list(), strict=True))
+    use_seqs = zip(uses.get_column("message_id").to_list(), uses.get_column("seq").to_list(), strict=True)
+    assert all(seq_of[m] <= s for m, s in use_seqs)
+
+
+def test_legacy_rollout_is_read_with_no_measured_call():
+    """A rollout of a CLI before 0.32 (a bare session line, no token counts) is a Codex trace with no
+    measured call, and says why."""
+    [trace] = read_trace(LEGACY)
+    first = _lines(LEGACY)[0]
+    assert (trace.format, trace.session_id, trace.view("calls").height) == ("codex", first["id"], 0)
+    assert any("before 0.32" in w for w in trace.warnings)
+
+
+def test_format_is_decided_by_content_not_name(tmp_path):
+    """A rollout renamed to anything is still read as Codex; a Claude transcript is not taken for one."""
+    renamed = tmp_path / "notes.txt"
+    shutil.copy(SMALL, renamed)
+    [trace] = read_trace(renamed)
+    assert trace.format == "codex"
+    assert is_rollout(SMALL.read_bytes()[:65536])
+    assert not is_rollout((SAMPLES / "b-ccl-thinking-sonnet45.jsonl").read_bytes()[:65536])
+
+
+def test_compaction_is_counted_with_the_sizes_around_it():
+    """A `compacted` line is a compaction: its size before is the last call's prompt (exact), and the next
+    call's prompt is the size after (the zero-usage estimate Codex writes between them is no call)."""
+    lines = _lines(COMPACTION)
+    at = next(i for i, line in enumerate(lines) if line.get("type") == "compacted")
+    before = [c["input_tokens"] for c in _calls_in(lines[:at])]
+    after = [c["input_tokens"] for c in _calls_in(lines)][len(before)]
+    [report] = analyze([str(COMPACTION)]).reports
+    assert report.compact == 1
+    [event] = report.compaction_events
+    assert (event["pre_tokens"], before[-1], after) == (244_674, 244_674, 4_804)
+    assert report.prompt_tokens[len(before) - 1 : len(before) + 1] == [244_674, 4_804]

@@ -1,16 +1,22 @@
-"""Gemini CLI saved sessions (`reading/gemini`): the JSON-lines form's folding (docs/formats.md)."""
+"""Gemini CLI saved sessions (`reading/gemini`): real sessions read to their exact figures, each also computed
+here from the raw JSON by the documented rule (docs/formats.md), and the JSON-lines form's folding."""
 
 from __future__ import annotations
 
-import orjson
+import json
 
+import orjson
+import pytest
+
+from contexttrace import analyze
 from contexttrace.reading import read_trace
+from contexttrace.reading.gemini.session import GEMINI_WINDOW_TOKENS, is_session
 
 from ..conftest import SAMPLES
 
-GLOB = SAMPLES / "d-gemini-0.20-glob-api-error.json"
-SHELL = SAMPLES / "d-gemini-0.21-shell-tools.json"
-CANCELLED = SAMPLES / "d-gemini-0.22-cancelled-summary.json"
+GLOB = SAMPLES / "d-gemini-sessions/chats/session-2025-12-12T21-46-7c761c30.json"
+SHELL = SAMPLES / "d-gemini-sessions/chats/session-2025-12-26T04-02-b68abb2e.json"
+CANCELLED = SAMPLES / "d-gemini-sessions/chats/session-2025-12-30T01-16-3f9ce747.json"
 
 
 def test_jsonl_form_folds_upserts_sets_and_rewinds(tmp_path):
@@ -41,3 +47,70 @@ def test_jsonl_form_folds_upserts_sets_and_rewinds(tmp_path):
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in checkpoint))
     [trace] = read_trace(path)
     assert trace.view("calls").get_column("prompt_tokens").to_list() == [50, 80]
+
+
+def _model_messages(path):
+    return [m for m in json.loads(path.read_bytes())["messages"] if m["type"] == "gemini" and m.get("tokens")]
+
+
+@pytest.mark.parametrize(
+    ("path", "calls", "first", "peak", "tools", "failed_", "denied"),
+    [
+        pytest.param(GLOB, 5, 10_834, 11_113, 3, 0, 0, id="0.20-glob-api-error"),
+        pytest.param(SHELL, 12, 6_692, 8_746, 9, 1, 1, id="0.21-shell-tools"),
+        pytest.param(CANCELLED, 8, 6_734, 7_764, 7, 1, 1, id="0.22-cancelled"),
+    ],
+)
+def test_session_figures(path, calls, first, peak, tools, failed_, denied):
+    """One call per `gemini` message with tokens, its prompt `tokens.input`; tools from `toolCalls`, a
+    cancelled one a refusal: as written, and as the rule gives from the raw JSON."""
+    messages = _model_messages(path)
+    prompts = [m["tokens"]["input"] for m in messages]
+    assert (len(prompts), prompts[0], max(prompts)) == (calls, first, peak)
+    statuses = [t["status"] for m in json.loads(path.read_bytes())["messages"] for t in m.get("toolCalls") or ()]
+    assert (len(statuses), sum(s != "success" for s in statuses), statuses.count("cancelled")) == (
+        tools,
+        failed_,
+        denied,
+    )
+    [report] = analyze([str(path)]).reports
+    assert (report.format, report.calls, report.first, report.peak) == ("gemini", calls, first, peak)
+    assert (report.tools, report.failed, report.denied) == (tools, failed_, denied)
+    [trace] = read_trace(path)
+    assert trace.view("calls").get_column("prompt_tokens").to_list() == prompts
+
+
+def test_output_counts_thoughts_and_cache_is_part_of_input():
+    """`tokens.output` leaves out `thoughts` (billed as output): a call's output is their sum; `cached` is a
+    part of `input`, so the uncached tail is their difference."""
+    messages = _model_messages(SHELL)
+    [trace] = read_trace(SHELL)
+    calls = trace.view("calls")
+    assert calls.get_column("output_tokens").to_list() == [
+        m["tokens"]["output"] + m["tokens"]["thoughts"] for m in messages
+    ]
+    assert calls.get_column("cache_read_tokens").to_list() == [m["tokens"]["cached"] for m in messages]
+    assert calls.get_column("input_tokens").to_list() == [
+        m["tokens"]["input"] - m["tokens"]["cached"] for m in messages
+    ]
+    assert [m["tokens"]["total"] for m in messages] == [
+        sum(m["tokens"][k] for k in ("input", "output", "thoughts", "tool")) for m in messages
+    ]
+
+
+def test_window_is_the_model_table_and_says_so():
+    """A session records no window: the CLI's model table (1,048,576 for Gemini models), with that source."""
+    [trace] = read_trace(GLOB)
+    assert (trace.window_tokens, trace.window_source) == (GEMINI_WINDOW_TOKENS, "model table (Gemini CLI)")
+    assert GEMINI_WINDOW_TOKENS == 1_048_576
+
+
+def test_format_is_decided_by_content_not_name(tmp_path):
+    """A session under any name is read as Gemini's; a Claude transcript or Codex rollout is not taken for one."""
+    renamed = tmp_path / "chat.jsonl"
+    renamed.write_bytes(GLOB.read_bytes())
+    [trace] = read_trace(renamed)
+    assert trace.format == "gemini"
+    assert is_session(GLOB.read_bytes()[:65536])
+    assert not is_session((SAMPLES / "b-ccl-thinking-sonnet45.jsonl").read_bytes()[:65536])
+    assert not is_session((SAMPLES / "c-codex-0.41-small.jsonl").read_bytes()[:65536])

@@ -1,8 +1,10 @@
 """`context report` in a real browser: Debian's chromium driven by Playwright.
 
-Every bundled sample's page loads with no console error and no network request, shows each section and
-chart, draws one point per call and one line per compaction in the growth chart, and shows a point's
-tooltip on hover; a screenshot of each goes to tests/artifacts/ (gitignored; kept as a CI artefact).
+Every bundled sample's page loads with no console error, no Content-Security-Policy violation (the page
+allows no `'unsafe-eval'`: `securitypolicyviolation` events are recorded from before its scripts run) and
+no network request, shows each section and chart (drawn: its SVG marks are counted), draws one point per
+call and one line per compaction in the growth chart, and shows a point's tooltip on hover; a screenshot of
+each goes to tests/artifacts/ (gitignored; kept as a CI artefact).
 A page made from a trace full of markup runs none of it.
 
 The browser is /usr/bin/chromium (`apt-get install chromium`; .ci/run installs it when missing; set
@@ -29,6 +31,14 @@ CHROMIUM = os.environ.get("CONTEXTTRACE_CHROMIUM") or shutil.which("chromium") o
 ARTIFACTS = ROOT / "tests" / "artifacts"
 MOMENT = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 SAMPLE_NAMES = sorted(p.name for p in SAMPLES.iterdir() if p.suffix != ".md")
+
+
+#: Run before the page's own scripts: record each Content-Security-Policy violation (a blocked `eval` or
+#: `Function`, script, style or load) as "<directive> <blocked URI or 'eval'> <sample>".
+RECORD_CSP_VIOLATIONS = """document.addEventListener("securitypolicyviolation", (e) => {
+  (window.__cspViolations = window.__cspViolations || []).push(
+    `${e.effectiveDirective} ${e.blockedURI} ${e.sample}`);
+});"""
 
 
 def _require(condition: bool, why: str) -> None:
@@ -79,6 +89,7 @@ class Page:
         self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.add_init_script(RECORD_CSP_VIOLATIONS)
         self.page.goto(self.url)
         self.page.wait_for_load_state("load")
 
@@ -88,7 +99,9 @@ class Page:
         assert all(s == "drawn" for s in states), states
 
     def errors(self) -> list[str]:
-        return [m for m in self.console if m.startswith(("error", "pageerror"))]
+        """Console errors and page errors, and every Content-Security-Policy violation the page reported."""
+        violations = self.page.evaluate("window.__cspViolations || []")
+        return [m for m in self.console if m.startswith(("error", "pageerror"))] + [f"csp: {v}" for v in violations]
 
     def outside_requests(self) -> list[str]:
         return [u for u in self.requests if u != self.url]

@@ -37,6 +37,7 @@ from contexttrace.reports.compare import (
     parse_conditions,
     parse_metrics,
     pick_baseline,
+    split_condition,
 )
 from contexttrace.reports.stats import MIN_RUNS_FOR_TEST, median_difference_ci, noise_of, rank_test, within_noise
 from contexttrace.reports.usage import build_usage
@@ -304,26 +305,43 @@ def test_parse_conditions_globs_directories_and_repeats(tmp_path):
     for name in ("b.jsonl", "a.jsonl"):
         (tmp_path / name).write_text("{}")
     (tmp_path / "free").mkdir()
-    got = parse_conditions([f"loaded={tmp_path}/*.jsonl", "x=one.jsonl", "x=two.jsonl"], [str(tmp_path / "free") + "/"])
+    one, two = str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")
+    got = parse_conditions([f"loaded={tmp_path}/*.jsonl", f"x={one}", f"x={two}"], [str(tmp_path / "free") + "/"])
     assert [(c.name, c.paths) for c in got] == [
-        ("loaded", (str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))),
-        ("x", ("one.jsonl", "two.jsonl")),
+        ("loaded", (one, two)),
+        ("x", (one, two)),
         ("free", (str(tmp_path / "free") + "/",)),
     ]
+
+
+def test_condition_names_may_hold_equals_signs(tmp_path, monkeypatch):
+    """A value splits at the last '=' that leaves an existing PATH: `a=b=dir` is condition `a=b` when dir
+    exists; a file whose name holds '=' is found too (`a=x=y.jsonl` is `a` when only x=y.jsonl exists)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "x=y.jsonl").write_text("{}")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r.jsonl").write_text("{}")
+    got = parse_conditions(["a=b=dir", "a=x=y.jsonl", "t=0.2=runs/*.jsonl", "stdin=-"])
+    assert [(c.name, c.paths) for c in got] == [
+        ("a=b", ("dir",)), ("a", ("x=y.jsonl",)), ("t=0.2", ("runs/r.jsonl",)), ("stdin", ("-",))]  # fmt: skip
+    assert split_condition("s3=s3://bucket/runs/") == ("s3", "s3://bucket/runs/")
 
 
 @pytest.mark.parametrize(
     ("options", "dirs", "match"),
     [
         pytest.param(["free"], [], "expected NAME=PATH", id="no-equals"),
-        pytest.param(["=a.jsonl"], [], "expected NAME=PATH", id="no-name"),
+        pytest.param(["=pyproject.toml"], [], "expected NAME=PATH", id="no-name"),
+        pytest.param(["a=b=missing.jsonl"], [], "NAME may contain '='", id="no-existing-path"),
         pytest.param(["a=/nonexistent/*.jsonl"], [], "matches nothing", id="glob-matches-nothing"),
         pytest.param([], ["pyproject.toml"], "quote a glob", id="bare-file"),
-        pytest.param(["tests=a.jsonl"], ["tests"], "two conditions are named 'tests'", id="same-name"),
+        pytest.param(["tests=pyproject.toml"], ["tests"], "two conditions are named 'tests'", id="same-name"),
     ],
 )
-def test_parse_conditions_refuses(options, dirs, match):
+def test_parse_conditions_refuses(options, dirs, match, monkeypatch):
     """What cannot name a condition is a usage error saying why."""
+    monkeypatch.chdir(ROOT)
     with pytest.raises(ConditionError, match=match):
         parse_conditions(options, [str(ROOT / d) for d in dirs])
 
@@ -334,7 +352,7 @@ def test_parse_metrics_and_baseline():
     assert parse_metrics(["health,cost", "result-chars"]) == ["health_score", "cost_usd", "result_chars"]
     with pytest.raises(ConditionError, match="unknown metric 'fill'"):
         parse_metrics(["fill"])
-    two = parse_conditions(["a=x", "b=y"])
+    two = parse_conditions(["a=.", "b=."])
     assert pick_baseline(two, None) == "a" and pick_baseline(two, "b") == "b"
     with pytest.raises(ConditionError, match="not a condition"):
         pick_baseline(two, "c")
@@ -475,10 +493,16 @@ def test_cli_compare_table_json_csv(known):
     ("args", "match"),
     [
         pytest.param(["pyproject.toml", "tests"], "quote a glob", id="bare-file"),
-        pytest.param(["-c", "a=x.jsonl"], "at least two", id="one-condition"),
-        pytest.param(["-c", "a=x", "-c", "b=y", "--baseline", "c"], "not a condition", id="baseline"),
-        pytest.param(["-c", "a=x", "-c", "b=y", "--metric", "fill"], "unknown metric", id="metric"),
+        pytest.param(["-c", "a=pyproject.toml"], "at least two", id="one-condition"),
+        pytest.param(["-c", "a=samples", "-c", "b=tests", "--baseline", "c"], "not a condition", id="baseline"),
+        pytest.param(["-c", "a=samples", "-c", "b=tests", "--metric", "fill"], "unknown metric", id="metric"),
         pytest.param(["-c", "a=x", "-c", "b=y", "--json", "--format", "csv"], "two formats", id="json-and-csv"),
+        pytest.param(
+            ["-c", "a=b=missing", "-c", "c=samples"],
+            "--condition 'a=b=missing': expected NAME=PATH, PATH an existing file or directory or a quoted glob "
+            "that matches; NAME may contain '=' (the value is split at the last '=' that leaves an existing PATH)",
+            id="no-existing-path",
+        ),
     ],
 )
 def test_cli_compare_usage_errors(args, match, monkeypatch):
@@ -487,6 +511,21 @@ def test_cli_compare_usage_errors(args, match, monkeypatch):
     out = CliRunner().invoke(app, ["context", "compare", *args])
     assert out.exit_code == 2
     assert match in " ".join(out.stderr.split())
+
+
+def test_cli_compare_condition_name_with_equals(tmp_path):
+    """`-c temperature=0.2=DIR`: the condition is named `temperature=0.2` (its DIR exists), in the table and
+    the JSON."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("b-ccl-thinking-sonnet45.jsonl", "b-ccl-image-and-errors.jsonl"):
+        (runs / name).write_bytes((SAMPLES / name).read_bytes())
+    args = ["context", "compare", "-c", f"temperature=0.2={runs}", "-c", f"temperature=1={runs}", "-m", "calls"]
+    out = CliRunner().invoke(app, [*args, "--format", "json"], catch_exceptions=False)
+    assert out.exit_code == 0, out.stderr
+    assert [c["name"] for c in orjson.loads(out.stdout)["conditions"]] == ["temperature=0.2", "temperature=1"]
+    table = CliRunner().invoke(app, args, catch_exceptions=False)
+    assert "| temperature=0.2 " in table.stdout
 
 
 def test_cli_compare_unreadable_run_exits_1(known, tmp_path):

@@ -28,6 +28,7 @@ from contexttrace.reports.files import (
     relevance,
     relevance_level,
 )
+from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.run.runner import analyze
 
 from ..conftest import ROOT, SAMPLES, assert_keys_documented, assistant, json_keys, result
@@ -629,7 +630,7 @@ def test_cli_table_json_and_bad_at(write):
     assert "| DROPPED" in out.stdout and "call 3 (compaction" in out.stdout and "a.py: not read again" in out.stdout
     out = CliRunner().invoke(app, ["context", "files", path, "--json", "--no-cache", "--at", "2"])
     (obj,) = orjson.loads(out.stdout)
-    assert obj["schema_version"] == 2 and obj["at"]["call"] == 2 and len(obj["files"]) == 1
+    assert obj["schema_version"] == SCHEMA_VERSIONS["files"] and obj["at"]["call"] == 2 and len(obj["files"]) == 1
     bad = CliRunner().invoke(app, ["context", "files", path, "--at", "soon"])
     assert bad.exit_code == 2
 
@@ -810,7 +811,7 @@ def test_times_outside_the_trace_are_warned(write):
     path = _timeline(write)
     out = CliRunner().invoke(app, ["context", "files", path, "--json", "--no-cache", "--at", "1969-12-31T23:59:00Z"])
     (obj,) = orjson.loads(out.stdout)
-    assert obj["at"]["ts_ms"] == -60_000 and obj["files"] == [] and obj["schema_version"] == 2
+    assert obj["at"]["ts_ms"] == -60_000 and obj["files"] == [] and obj["schema_version"] == SCHEMA_VERSIONS["files"]
     assert list(Draft202012Validator(schema_of("files")).iter_errors(obj)) == []
     assert any("before 1970" in w for w in obj["warnings"])
     assert any("before the trace's first line" in w and "no files" in w for w in obj["warnings"])

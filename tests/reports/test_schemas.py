@@ -39,9 +39,13 @@ FINGERPRINTS = {
     ("sources", 1): "4762256e0657",
     ("files", 1): "eadc57c55d2e",
     ("tools", 2): "e9abbe18a72e",  # top_consumers gain capped (⊘ for a result cut at a cap)
+    ("tools", 3): "55630ac1d7c1",  # server_tools (server_tool_use blocks apart from tools); format gains codex, gemini
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
-    ("trace", 3): "9b4da8f45f07",  # health.signals[]: has_data replaces abstained and effective_weight
+    ("trace", 3): "226dbde4817a",  # format gains codex and gemini; health.signals[]: has_data replaces abstained and effective_weight
+    ("usage", 3): "98158c0c8374",  # format gains codex and gemini
+    ("sources", 3): "293fb876c1ef",  # format gains codex and gemini
+    ("files", 3): "9d8acc4dd306",  # format gains codex and gemini
 }
 
 #: Schema keywords that document and do not constrain: a change to them is not a change of the contract.

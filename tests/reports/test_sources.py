@@ -15,6 +15,7 @@ from contexttrace.cli.app import app
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
 from contexttrace.render.sources import estimator_line, render_sources_json, render_sources_table, sources_panel_of
+from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.reports.sources import ROWS, build_sources, is_at_choice, thread_ids, unknown_thread
 from contexttrace.run.runner import analyze
 
@@ -455,8 +456,11 @@ def test_every_sample_sums_to_the_size_at_every_call(sample_sources, sample_repo
                 assert sum(s["sources"].values()) == s["prompt_tokens"], (r.trace, s["call"])
                 assert min(s["sources"].values()) >= 0, (r.trace, s["call"])
                 steps += 1
-        assert sum(x["tokens"] for x in r.sources) == r.context_tokens
-    assert steps == sum(r.calls - r.unmeasured_calls for r in sample_reports.values()) == 661
+        if r.context_tokens is None:  # a trace with no measured call (the Codex rollout without token counts)
+            assert r.sources == [] or sum(x["tokens"] for x in r.sources) == 0, r.trace
+        else:
+            assert sum(x["tokens"] for x in r.sources) == r.context_tokens
+    assert steps == sum(r.calls - r.unmeasured_calls for r in sample_reports.values()) == 661 + 255
 
 
 #: Per sample (its last call): context size, overflow_raw, reconciled, withdrawn, the prefix row.
@@ -572,7 +576,7 @@ def test_cli_json_and_table(write):
     out = CliRunner().invoke(app, ["context", "sources", path, "--json", "--no-cache"], catch_exceptions=False)
     assert out.exit_code == 0, out.output
     (obj,) = orjson.loads(out.stdout)
-    assert obj["schema_version"] == 2 and obj["call"] == 2 and len(obj["steps"]) == 2
+    assert obj["schema_version"] == SCHEMA_VERSIONS["sources"] and obj["call"] == 2 and len(obj["steps"]) == 2
     assert [s["source"] for s in obj["sources"]] == list(ROWS)
     out = CliRunner().invoke(app, ["context", "sources", path, "--no-cache", "--steps", "--at", "1"])
     assert out.exit_code == 0 and "call 1 of 2 (1)" in out.stdout and "| prefix" in out.stdout

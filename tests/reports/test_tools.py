@@ -13,6 +13,7 @@ from contexttrace.analysis.tokens import result_tokens
 from contexttrace.cli.app import app
 from contexttrace.reading import read_trace
 from contexttrace.render.tools import render_tools_json, render_tools_table, tools_panel_of
+from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.reports.tools import ERROR_CLASSES, build_tools, error_class, nearest_rank
 from contexttrace.run.runner import analyze
 
@@ -237,7 +238,7 @@ def test_cli_json_and_sort(write):
     out = CliRunner().invoke(app, ["context", "tools", path, "--json", "--no-cache", "--sort", "tokens"])
     assert out.exit_code == 0, out.output
     (obj,) = orjson.loads(out.stdout)
-    assert obj["schema_version"] == 2
+    assert obj["schema_version"] == SCHEMA_VERSIONS["tools"]
     assert [t["tool"] for t in obj["tools"]] == ["Read", "Bash"]
     out = CliRunner().invoke(app, ["context", "tools", path, "--no-cache", "--sort", "errors"])
     assert out.exit_code == 0
@@ -259,7 +260,7 @@ def test_every_sample_runs(path):
     assert run.ok and run.reports
     assert render_tools_table(run, by_tool=True)
     for obj in orjson.loads(render_tools_json(run, by_tool=True)):
-        assert obj["schema_version"] == 2
+        assert obj["schema_version"] == SCHEMA_VERSIONS["tools"]
         for row in obj["tools"]:
             assert row["errors"] + row["denials"] <= row["results"]
             assert sum(row["error_classes"].values()) >= row["errors"]
@@ -392,3 +393,93 @@ def test_the_samples_capped_results():
             r = report.tool_results
             capped += [(report.name.split("/")[-1], tid) for tid in r.filter(r["capped"])["tool_use_id"].to_list()]
     assert capped == [("a-ralph-subagent-opus45-haiku45.jsonl#1", "toolu_01BUdfaCqrR8pTtKKBp1GoTk")]
+
+
+# -- server-side tools ------------------------------------------------------------------------------------------
+
+
+def _server_line(uuid: str, parent: str | None, block: dict, web_searches: int, **extra) -> dict:
+    """An assistant line of one API response (message msg_web) that ran a server-side web search: Claude Code
+    writes one content block per line, each with the response's usage."""
+    usage = {
+        "input_tokens": 12,
+        "cache_creation_input_tokens": 2100,
+        "cache_read_input_tokens": 14000,
+        "output_tokens": 310,
+        "server_tool_use": {"web_search_requests": web_searches, "web_fetch_requests": 0},
+    }
+    message = {"id": "msg_web", "model": MODEL, "role": "assistant", "content": [block], "usage": usage}
+    return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "s-web", "requestId": "req_web",
+            "timestamp": _ts(2), "message": message, **extra}  # fmt: skip
+
+
+SEARCH = {"type": "server_tool_use", "id": "srvtoolu_01A", "name": "web_search",
+          "input": {"query": "Python 3.14 what's new"}}  # fmt: skip
+SEARCH_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01A", "content": [
+    {"type": "web_search_result", "url": "https://docs.python.org/3.14/whatsnew/3.14.html",
+     "title": "What's new in Python 3.14", "encrypted_content": "EqgfCioIARgB" * 40, "page_age": "2025"}]}  # fmt: skip
+
+
+def _web_search_trace(write) -> str:
+    """A session whose only tool is one server-side web search: the server_tool_use block, its
+    web_search_tool_result, then the answer, all in one response whose usage bills one search."""
+    prompt = {"type": "user", "uuid": "u0", "sessionId": "s-web", "timestamp": _ts(0),
+              "message": {"role": "user", "content": "What changed in Python 3.14?"}}  # fmt: skip
+    answer = {"type": "text", "text": "Python 3.14 adds template strings (PEP 750)."}
+    return write(
+        "web-search.jsonl",
+        prompt,
+        _server_line("u1", "u0", SEARCH, 1),
+        _server_line("u2", "u1", SEARCH_RESULT, 1),
+        _server_line("u3", "u2", answer, 1),
+    )
+
+
+def test_server_side_web_search_is_listed_apart(write):
+    """A trace whose only tool was a server-side web search: `context tools` says it has no client tool call
+    and lists the search under the server-side tools (its call, the request its usage bills, ≈ list-price
+    cost); the JSON has it in `server_tools`, never in `tools`, and no duration warning."""
+    path = _web_search_trace(write)
+    out = CliRunner().invoke(app, ["context", "tools", path, "--no-cache"], catch_exceptions=False)
+    assert out.exit_code == 0
+    assert out.stdout.splitlines()[1:] == [
+        "no client tool calls",
+        "Server-side tools (run by the API inside a call; their results are in the calls' usage):",
+        "| thread   | server-side tool   |   calls |   requests |   input → ctx |   cost USD |",
+        "|----------|--------------------|---------|------------|---------------|------------|",
+        "| main     | web_search         |       1 |          1 |            ≈8 |   ≈$0.0100 |",
+    ]
+    assert "no tool durations" not in out.stderr
+    as_json = CliRunner().invoke(app, ["context", "tools", path, "--no-cache", "--json"], catch_exceptions=False)
+    (obj,) = orjson.loads(as_json.stdout)
+    assert obj["tools"] == [] and obj["warnings"] == []
+    assert obj["server_tools"] == [{"thread": "main", "tool": "web_search", "calls": 1, "input_tokens_to_context": 8,
+                                    "requests": 1, "cost_usd": 0.01}]  # fmt: skip
+    (trace,) = read_trace(path)
+    assert trace.tool_uses.select("tool_use_id", "name", "server_side").rows() == [("srvtoolu_01A", "web_search", True)]
+    panel = tools_panel_of(build_tools(trace))
+    assert panel is not None and [r["tool"] for r in panel["rows"]] == ["web_search (server-side)"]
+
+
+def test_server_side_tools_beside_client_tools(write):
+    """Client tools stay in the table as before; a server-side fetch and a subagent's billed searches with
+    no block in the trace get their own rows (requests only for web_search)."""
+    fetch = {"type": "server_tool_use", "id": "srvtoolu_02", "name": "web_fetch", "input": {"url": "https://x.org"}}
+    searching = assistant("m3", 1, 0, 100, sidechain=True, agentId="a1", timestamp=_ts(3))
+    searching["message"]["usage"]["server_tool_use"] = {"web_search_requests": 3}
+    path = write(
+        "mixed.jsonl",
+        assistant("m1", 1, 0, 100, tools=[("t1", "Read", {"file_path": "/a"})], timestamp=_ts(0)),
+        result("t1", "x" * 400, timestamp=_ts(1)),
+        _server_line("u9", None, fetch, 0),
+        searching,
+    )
+    (trace,) = read_trace(path)
+    assert trace.tool_uses.get_column("server_side").to_list() == [False, True]
+    report = build_tools(trace)
+    assert [(r["thread"], r["tool"], r["calls"]) for r in report.rows] == [("main", "Read", 1)]
+    assert [(r["thread"], r["tool"], r["calls"], r["requests"], r["cost_usd"]) for r in report.server_tools] == [
+        ("main", "web_fetch", 1, None, None), ("subagents", "web_search", 0, 3, 0.03)]  # fmt: skip
+    text = render_tools_table(analyze([path], build=build_tools))
+    assert "| main     | Read   | -               |       1 |" in text
+    assert "| main      | web_fetch          |       1 |          - |            ≈5 |          - |" in text

@@ -52,6 +52,7 @@ from typer.testing import CliRunner
 
 from contexttrace import analyze
 from contexttrace.cli.app import app
+from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
 from contexttrace.render.trace import render_json
 from contexttrace.render.usage import render_usage_table
@@ -67,6 +68,7 @@ from ..conftest import (
     assistant,
     float_usage_call,
     memory_trace,
+    report_of,
     result,
     stream_run,
     write_file,
@@ -121,6 +123,15 @@ EXPECTED = {
     "b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl": (
         87, 6021, 189054, 189054, 0, 3559826, 25671, 2.1769422999999994
     ),
+    # The other agents' samples, from the same kind of independent script: Codex (a call per token_count
+    # whose totals grew; input less cached, cached, output with reasoning) and Gemini (a call per gemini
+    # message with tokens; input less cached, cached, output + thoughts), at the table's list prices.
+    "c-codex-0.41-small.jsonl": (2, 1511, 0, 0, 0, 3840, 128, 0.00364875),
+    "c-codex-0.111-exec-command.jsonl": (85, 438328, 0, 0, 0, 4439936, 28409, 1.9417888000000008),
+    "c-codex-0.65-compaction.jsonl": (143, 2366730, 0, 0, 0, 16200448, 68772, 1.1342377000000003),
+    "d-gemini-sessions/chats/session-2025-12-12T21-46-7c761c30.json": (5, 25540, 0, 0, 0, 29491, 279, 0.00924423),
+    "d-gemini-sessions/chats/session-2025-12-26T04-02-b68abb2e.json": (12, 45310, 0, 0, 0, 49708, 2027, 0.0603397),
+    "d-gemini-sessions/chats/session-2025-12-30T01-16-3f9ce747.json": (8, 18487, 0, 0, 0, 39192, 1571, 0.0159161),
 }  # fmt: skip
 
 
@@ -813,3 +824,92 @@ def test_unreadable_usage_makes_the_cost_a_lower_bound_and_the_split_never_excee
     )
     table = render_usage_table(RunResult([u], []))
     assert "≥ $0.00" in table and "≈$0.6" not in table
+
+
+def test_b33_compaction_pass_is_billed_and_priced_on_its_own_prompt() -> None:
+    """B33: one Sonnet 4.5 response holding a compaction pass (180,000 in, 3,500 out) and the answer (23,000 in,
+    1,000 out): tokens count both passes, each priced under 200K ($0.54 + $0.0525 + $0.069 + $0.015), never
+    at the long-context rate their sum (203,000) would cross; the context is the answer's prompt, and the
+    pass is a compaction whose pre-size is its prompt."""
+    path = str(CASES / "B33.jsonl")
+    [trace] = read_trace(path)
+    usage = build_usage(trace)
+    total = usage.total
+    assert (total["calls"], total["input_tokens"], total["output_tokens"]) == (1, 203_000, 4_500)
+    assert total["cost_usd"] == pytest.approx(0.6765)
+    assert (total["long_context_calls"], total["cost_is_lower_bound"]) == (0, False)
+    assert usage.turn_figures["context_tokens"] == 23_000
+    rep = report_of(path)
+    assert (rep.calls, rep.first, rep.peak, rep.compact) == (1, 23_000, 23_000, 1)
+    [compaction] = rep.compaction_events
+    assert (compaction["pre_tokens"], compaction["context_after"], compaction["call"]) == (180_000, 23_000, 1)
+
+
+def test_b33_a_pass_over_the_threshold_takes_the_long_rate_alone(tmp_path) -> None:
+    """A pass whose own prompt crosses 200K is priced at the long-context rate; the answer under it is not."""
+    line = orjson.loads((CASES / "B33.jsonl").read_bytes().splitlines()[1])
+    line["message"]["usage"]["iterations"][0]["input_tokens"] = 250_000
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(orjson.dumps(line) + b"\n")
+    [trace] = read_trace(str(path))
+    total = build_usage(trace).total
+    long_pass = 250_000 * 6 / 1e6 + 3_500 * 22.5 / 1e6  # Sonnet 4.5 over 200K: $6 in, $22.50 out per MTok
+    assert total["cost_usd"] == pytest.approx(long_pass + 0.084)
+    assert total["long_context_calls"] == 0  # the answer's own prompt is 23,000
+
+
+def test_b35_init_with_the_same_session_continues_the_run() -> None:
+    """B35: a second `system/init` with the run's `session_id` (one per message read on standard input) is
+    one run: two calls, two turns, and the last result's cumulative cost matches ours (difference $0.00)."""
+    [trace] = read_trace(str(CASES / "B35.jsonl"))
+    usage = build_usage(trace)
+    assert (usage.total["calls"], usage.turn_figures["turns"]) == (2, 2)
+    assert usage.total["cost_usd"] == pytest.approx(0.0409425)
+    assert usage.reported["reported_cost_usd"] == pytest.approx(0.0409425)
+    assert usage.reported["cost_difference_usd"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_b37_background_agent_timed_to_its_notification_and_returning_its_report() -> None:
+    """B37: an Agent call launched in the background returns a 129-char receipt at once; the agent's report
+    (53 chars) comes 58 minutes later in a task notification. The agent runs to the notification (≈58 min,
+    from the tool_use at 02:52:22.260 to the notification line at 03:50:39.200; the queue's enqueue line,
+    29 ms earlier, is skipped unread) and returns the report; the trace's own columns keep the receipt."""
+    path = CASES / "B37" / "s37.jsonl"
+    rep = report_of(path)
+    assert (rep.calls, rep.tools, rep.result_chars) == (3, 1, 129)
+    [trace] = read_trace(str(path), find_traces([str(CASES / "B37")])[0].subagents)
+    usage = build_usage(trace)
+    assert usage.turn_figures["turns"] == 1
+    [agent] = usage.agents
+    assert (agent["thread"], agent["calls"], agent["output_tokens"]) == ("ag37", 2, 700)
+    assert agent["cost_usd"] == pytest.approx(0.101665)
+    assert agent["duration_ms"] == pytest.approx(3_496_911, abs=100)
+    assert agent["returned_chars"] == 53
+
+
+def test_b37_background_agent_without_its_notification_returned_unknown(tmp_path) -> None:
+    """Without the notification the agent's report is not in the trace: returned is unknown (never the
+    receipt), and its duration is measured over its own calls' lines (03:20:00 to 03:50:38)."""
+    import shutil
+
+    session = tmp_path / "B37"
+    shutil.copytree(CASES / "B37", session)
+    main = session / "s37.jsonl"
+    main.write_bytes(b"".join(line for line in main.read_bytes().splitlines(True) if b"task-notification" not in line))
+    [source] = find_traces([str(session)])
+    [trace] = read_trace(source.path, source.subagents)
+    [agent] = build_usage(trace).agents
+    assert (agent["returned_chars"], agent["returned_tokens"], agent["return_ratio"]) == (None, None, None)
+    assert (agent["duration_ms"], agent["duration_source"]) == (1_838_000, "agent_lines")
+
+
+def test_b39_placeholder_then_real_line_is_one_call() -> None:
+    """B39: each call written first with all usage 0, then with its real usage, under one message id: two
+    calls, no "not unique" or unreadable-usage warning, peak and cost from the real lines."""
+    [trace] = read_trace(str(CASES / "B39.jsonl"))
+    usage = build_usage(trace)
+    assert usage.total["calls"] == 2
+    assert usage.total["cost_usd"] == pytest.approx(0.023043)
+    assert (usage.total["cost_is_lower_bound"], usage.warnings) == (False, [])
+    rep = report_of(CASES / "B39.jsonl")
+    assert (rep.calls, rep.first, rep.peak, rep.warnings) == (2, 20_003, 20_303, [])

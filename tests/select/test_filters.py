@@ -30,7 +30,7 @@ from contexttrace.select.filters import (
     unique_labels,
 )
 
-from ..conftest import SAMPLES, assistant, jsonl
+from ..conftest import GOOD, SAMPLES, assistant, jsonl
 
 runner = CliRunner()
 UTC_ZONE = parse_timezone("UTC")
@@ -224,6 +224,73 @@ def test_cli_bad_filter_values_are_usage_errors(value, message):
     assert out.exit_code == 2 and message in " ".join(out.stderr.split())
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["--since", "800000d"], id="age-before-year-1"),
+        pytest.param(["--until", "1000000000d"], id="age-past-timedelta"),
+        pytest.param(["--since", "9999999999999999999999d"], id="age-past-c-int"),
+        pytest.param(["--since", "3000000w"], id="weeks"),
+        pytest.param(["--until", "9999-12-31"], id="until-last-day-ends-in-10000"),
+        pytest.param(["--since", "0001-01-01T00:00+05:00"], id="offset-before-year-1"),
+        pytest.param(["--until", "9999-12-31T23:59:59-05:00"], id="offset-past-9999"),
+        pytest.param(["--since", "0001-01-01", "--timezone", "Asia/Tokyo"], id="zone-before-year-1"),
+        pytest.param(["--until", "9999-12-31T23:59", "--timezone", "America/New_York"], id="zone-past-9999"),
+    ],
+)
+@pytest.mark.parametrize("command", ["trace", "usage"])
+def test_cli_since_until_out_of_range_is_a_usage_error(command, args):
+    """A --since/--until whose bound falls outside the years 1 to 9999 (a huge age, the end of 9999-12-31,
+    an offset or zone across a limit) is one line naming the option and the value, exit 2: no traceback."""
+    out = runner.invoke(app, ["context", command, GOOD, *args])
+    assert out.exit_code == 2, out.output
+    assert out.exception is None or isinstance(out.exception, SystemExit)
+    error = " ".join(out.stderr.split()).split("Error: ")[-1]
+    assert (
+        error == f"Invalid value for --since/--until: {args[1]!r} is out of range: a bound must fall within "
+        "the years 1 to 9999 in its time zone"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--since", "0000-01-01"], "is not a date or time", id="year-0"),
+        pytest.param(["--since", "99999-01-01"], "is not a date or time", id="year-99999"),
+    ],
+)
+def test_cli_dates_outside_the_calendar_are_not_dates(args, message):
+    """Years 0 and 99999 are no dates at all: the usual message, exit 2."""
+    out = runner.invoke(app, ["context", "trace", GOOD, *args])
+    assert out.exit_code == 2 and f"{args[1]!r} {message}" in " ".join(out.stderr.split())
+
+
+def test_cli_bounds_near_the_limits_select(tmp_path):
+    """Bounds just inside the limits work and their note shows them."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(jsonl(assistant("m1", 10, 100, 1000, sessionId="s1", timestamp="2026-02-12T10:00:00Z")))
+    out = runner.invoke(app, ["context", "trace", str(path), "--since", "0001-01-02", "--until", "9999-12-30",
+                              "--timezone", "UTC"], catch_exceptions=False)  # fmt: skip
+    assert out.exit_code == 0 and "1 of 1 traces selected" in out.stderr
+
+
+def test_cli_start_in_the_last_day_of_9999_is_unknown_with_a_warning(tmp_path):
+    """A trace stamped in the last hour of 9999 (UTC), already the year 10000 in Asia/Tokyo: the reader keeps
+    only moments every time zone can show, so its start is unknown with a warning naming the line, and the
+    trace is read (calls, peak) and grouped under no day; no traceback."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "far.jsonl").write_bytes(
+        jsonl(assistant("m1", 10, 100, 1000, sessionId="s1", timestamp="9999-12-31T23:00:00Z"))
+    )
+    for command in ("trace", "usage"):
+        out = runner.invoke(app, ["context", command, str(folder), "--timezone", "Asia/Tokyo"], catch_exceptions=False)
+        assert out.exit_code == 0 and "| far.jsonl " in out.stdout and "9999" not in out.stdout
+        assert f"read as unknown; the first at {folder / 'far.jsonl'}:1" in out.stderr
+    grouped = _groups_of(folder, "day", "--timezone", "Asia/Tokyo")
+    assert [g["traces"] for g in grouped] == [1] and grouped[0]["group"] != "9999-12-31"
+
+
 def test_cli_sort_by_start_and_project(projects):
     """--sort start --desc lists the latest session first; --sort project keeps the read order within a
     project (a stable sort)."""
@@ -236,7 +303,7 @@ def test_cli_sort_by_start_and_project(projects):
 # -- context usage --group-by -----------------------------------------------------------------------
 
 
-def _groups(projects: Path, by: str, *extra: str) -> list[dict]:
+def _groups_of(projects: Path, by: str, *extra: str) -> list[dict]:
     out = runner.invoke(app, ["context", "usage", str(projects), "--group-by", by, "--json", *extra],
                         catch_exceptions=False)  # fmt: skip
     assert out.exit_code == 0, out.stderr
@@ -256,7 +323,7 @@ def _groups(projects: Path, by: str, *extra: str) -> list[dict]:
 )
 def test_cli_usage_group_by(projects, by, tz, groups):
     """One row per day/week/month (of each trace's start, in --timezone), project or model, with its calls."""
-    rows = _groups(projects, by, "--timezone", tz)
+    rows = _groups_of(projects, by, "--timezone", tz)
     assert {r["group"]: r["total"]["calls"] for r in rows} == groups
     assert all(r["group_by"] == by and r["schema_version"] == 2 for r in rows)
     assert sum(r["traces"] for r in rows) == 3

@@ -16,7 +16,7 @@ from contexttrace.reports.usage import build_usage
 from contexttrace.run import runner, work
 from contexttrace.run.runner import analyze
 from contexttrace.storage import reports as built
-from contexttrace.storage import store
+from contexttrace.storage import stamps, store
 
 from ..conftest import SAMPLES, assistant, jsonl
 from .test_store import _append, _session
@@ -127,7 +127,7 @@ def _rewritten(conn: sqlite3.Connection, change) -> None:
     pairs = msgspec.msgpack.decode(data)
     change(pairs)
     data = msgspec.msgpack.encode(pairs)
-    conn.execute("UPDATE reports SET data = ?, checksum = ?", (data, built._checksum(tuple(key), data)))
+    conn.execute("UPDATE reports SET data = ?, checksum = ?", (data, stamps.row_checksum(tuple(key), data)))
 
 
 def _not_slim(conn: sqlite3.Connection) -> None:

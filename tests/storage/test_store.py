@@ -363,9 +363,14 @@ def _flipped_byte(main: Path) -> None:
     conn.execute("UPDATE entries SET data = ?", (data[:100] + bytes([data[100] ^ 1]) + data[101:],))
 
 
+def _rewrite_entry(conn: sqlite3.Connection, data: bytes) -> None:
+    """Put `data` in the one entry under a valid checksum of its key (as this code would have kept it)."""
+    [key] = conn.execute("SELECT path, spelling, version, stamp FROM entries").fetchall()
+    conn.execute("UPDATE entries SET data = ?, checksum = ?", (data, stamps.row_checksum(tuple(key), data)))
+
+
 def _wrong_types(main: Path) -> None:
-    data = msgspec.msgpack.encode([{"name": 1, "path": [], "format": None}])
-    _kept(main).execute("UPDATE entries SET data = ?, checksum = ?", (data, zlib.crc32(data)))
+    _rewrite_entry(_kept(main), msgspec.msgpack.encode([{"name": 1, "path": [], "format": None}]))
 
 
 def _missing_column(main: Path) -> None:
@@ -373,8 +378,14 @@ def _missing_column(main: Path) -> None:
     [(data,)] = conn.execute("SELECT data FROM entries").fetchall()
     traces = msgspec.msgpack.decode(data)
     del traces[0]["tables"]["calls"]["model"]
-    data = msgspec.msgpack.encode(traces)
-    conn.execute("UPDATE entries SET data = ?, checksum = ?", (data, zlib.crc32(data)))
+    _rewrite_entry(conn, msgspec.msgpack.encode(traces))
+
+
+def _checksum_of_the_bytes_only(main: Path) -> None:
+    """The entry's checksum over its bytes alone (not its key): a row that cannot prove which file it is."""
+    conn = _kept(main)
+    [(data,)] = conn.execute("SELECT data FROM entries").fetchall()
+    conn.execute("UPDATE entries SET checksum = ?", (zlib.crc32(data),))
 
 
 @pytest.mark.parametrize(
@@ -387,6 +398,7 @@ def _missing_column(main: Path) -> None:
         pytest.param(_flipped_byte, False, id="entry-checksum"),
         pytest.param(_wrong_types, False, id="entry-wrong-types"),
         pytest.param(_missing_column, False, id="entry-missing-column"),
+        pytest.param(_checksum_of_the_bytes_only, False, id="entry-checksum-without-key"),
     ],
 )
 def test_store_damage_is_discarded_and_rebuilt(damage, warned, tmp_path, settled, reads):
@@ -408,6 +420,57 @@ def test_store_damage_is_discarded_and_rebuilt(damage, warned, tmp_path, settled
         assert "users" not in {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
 
 
+def _swap(conn: sqlite3.Connection, table: str, rowids: list[int]) -> None:
+    """Swap two rows' documents with their checksums (a row now holds the other file's figures, intact)."""
+    (a, *first), (b, *second) = (conn.execute(f"SELECT rowid, checksum, data FROM {table} WHERE rowid = ?",
+                                              (r,)).fetchone() for r in rowids)  # fmt: skip
+    conn.execute(f"UPDATE {table} SET checksum = ?, data = ? WHERE rowid = ?", (*second, a))
+    conn.execute(f"UPDATE {table} SET checksum = ?, data = ? WHERE rowid = ?", (*first, b))
+
+
+def _copy(conn: sqlite3.Connection, table: str, rowids: list[int]) -> None:
+    """Copy the first row's document and checksum over the second's."""
+    first = conn.execute(f"SELECT checksum, data FROM {table} WHERE rowid = ?", (rowids[0],)).fetchone()
+    conn.execute(f"UPDATE {table} SET checksum = ?, data = ? WHERE rowid = ?", (*first, rowids[1]))
+
+
+@pytest.mark.parametrize("move", [_swap, _copy], ids=["swapped", "copied"])
+@pytest.mark.parametrize(
+    "tables", [("entries",), ("reports",), ("entries", "reports")], ids=["entries", "reports", "both"]
+)
+def test_store_row_moved_to_another_file_is_never_served(move, tables, tmp_path, settled, reads):
+    """Two files' stored rows with their documents swapped (or one copied over the other), data and checksum
+    moved together, in the entries, the kept reports or both: each row's checksum covers the file, stamp
+    and version it was kept under, so the moved rows miss, are read again, and `context trace` and
+    `context usage` print what a --no-cache run prints."""
+    paths = []
+    for name, cache_read in (("a", 1_000), ("b", 90_000)):
+        path = tmp_path / "proj" / f"{name}.jsonl"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(jsonl(assistant(f"{name}1", 5, 10, cache_read, sessionId=name),
+                               assistant(f"{name}2", 5, 10, cache_read * 2, sessionId=name)))  # fmt: skip
+        paths.append(str(path))
+    cli = CliRunner()
+    plain = {c: cli.invoke(app, ["context", c, *paths, "--json", "--no-cache"]).stdout for c in ("trace", "usage")}
+    for command in ("trace", "usage"):  # (kept: the entries, and context trace's reports)
+        assert cli.invoke(app, ["context", command, *paths, "--json"]).stdout == plain[command]
+    with sqlite3.connect(store.store_path(), isolation_level=None) as conn:
+        for table in tables:
+            rowids = [r for (r,) in conn.execute(f"SELECT rowid FROM {table} ORDER BY path")]
+            assert len(rowids) == 2
+            move(conn, table, rowids)
+    reads.clear()
+    for command in ("trace", "usage"):
+        out = cli.invoke(app, ["context", command, *paths, "--json"], catch_exceptions=False)
+        assert out.stdout == plain[command] and "result store" not in out.stderr
+    moved = 2 if move is _swap else 1
+    assert len(reads) == (moved if "entries" in tables else 0)
+    reads.clear()
+    for command in ("trace", "usage"):  # the rows read again were kept again, sound
+        assert cli.invoke(app, ["context", command, *paths, "--json"]).stdout == plain[command]
+    assert reads == []
+
+
 def test_store_that_cannot_be_opened_is_a_warning(tmp_path, monkeypatch):
     """A cache folder that cannot be made (here a file stands in its way) costs a warning: every trace is
     read and printed as without the store."""
@@ -422,6 +485,64 @@ def test_store_that_cannot_be_opened_is_a_warning(tmp_path, monkeypatch):
     blocker.unlink()  # fixed: the next run in the same process uses the store again
     monkeypatch.setattr(store, "RACY_NS", 0)
     assert not analyze(paths, cache=True).warnings
+    assert _entries() == 1
+
+
+def _two_files(root: Path) -> list[str]:
+    paths = []
+    for name in ("a", "b"):
+        path = root / f"{name}.jsonl"
+        path.write_bytes(jsonl(assistant(f"{name}1", 5, 10, 1000, sessionId=name)))
+        paths.append(str(path))
+    return paths
+
+
+def _store_warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("warning: result store")]
+
+
+def test_read_only_store_file_is_a_warning(tmp_path, settled, monkeypatch):
+    """A store file that cannot be written, in a folder that can, is said once on stderr in the words of
+    a folder that cannot be written ("cannot be used (...); every trace was read"); the output is a
+    --no-cache run's and the file is left as it was."""
+    first, second = _two_files(tmp_path)
+    cli = CliRunner()
+    assert cli.invoke(app, ["context", "trace", first, "--json"]).exit_code == 0
+    path = store.store_path()
+    path.chmod(0o444)
+    if os.access(path, os.W_OK):  # root ignores the mode: the file reads as not writable all the same
+        real = os.access
+        monkeypatch.setattr(store.os, "access", lambda f, mode: real(f, mode) and f != str(path))
+    before = path.read_bytes()
+    plain = cli.invoke(app, ["context", "trace", first, second, "--json", "--no-cache"]).stdout
+    out = cli.invoke(app, ["context", "trace", first, second, "--json"], catch_exceptions=False)
+    assert out.exit_code == 0 and out.stdout == plain
+    assert _store_warnings(out.stderr) == [
+        f"warning: result store {path} cannot be used (contexttrace-store.sqlite3 is read-only); every trace was read"
+    ]
+    assert path.read_bytes() == before
+    usage = cli.invoke(app, ["context", "usage", first, second, "--json"], catch_exceptions=False)
+    assert len(_store_warnings(usage.stderr)) == 1
+
+
+def test_store_that_refuses_writes_once_open_is_a_warning(tmp_path, settled, monkeypatch):
+    """A store SQLite can open only for reading (here every connection opened read-only, as a file made
+    read-only during a run is): a single warning, and the output is a --no-cache run's."""
+    first, second = _two_files(tmp_path)
+    cli = CliRunner()
+    assert cli.invoke(app, ["context", "trace", first, "--json"]).exit_code == 0
+    real = sqlite3.connect
+
+    def read_only(path, **kwargs):
+        return real(Path(path).as_uri() + "?mode=ro", uri=True, **kwargs)
+
+    plain = cli.invoke(app, ["context", "trace", first, second, "--json", "--no-cache"]).stdout
+    with monkeypatch.context() as patch:
+        patch.setattr(store.sqlite3, "connect", read_only)
+        out = cli.invoke(app, ["context", "trace", first, second, "--json"], catch_exceptions=False)
+    assert out.exit_code == 0 and out.stdout == plain
+    [warning] = _store_warnings(out.stderr)
+    assert "attempt to write a readonly database" in warning, warning
     assert _entries() == 1
 
 
@@ -511,7 +632,7 @@ def test_cache_info_and_clear(tmp_path, settled):
     assert f"path: {store.store_path()}" in empty.stdout and "not created yet" in empty.stdout
     assert cli.invoke(app, ["context", "trace", str(SAMPLES), "--json"]).exit_code == 0
     info = cli.invoke(app, ["cache", "info"], catch_exceptions=False)
-    assert "entries: 10\n" in info.stdout
+    assert "entries: 17\n" in info.stdout  # 10 Claude Code sources, 4 Codex rollouts, 3 Gemini sessions
     assert f"reader version: {store.reader_version()}\n" in info.stdout
     assert "size: " in info.stdout and "not created" not in info.stdout
     cleared = cli.invoke(app, ["cache", "clear"], catch_exceptions=False)

@@ -28,8 +28,9 @@ def read_claude(
 ) -> list[Trace]:
     """Read one trace file (either format) and, for a session transcript, its subagent files.
 
-    A stream-json file gives one trace per run: a run goes from one `system/init` line to the next, and
-    a file with more than one run names its traces `path#1`, `path#2`, ... in file order. A session
+    A stream-json file gives one trace per run: a run goes from one `system/init` line to the next init
+    that names another session (`dialects.starts_run`), and a file with more than one run names its traces
+    `path#1`, `path#2`, ... in file order. A session
     transcript gives one trace: main-thread rows from the session file's non-sidechain lines, subagent
     rows from its inline sidechain lines and from `subagents`, read after the main file.
 

@@ -16,19 +16,28 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-import orjson
-
-from contexttrace.reading.claude.calls import BUILT_COLUMNS, C_KIND, C_THREAD, Calls, input_side, kept_line
+from contexttrace.reading.claude.calls import (
+    BUILT_COLUMNS,
+    C_COMPACTION_PROMPT,
+    C_KIND,
+    C_THREAD,
+    NO_CONTENT,
+    Calls,
+    input_side,
+    kept_line,
+)
 from contexttrace.reading.claude.content import (
     ERROR_HEAD_CHARS,
     PART_READ,
     attachment_chars,
+    canonical,
     cap_of,
     command_name,
     first_text,
     is_denial,
     is_task_notification,
     measure,
+    notification_report,
     persisted_bytes,
     read_caps,
 )
@@ -63,6 +72,7 @@ from contexttrace.reading.contract import (
     AGENT_TOOLS,
     CALL_SCHEMA,
     EVENT_SCHEMA,
+    FORMAT_STREAM_JSON,
     THREAD_MAIN,
     TOOL_RESULT_SCHEMA,
     TOOL_USE_SCHEMA,
@@ -144,9 +154,11 @@ class Builder:
             facts.cli_version = rec.version
         if facts.cwd is None and type(rec.cwd) is str:
             facts.cwd = rec.cwd
-        if kind in TIMED_TYPES:
-            ts = rec.timestamp
-            if type(ts) is str:
+        ts = rec.timestamp
+        if type(ts) is str:
+            if ts < "1" or ts >= "3":  # not a year 1000 to 2999: text, or a date that may name no moment
+                self.diag.odd_stamp(ts, src.path, line)
+            if kind in TIMED_TYPES:
                 self.prev_ts = ts
                 self.stamps.stamps.append(ts)
 
@@ -183,7 +195,7 @@ class Builder:
                 if type(block) is not Block:
                     continue
                 kind = block.type
-                if kind == "tool_use":
+                if kind == "tool_use" or kind == "server_tool_use":
                     tool_uses.append(block)
                 elif kind == "text":
                     if type(block.text) is str:
@@ -201,23 +213,42 @@ class Builder:
         said = " ".join(words) or None
         at = calls.find(key, mid)
         if at is None:
-            (req, model, out, c5, c1, known, web, stop, speed), bad = kept_line(rec, msg, usage, model, out)
+            (req, model, out, c5, c1, known, web, stop, speed, *passed), bad, passes = kept_line(
+                rec, msg, usage, model, out
+            )
             diag.bad_usage += bad
+            if passes:
+                self._compactions(passes, line, thread, thread_kind, ts)
             # fmt: off
             at = calls.add(key, [
                 self.seq, line, src.path, mid, req, thread, thread_kind, model, inp, cw, cr, out,
                 inp + cw + cr, c5, c1, known, web, stop, speed, ts, ts, self.prev_ts, 1,
-                has_thinking, thinking, text, said,
+                has_thinking, thinking, text, said, *passed,
             ], bad)
             # fmt: on
-        elif calls.another_line(at, thread, thread_kind, ts, out, (thinking, text, has_thinking, said)):
-            values, bad = kept_line(rec, msg, usage, model, out)
-            diag.bad_usage += bad
-            calls.keep(at, values, bad)
+        else:
+            # a placeholder line (input side all zero) of a call that has its real lines adds nothing to it
+            placeholder = not (inp or cw or cr) and mid is not None and not calls.is_placeholder(at)
+            wrote = NO_CONTENT if placeholder else (thinking, text, has_thinking, said)
+            if calls.another_line(at, thread, thread_kind, ts, out, wrote):
+                had = calls.rows[at][C_COMPACTION_PROMPT]
+                values, bad, passes = kept_line(rec, msg, usage, model, out)
+                diag.bad_usage += bad
+                calls.keep(at, values, bad)
+                if passes and not had:
+                    self._compactions(passes, line, thread, thread_kind, ts)
         if tool_uses:
             cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory)
             for block in tool_uses:
                 self._tool_use(block, line, at, mid, ts, cwd)
+
+    def _compactions(self, prompts: list[int], line: int, thread: str, thread_kind: str, ts: str | None) -> None:
+        """A `compact_boundary` event per compaction pass inside a response (`calls.compaction_passes`), its
+        `pre_tokens` the pass's prompt (the history it summarised), each with a seq of its own just before the
+        call's (when the call's first line states them): the answer was computed on the summary."""
+        for pre in prompts:
+            self._event(line, thread, thread_kind, "compact_boundary", ts=ts, trigger="auto", pre_tokens=pre)
+            self.seq += 1
 
     def _tool_use(self, block: Block, line: int, at: int, mid: str | None, ts: str | None, cwd: str | None) -> None:
         tid = block.id
@@ -253,6 +284,7 @@ class Builder:
                 len(prompt) if type(prompt) is str else None,
                 read_path,
                 cwd,
+                block.type == "server_tool_use",
             )
         )
 
@@ -284,7 +316,11 @@ class Builder:
             kind = "prompt"
         chars, images = (len(content), 0) if type(content) is str else measure(content)[:2]
         name = command_name(text) if kind == "command" else None  # (`/clear` empties the window)
-        self._event(line, thread, thread_kind, kind, ts=ts, text_chars=chars, images=images, command_name=name)
+        tid, report = notification_report(text) if kind == "task_notification" else (None, None)
+        self._event(
+            line, thread, thread_kind, kind, ts=ts, text_chars=chars, images=images, command_name=name,
+            tool_use_id=tid, report_chars=report,
+        )  # fmt: skip
 
     def _tool_results(self, rec: Line, content: list[Any], line: int, thread: str, thread_kind: str, ts: Any) -> bool:
         """Add the rows of a user line's tool_result blocks; whether it had any."""
@@ -293,7 +329,7 @@ class Builder:
         structured = result_copy(rec)
         agent_id = agent_ms = None
         capped: bool | str = False
-        unchanged = False
+        unchanged = is_async = False
         if type(structured) is ResultCopy:
             agent_id = structured.agentId
             if type(agent_id) is not str:
@@ -301,6 +337,7 @@ class Builder:
             agent_ms = self.diag.number(structured.totalDurationMs)
             capped = cap_of(structured)
             unchanged = structured.type == "file_unchanged"
+            is_async = structured.isAsync is True or structured.status == "async_launched"
         results = self.results
         for block in content:
             if not (type(block) is Block and block.type == "tool_result"):
@@ -331,7 +368,7 @@ class Builder:
                 chars, images, image_bytes, unknown, persisted,
                 persisted_bytes(text) if persisted else None,
                 content_hash, agent_id, agent_ms, ts,
-                pixels, sized, text[:ERROR_HEAD_CHARS] if is_error else None, capped, unchanged,
+                pixels, sized, text[:ERROR_HEAD_CHARS] if is_error else None, capped, unchanged, is_async,
             ))
             # fmt: on
         return has_result
@@ -374,6 +411,8 @@ class Builder:
                 cleared_results=len(ids),
             )
         elif subtype == "init":
+            if thread_kind == THREAD_MAIN:
+                self.facts.inits.append((self.seq, line, ts))
             if src.thread_kind == THREAD_MAIN and self.facts.surface is None:
                 self.facts.surface = surface(rec)
                 if isinstance(rec.claude_code_version, str):
@@ -423,10 +462,13 @@ class Builder:
         attachment_type: str | None = None,
         attachment_path: str | None = None,
         command_name: str | None = None,
+        tool_use_id: str | None = None,
+        report_chars: int | None = None,
     ) -> None:
         self.events.rows.append(
             (self.seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars,
-             ts, tokens_saved, cleared_results, images, attachment_type, attachment_path, command_name)
+             ts, tokens_saved, cleared_results, images, attachment_type, attachment_path, command_name,
+             tool_use_id, report_chars)
         )  # fmt: skip
 
     # -- a tail read elsewhere -----------------------------------------------------------------------
@@ -453,24 +495,17 @@ class Builder:
         self.seq += tail.seq
 
     # -- tables ------------------------------------------------------------------------------------
-    def warnings(self) -> list[str]:
-        """The trace's warnings: unreadable subagent files, then each kind of doubtful value counted."""
+    def warnings(self, ms: dict[str | None, int | None] | None = None) -> list[str]:
+        """The trace's warnings: unreadable subagent files, then each kind of doubtful value counted (`ms`:
+        the trace's stamps parsed, `state.epoch_ms`, to warn of those that name no moment)."""
         diag = self.diag
-        out = list(diag.warnings)
+        out = [*diag.warnings, *diag.moment_warnings(ms or {})]
         if self.calls.clashing_ids:
             out.append(
                 f"message ids not unique: {len(self.calls.clashing_ids)} message id(s) carry different input-side "
                 "usage; counted as separate calls"
             )
-        if diag.bad_usage:
-            out.append(
-                f"{diag.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0"
-            )
-        if diag.bad_numbers:
-            out.append(
-                f"{diag.bad_numbers} count(s) of tokens or ms out of range or not a number (negative, huge, a "
-                "string), read as unknown"
-            )
+        out += diag.count_warnings()
         if self.seen.repeated:
             out.append(
                 f"{self.seen.repeated} repeated record(s) dropped: the same uuid written again in the file "
@@ -488,6 +523,8 @@ class Builder:
         whole trace are filled (`tool_input_chars`, a tool use's thread, `cleared_seq`, `capped` of part
         reads, denials a result line lists), and the warnings are written (`warnings`). Raises nothing.
         """
+        if fmt == FORMAT_STREAM_JSON:
+            self.events.input_prompts(self.facts.inits)
         calls = self.calls.rows
         c = _columns(calls, CALL_ROW)
         r = _columns(self.results.rows, RESULT_ROW)
@@ -541,8 +578,8 @@ class Builder:
             truncated_last_line=diag.truncated_last,
             line_notes=diag.notes,
             skipped_by_file=dict(diag.notes_per_file),
-            warnings=self.warnings(),
-            surface=facts.surface,
+            warnings=self.warnings(ms),
+            surface=facts.surface if fmt == FORMAT_STREAM_JSON else None,  # (an init in a transcript is stray)
             result=facts.result,
             result_count=self.evidence.result_count,
             cli_version=facts.cli_version,
@@ -560,21 +597,3 @@ def _columns(rows: list[Any], names: Iterable[str]) -> dict[str, list[Any]]:
     if not rows:
         return {n: [] for n in names}
     return dict(zip(names, map(list, zip(*rows, strict=True)), strict=True))
-
-
-def canonical(value: Any, line: int = 0, tool_use_id: Any = None) -> str:
-    """A tool input as canonical JSON (sorted keys, no spaces): two inputs are identical when these are.
-
-    orjson stops at 255 levels of nesting; the stdlib takes deeper inputs, and an input too deep even
-    for it gets a text of its own that equals no other (it cannot be compared, so it is never a repeat),
-    named by its line and tool use id: the same every run.
-    """
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    except orjson.JSONEncodeError:
-        import json
-
-        try:
-            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        except (ValueError, RecursionError):
-            return f"<input nested too deep: line {line}, tool use {tool_use_id}>"

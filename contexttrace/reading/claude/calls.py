@@ -24,8 +24,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from msgspec import Raw
+
 from contexttrace.reading.claude.content import MAX_TOKENS
-from contexttrace.reading.claude.records import Line, Message, Usage
+from contexttrace.reading.claude.records import Line, Message, Usage, raw_value
 from contexttrace.reading.contract import (
     CALL_SCHEMA,
     FORMAT_TRANSCRIPT,
@@ -35,25 +37,35 @@ from contexttrace.reading.contract import (
 )
 from contexttrace.reading.model import KEY_COLUMNS, TABLES, Table, Trace
 
-#: Positions of columns in a call row (rows are lists in `CALL_SCHEMA` order).
-_POS = {name: i for i, name in enumerate(CALL_SCHEMA)}
+#: Columns filled in by `rows_of` when the tables are built (from the tool-use rows), not while reading.
+BUILT_COLUMNS = ("tool_input_chars",)
+#: Positions of columns in a call row (rows are lists in `CALL_SCHEMA` order, less `BUILT_COLUMNS`).
+_POS = {name: i for i, name in enumerate(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)}
 C_SEQ, C_LINE, C_MID, C_THREAD, C_KIND, C_OUT = (
     _POS[n] for n in ("seq", "line", "message_id", "thread", "thread_kind", "output_tokens")
 )
 C_INPUT, C_CACHE_WRITE, C_CACHE_READ = (_POS[n] for n in ("input_tokens", "cache_write_tokens", "cache_read_tokens"))
+C_PROMPT = _POS["prompt_tokens"]
 C_END_TS, C_PREV_TS, C_LINES = (_POS[n] for n in ("end_ts_ms", "prev_ts_ms", "n_lines"))
 C_THINKING, C_TEXT, C_HAS_THINKING = (_POS[n] for n in ("thinking_chars", "text_chars", "has_thinking"))
+#: The usage of the compaction passes inside a response (`compaction_passes`), in `CALL_SCHEMA` order.
+COMPACTION_COLUMNS = (
+    "compaction_input_tokens", "compaction_cache_write_tokens", "compaction_cache_write_1h_tokens",
+    "compaction_cache_read_tokens", "compaction_output_tokens", "compaction_prompt_tokens",
+)  # fmt: skip
 #: Columns a call takes from its kept line (the one with the highest output_tokens).
 KEPT_LINE_COLUMNS = (
     "request_id", "model", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_split_known",
-    "web_search_requests", "stop_reason", "speed",
+    "web_search_requests", "stop_reason", "speed", *COMPACTION_COLUMNS,
 )  # fmt: skip
 C_KEPT = tuple(_POS[n] for n in KEPT_LINE_COLUMNS)
-C_REQUEST, C_MODEL, _, C_5M, C_1H, C_KNOWN, C_WEB, C_STOP, C_SPEED = C_KEPT
-#: Columns filled in by `rows_of` when the tables are built (from the tool-use rows), not while reading.
-BUILT_COLUMNS = ("tool_input_chars",)
-#: Where a call row (which lacks the built columns) holds its path-like words.
-C_WORDS = [c for c in CALL_SCHEMA if c not in BUILT_COLUMNS].index("path_words")
+C_REQUEST, C_MODEL, _, C_5M, C_1H, C_KNOWN, C_WEB, C_STOP, C_SPEED = C_KEPT[:9]
+C_COMPACTION = C_KEPT[9:]
+_C_CIN, _C_CCW, _C_CC1, _C_CCR, _C_COUT, C_COMPACTION_PROMPT = C_COMPACTION
+#: Where a call row holds its path-like words.
+C_WORDS = _POS["path_words"]
+#: The input side of a placeholder line (`Calls.find`): all zero.
+_NO_INPUT = (0, 0, 0)
 _THREAD_RANK = {THREAD_MAIN: 0, THREAD_SUBAGENT: 1, THREAD_COMPACTION: 2}
 
 
@@ -92,10 +104,52 @@ def input_side(usage: Usage) -> tuple[int, int, int, int, int]:
     return inp, cw, cr, out, b1 + b2 + b3 + b4
 
 
-def kept_line(rec: Line, msg: Message, usage: Usage, model: Any, out: int) -> tuple[tuple[Any, ...], int]:
-    """The values of `KEPT_LINE_COLUMNS` a call takes from this line, and how many usage fields of it are
-    not plausible counts (read as 0)."""
+def compaction_passes(usage: Usage) -> tuple[tuple[int, ...], list[int], int]:
+    """The compaction passes inside a response: `usage.iterations[]` entries whose `type` is "compaction".
+
+    With the API's threshold compaction one response holds two sampling passes: a summary of the full
+    history, then the answer over the summary. Top-level `usage` covers the answer alone; each pass is only
+    in `iterations` (entries of type "message" are the answer's own, already in the top-level usage).
+
+    Returns
+    -------
+    (tuple of int, list of int, int)
+        The values of `COMPACTION_COLUMNS` (tokens, exact sums over the passes: input, cache write, of which
+        1-hour, cache read, output; and the largest pass's prompt), each pass's prompt (input + cache write
+        + cache read, in order: the context it summarised), and how many of their counts are not plausible
+        token counts (read as 0, `count_tokens`). All 0 and no pass when `iterations` holds none.
+    """
+    raw = usage.iterations
+    if type(raw) is Raw and b'"compaction"' not in bytes(raw):  # (`"iterations":[]`, or only the answer)
+        return (0, 0, 0, 0, 0, 0), [], 0
+    entries = raw_value(raw)
+    if type(entries) is not list:
+        return (0, 0, 0, 0, 0, 0), [], 0
+    sums = [0, 0, 0, 0, 0]
+    prompts: list[int] = []
     bad = 0
+    for entry in entries:
+        if type(entry) is not dict or entry.get("type") != "compaction":
+            continue
+        split = entry.get("cache_creation")
+        one_hour = split.get("ephemeral_1h_input_tokens") if type(split) is dict else None
+        counts = [
+            count_tokens(entry.get(k))
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+        ]
+        (inp, b1), (cw, b2), (cr, b3), (out, b4) = counts
+        c1, b5 = count_tokens(one_hour)
+        bad += b1 + b2 + b3 + b4 + b5
+        for i, n in enumerate((inp, cw, min(c1, cw), cr, out)):
+            sums[i] += n
+        prompts.append(inp + cw + cr)
+    return (*sums, max(prompts, default=0)), prompts, bad
+
+
+def kept_line(rec: Line, msg: Message, usage: Usage, model: Any, out: int) -> tuple[tuple[Any, ...], int, list[int]]:
+    """The values of `KEPT_LINE_COLUMNS` a call takes from this line, how many usage fields of it are
+    not plausible counts (read as 0), and the prompts of the compaction passes it states (`compaction_passes`)."""
+    compaction, prompts, bad = compaction_passes(usage)
     split = usage.cache_creation
     if split is not None:
         c5, c1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
@@ -123,8 +177,13 @@ def kept_line(rec: Line, msg: Message, usage: Usage, model: Any, out: int) -> tu
         web,
         stop if type(stop) is str else None,
         speed if type(speed) is str else None,
+        *compaction,
     )
-    return values, bad
+    return values, bad, prompts
+
+
+#: What a placeholder line of a call with real lines adds to it (`Calls.another_line`): nothing.
+NO_CONTENT = (0, 0, False, None)
 
 
 def call_key(row: list[Any]) -> Any:
@@ -134,33 +193,66 @@ def call_key(row: list[Any]) -> Any:
 
 
 class Calls:
-    """The call rows of one trace (lists in `CALL_SCHEMA` order; merged lines update them in place)."""
+    """The call rows of one trace (lists in `CALL_SCHEMA` order less `BUILT_COLUMNS`; merged lines update
+    them in place)."""
 
-    __slots__ = ("at", "clashing_ids", "kept_bad", "key_of_id", "rows")
+    __slots__ = ("at", "clashing_ids", "kept_bad", "key_of_id", "last_of_id", "placeholder_of_id", "rows")
 
     def __init__(self) -> None:
         self.rows: list[list[Any]] = []
         self.at: dict[Any, int] = {}  # call identity key -> its row
-        self.key_of_id: dict[str, Any] = {}  # message.id -> the first identity key seen with it
+        self.key_of_id: dict[str, Any] = {}  # message.id -> the first identity key seen with it (placeholders aside)
+        self.last_of_id: dict[str, int] = {}  # message.id -> the last row made with it
+        self.placeholder_of_id: dict[str, int] = {}  # message.id -> a row written by placeholder lines only
         self.clashing_ids: set[str] = set()  # message ids seen with different input-side usage
         # Usage fields found bad while taking a call's kept line: row -> [(output_tokens of the line, bad
         # fields)], so a merge across a cut can leave out those a whole read would not have counted.
         self.kept_bad: dict[int, list[tuple[int, int]]] = {}
 
     def find(self, key: Any, mid: str | None) -> int | None:
-        """The row of the call `key`, or None (a new call: its id is checked against earlier keys)."""
+        """The row of the call `key`, or None (a new call: its id is checked against earlier keys).
+
+        A line whose input-side usage is all zero is a placeholder of its call (a proxy writes one before the
+        real line, with the same id; no response reads an empty prompt): it is the last call made with its
+        id, or a new call when there is none. The first real line of a call made by placeholders only gives
+        it its identity: its input side, and its text and thinking in place of the placeholders'.
+        """
         at = self.at.get(key)
-        if at is None and mid is not None and self.key_of_id.setdefault(mid, key) != key:
+        if at is not None or mid is None:
+            return at
+        if key[1:] == _NO_INPUT:
+            return self.last_of_id.get(mid)
+        at = self.placeholder_of_id.pop(mid, None)
+        if at is not None:
+            row = self.rows[at]
+            row[C_INPUT], row[C_CACHE_WRITE], row[C_CACHE_READ] = key[1:]
+            row[C_PROMPT] = key[1] + key[2] + key[3]
+            row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING], row[C_WORDS] = 0, 0, False, None
+            self.at[key] = at
+        if self.key_of_id.setdefault(mid, key) != key:
             self.clashing_ids.add(mid)  # the same id with other input-side usage
         return at
+
+    def is_placeholder(self, at: int) -> bool:
+        """Whether call `at` was written by placeholder lines only (its input side all zero)."""
+        row = self.rows[at]
+        return not (row[C_INPUT] or row[C_CACHE_WRITE] or row[C_CACHE_READ])
 
     def add(self, key: Any, row: list[Any], bad: int) -> int:
         """A new call's row (`bad`: bad usage fields of its kept line); returns its index."""
         at = self.at[key] = len(self.rows)
         self.rows.append(row)
+        self._index(at, row)
         if bad:
             self.kept_bad.setdefault(at, []).append((row[C_OUT], bad))
         return at
+
+    def _index(self, at: int, row: list[Any]) -> None:
+        mid = row[C_MID]
+        if mid is not None:
+            self.last_of_id[mid] = at
+            if self.is_placeholder(at):
+                self.placeholder_of_id[mid] = at
 
     def another_line(
         self, at: int, thread: str, kind: str, ts: Any, out: int, content: tuple[int, int, bool, str | None]
@@ -200,6 +292,12 @@ class Calls:
             row[C_WEB],
             row[C_STOP],
             row[C_SPEED],
+            row[_C_CIN],
+            row[_C_CCW],
+            row[_C_CC1],
+            row[_C_CCR],
+            row[_C_COUT],
+            row[C_COMPACTION_PROMPT],
         ) = values
         if bad:
             self.kept_bad.setdefault(at, []).append((row[C_OUT], bad))
@@ -220,8 +318,11 @@ class Calls:
         self.kept_bad = state["kept_bad"]
         self.at = {call_key(row): at for at, row in enumerate(self.rows)}
         self.key_of_id = {}
-        for row in self.rows:
-            if row[C_MID] is not None:
+        self.last_of_id = {}
+        self.placeholder_of_id = {}
+        for at, row in enumerate(self.rows):
+            self._index(at, row)
+            if row[C_MID] is not None and not self.is_placeholder(at):
                 self.key_of_id.setdefault(row[C_MID], call_key(row))  # the first key seen with the id
 
     def merge(
@@ -252,18 +353,20 @@ class Calls:
                         new[C_PREV_TS] = prev_ts
                 mine = self.at[key] = len(self.rows)
                 self.rows.append(new)
+                self._index(mine, new)
                 if at in tail.kept_bad:
                     self.kept_bad[mine] = tail.kept_bad[at]
             else:
                 old = self.rows[mine]
                 old_out = old[C_OUT]
+                placeholder = tail.is_placeholder(at) and not self.is_placeholder(mine)  # (its text is the call's)
                 self.another_line(
                     mine,
                     thread,
                     row[C_KIND],
                     row[C_END_TS],
                     row[C_OUT],
-                    (row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING], row[C_WORDS]),
+                    NO_CONTENT if placeholder else (row[C_THINKING], row[C_TEXT], row[C_HAS_THINKING], row[C_WORDS]),
                 )
                 old[C_LINES] += row[C_LINES] - 1  # (`another_line` counted one)
                 if row[C_OUT] >= old_out:

@@ -1,5 +1,5 @@
-"""What a content block measures: characters of text, images and their size, refusals, persisted outputs,
-the one file a shell command reads, the path-like words of prose, whether a tool cut its result at a cap.
+"""What a content block measures: characters of text, images and their size, a tool input's canonical text,
+refusals, persisted outputs, what a task notification reports, whether a tool cut its result at a cap.
 
 Pure functions over decoded content (the Structs of `records`, or plain JSON values for `result_size`, the
 public helper); no state, no I/O. Lengths are Python code points (exact); sizes are bytes.
@@ -104,7 +104,8 @@ _BLOCKS = (Block, InnerBlock)
 def measure(content: Any) -> tuple[int, int, int, int, int, int]:
     """`result_size` of decoded content (a string, a list of `Block` / `InnerBlock` or other values, None or
     another value), and two more figures: the pixels (width × height, summed) of the images whose header
-    states their size, and how many images that is (`image_size`).
+    states their size, and how many images that is (`image_size`; a header whose size would take the sum to
+    2**53 or more is damage: that image is not sized).
 
     >>> from contexttrace.reading.claude.records import decode
     >>> rec = decode(b'{"message": {"content": [{"type": "text", "text": "see"}, {"type": "image"}, 3]}}')
@@ -135,12 +136,29 @@ def measure(content: Any) -> tuple[int, int, int, int, int, int]:
                 if length is not None:
                     image_bytes += base64_bytes(*length)
                     size = image_size(source.data)
-                    if size is not None:
+                    # a size past 2**53 pixels in all is no image's: its header is damage, the image unsized
+                    if size is not None and pixels + size[0] * size[1] < MAX_TOKENS:
                         pixels += size[0] * size[1]
                         sized += 1
         else:
             unknown += 1
     return chars, images, image_bytes, unknown, pixels, sized
+
+
+def canonical(value: Any, line: int = 0, tool_use_id: Any = None) -> str:
+    """A tool input as canonical JSON (sorted keys, no spaces): two inputs are identical when these are.
+
+    orjson stops at 255 levels of nesting; the stdlib takes deeper inputs, and an input too deep even
+    for it gets a text of its own that equals no other (it cannot be compared, so it is never a repeat),
+    named by its line and tool use id: the same every run.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONEncodeError:
+        try:
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except (ValueError, TypeError, RecursionError):  # (TypeError: `records.TOO_DEEP`, decoded by no one)
+            return f"<input nested too deep: line {line}, tool use {tool_use_id}>"
 
 
 def first_text(content: Any) -> str:
@@ -180,6 +198,26 @@ def is_task_notification(origin: Any, text: str) -> bool:
     if type(origin) is dict and origin.get("kind") == "task-notification":
         return True
     return text.lstrip().startswith("<task-notification>")
+
+
+_NOTIFIED_CALL = re.compile(r"<tool-use-id>\s*([^<\s]{1,200})\s*</tool-use-id>")
+
+
+def notification_report(text: str) -> tuple[str | None, int | None]:
+    """What a task notification says of the background task it reports on: the Task/Agent call its
+    `<tool-use-id>` tag names, and the characters of its `<result>` text (the agent's report, as written,
+    between the first `<result>` and the last `</result>`); None for what it does not state.
+
+    >>> notification_report("<task-notification>\\n<tool-use-id>toolu_1</tool-use-id>\\n<result>done</result>")
+    ('toolu_1', 4)
+    >>> notification_report("<task-notification><status>killed</status></task-notification>")
+    (None, None)
+    """
+    m = _NOTIFIED_CALL.search(text)
+    start = text.find("<result>")
+    end = text.rfind("</result>") if start >= 0 else -1
+    report = end - start - len("<result>") if end >= start + len("<result>") else None
+    return (m.group(1) if m else None), report
 
 
 def attachment_chars(content: Any) -> int | None:

@@ -12,7 +12,8 @@ can be:
   `parentUuid`s from a sidechain root.
 * **Key spellings**: compaction metadata (`compact_metadata.pre_tokens` / `compactMetadata.preTokens`, ...)
   and the tool result's copy (`tool_use_result` / `toolUseResult`).
-* **Runs**: a stream-json file holds one run per `system/init` (`starts_run`).
+* **Runs**: a stream-json file holds one run per session: an init with a new `session_id` starts one, an
+  init with the run's own continues it (`starts_run`).
 * **Lines with no figure** (`SKIP_TYPES`), recognised by their bytes in `lines`, counted here as evidence.
 
 It makes no rows (the builder does) and reads no file; the only errors it raises are `dialect_of`'s, for a
@@ -52,6 +53,24 @@ FOREIGN_TYPES = {
     "tool_use": "Gemini CLI stream-json",
     "tool_result": "Gemini CLI stream-json",
 }
+
+
+def foreign_reason(agent: str) -> str:
+    """Why a file of another agent's lines that no other reader recognised is not read: Gemini CLI's
+    stream-json is not read (it carries only the session's token sums, no model call's prompt); a Codex CLI
+    rollout reaches here only when its first lines are no rollout's (the Codex reader recognises it by them).
+
+    >>> foreign_reason("Codex CLI rollout")
+    "Codex CLI rollout lines, but none of the first lines is a rollout's (damaged start?): not read"
+    """
+    if agent.startswith("Codex"):
+        return f"{agent} lines, but none of the first lines is a rollout's (damaged start?): not read"
+    return (
+        f"a {agent} trace, not Claude Code's: not read (it records only session token sums, no model call's "
+        "prompt; read its saved session under ~/.gemini/tmp)"
+    )
+
+
 #: Line types whose timestamp dates the trace (durations) and the call after it (`prev_ts_ms`).
 TIMED_TYPES = frozenset({"user", "assistant", "system"})
 
@@ -101,24 +120,23 @@ class Evidence:
             self.transcript_lines += 1
             if main_file and type(rec.sessionId) is str:
                 sid = rec.sessionId
-        if rec.session_id is not UNSET or rec.parent_tool_use_id is not UNSET:
-            self.seen_stream = True
-            self.stream_lines += 1
-            if sid is None and type(rec.session_id) is str:
-                sid = rec.session_id
+        stream = rec.session_id is not UNSET or rec.parent_tool_use_id is not UNSET
+        if stream and sid is None and type(rec.session_id) is str:
+            sid = rec.session_id
         if kind in CLAUDE_TYPES:
             self.claude_lines += 1
             if kind == "system" and rec.subtype == "init":
-                self.seen_stream = True
-                self.stream_lines += 1
+                stream = True
                 self.has_init = True
         elif kind in FOREIGN_TYPES:
             agent = FOREIGN_TYPES[kind]
             self.foreign[agent] = self.foreign.get(agent, 0) + 1
         elif kind == "result":
+            stream = True
+            self.result_count += 1
+        if stream:  # a line counts once, whatever number of stream-json keys it carries
             self.seen_stream = True
             self.stream_lines += 1
-            self.result_count += 1
         elif kind in TRANSCRIPT_ONLY_TYPES:
             self.seen_transcript = True
             self.transcript_lines += 1
@@ -179,7 +197,7 @@ def dialect_of(ev: Evidence, has_rows: bool, skipped: int, nul_seen: bool, path:
     """
     if ev.foreign and not ev.claude_lines:
         agent = max(ev.foreign, key=lambda name: ev.foreign[name])
-        raise TraceFormatError(path, f"a {agent} trace, not Claude Code's: not supported yet")
+        raise TraceFormatError(path, foreign_reason(agent))
     if ev.seen_stream and ev.stream_lines >= ev.transcript_lines:
         return FORMAT_STREAM_JSON
     if ev.seen_transcript or has_rows:
@@ -193,10 +211,19 @@ def dialect_of(ev: Evidence, has_rows: bool, skipped: int, nul_seen: bool, path:
     raise TraceFormatError(path, "no record of either format (stream-json or session transcript)")
 
 
-def starts_run(rec: Line, kind: str | None, run_started: bool) -> bool:
+def starts_run(rec: Line, kind: str | None, run_started: bool, run: Evidence, session_id: str | None) -> bool:
     """Whether a record starts a new stream-json run: a `system/init` line after the current run's init or
-    calls (`run_started`)."""
-    return run_started and kind == "system" and rec.subtype == "init"
+    calls (`run_started`), when the run so far reads as stream-json on the weight of its evidence (`run`: an
+    init pasted into a transcript is a stray line, not a run) and the init names another session than the
+    run's `session_id` (with `--input-format stream-json`, Claude Code writes an init with the same
+    `session_id` for each message it reads on standard input: one process, one run). An init that names no
+    session starts a run."""
+    if not (run_started and kind == "system" and rec.subtype == "init"):
+        return False
+    if run.transcript_lines > run.stream_lines:
+        return False
+    sid = rec.session_id
+    return not (type(sid) is str and sid == session_id)
 
 
 class Threads:

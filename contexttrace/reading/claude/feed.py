@@ -22,18 +22,22 @@ from contexttrace.errors import TraceReadError
 from contexttrace.reading.claude.builder import Builder
 from contexttrace.reading.claude.dialects import dialect_of, starts_run
 from contexttrace.reading.claude.lines import Lines
-from contexttrace.reading.claude.records import NOT_JSON, Line, decode
+from contexttrace.reading.claude.records import NOT_JSON, TOO_DEEP, Line, decode
 from contexttrace.reading.contract import FORMAT_TRANSCRIPT
 from contexttrace.reading.files import open_trace
 from contexttrace.reading.model import SourceFile, Trace
 from contexttrace.reading.urls import is_url, read_meta
+
+#: The note of a line nested deeper than the standard library decodes (`records.TOO_DEEP`).
+TOO_DEEP_NOTE = "JSON nested deeper than the reader reads (about 1,000 levels)"
 
 
 def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bool) -> int:
     """Read one file into the last builder of `builders`, starting a new one at each run when asked.
 
     With `split_runs` (the file a trace is named by), a `system/init` line after a run's init or calls
-    starts a new run; non-JSON lines after a `result` line are counted in the run that follows them.
+    starts a new run when `dialects.starts_run` says so (a stream-json run so far, another session); non-JSON
+    lines after a `result` line are counted in the run that follows them.
     Returns the number of lines read.
 
     Raises
@@ -51,15 +55,17 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
     for raw in lines:
         rec = decode(raw)
         if type(rec) is not Line:
-            if rec is not NOT_JSON:
+            if rec is not NOT_JSON and rec is not TOO_DEEP:
                 cur.diag.skip(path, lines.number, f"not a JSON object ({type(rec).__name__})")
             elif not raw.endswith(b"\n"):
                 cur.diag.truncated_last = True  # a file still being written: one quiet note
                 cur.diag.skipped += 1
-            elif after_result:
-                pending_bad.append((lines.number, "not JSON"))
             else:
-                cur.diag.skip(path, lines.number, "not JSON")
+                reason = "not JSON" if rec is NOT_JSON else TOO_DEEP_NOTE
+                if after_result:
+                    pending_bad.append((lines.number, reason))
+                else:
+                    cur.diag.skip(path, lines.number, reason)
             continue
         uid = rec.uuid
         if type(uid) is str and uid:
@@ -71,7 +77,11 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
         kind = rec.type
         if type(kind) is not str:
             kind = None  # a `type` that is not a string (a list, say) is an unknown line type
-        if split_runs and kind == "system" and starts_run(rec, kind, cur.evidence.has_init or bool(cur.calls.rows)):
+        if (
+            split_runs
+            and kind == "system"
+            and starts_run(rec, kind, cur.evidence.has_init or bool(cur.calls.rows), cur.evidence, cur.facts.session_id)
+        ):
             cur.evidence.count_skipped(lines.take_skipped())
             cur = Builder(path, path)
             cur.facts.files.append(path)

@@ -28,7 +28,8 @@ How the fields are typed (the rule every field here follows):
   there they hold a `Decoded` wrapper; `raw_value` and `raw_text` read either.
 
 It imports neither the builder nor Polars, and raises nothing: every decode error (`msgspec.DecodeError`,
-`RecursionError`, a JSON error of orjson or the standard library) is caught here, and such a line is `NOT_JSON`.
+`RecursionError`, a JSON error of orjson or the standard library) is caught here, and such a line is `NOT_JSON`
+(or `TOO_DEEP`: nested deeper than the standard library decodes).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 
 #: A line that is not JSON at all (the lenient path could not decode it either).
 NOT_JSON = object()
+#: A line nested deeper than the reader reads (the standard library's decoder ran out of recursion): JSON, maybe,
+#: but no figure can be read from it.
+TOO_DEEP = object()
 
 _NULL = Raw(b"null")
 
@@ -138,6 +142,8 @@ class Usage(Struct):
     cache_creation: CacheSplit | None = None
     server_tool_use: ServerToolUse | None = None
     speed: Any = None
+    # the sampling passes of the response (`calls.compaction_passes`): read only when one is a compaction
+    iterations: Raw = _NULL
 
 
 class Message(Struct):
@@ -174,6 +180,8 @@ class ResultCopy(Struct):
     numLines: Any = None
     numFiles: Any = None
     file: FileLines | None = None  # Read: the lines it returned of the file (a Read cut at its default limit)
+    isAsync: Any = None  # true: an agent launched to run in the background (this result is its receipt)
+    status: Any = None  # "async_launched": the same
 
 
 #: A tool result copy: an object, or any other JSON value (a string "Error: ...", an MCP result's list).
@@ -251,7 +259,7 @@ _FAILED = (msgspec.DecodeError, RecursionError)  # (a ValidationError is a Decod
 
 
 def decode(raw: bytes) -> Any:
-    """Decode one line: a `Line`, `NOT_JSON`, or the decoded value when it is JSON but not an object.
+    """Decode one line: a `Line`, `NOT_JSON`, `TOO_DEEP`, or the decoded value when it is JSON but not an object.
 
     Lines are taken as they are (a trailing `\\n` or `\\r\\n` is JSON whitespace). The typed decoder takes
     every well-formed line whose containers have the types the Structs declare; any other line takes the
@@ -273,12 +281,13 @@ def decode(raw: bytes) -> Any:
 
 def loads_lenient(raw: bytes | memoryview) -> Any:
     """Decode JSON the way the reader always has: orjson, else the standard library (which accepts
-    escaped lone surrogates), or `NOT_JSON`.
+    escaped lone surrogates), or `NOT_JSON` (`TOO_DEEP` when the standard library ran out of recursion: nested
+    deeper than it decodes, about 1,000 levels).
 
     Each lone surrogate is replaced by U+FFFD (one code point for one, so every length stays exact), in
     keys and values at any depth, so no string that reaches a frame or the JSON output can fail to encode
     (Claude Code writes them for undecodable bytes and emoji cut in half). A raw byte that is not UTF-8 is read
-    as U+FFFD too, so its line still counts. Nesting too deep to decode is not JSON to us.
+    as U+FFFD too, so its line still counts. Nesting too deep to decode is `TOO_DEEP`: no figure is read from it.
     """
     try:
         return orjson.loads(raw)
@@ -287,8 +296,10 @@ def loads_lenient(raw: bytes | memoryview) -> Any:
     data = bytes(raw)
     try:
         value = json.loads(data.decode("utf-8", errors="replace"))
-    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+    except ValueError:  # JSONDecodeError is a ValueError
         return NOT_JSON
+    except RecursionError:
+        return TOO_DEEP
     return scrubbed(value) if _SURROGATE_ESCAPE.search(data) else value
 
 

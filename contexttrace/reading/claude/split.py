@@ -7,8 +7,8 @@ itself). Only session transcripts are read this way: a part that shows stream-js
 whole file is read at once instead.
 
 The merged result equals one read of the whole file; where it could not (records repeated across the cut,
-sidechain chains whose names a merge cannot settle, a tail that could not be read), the whole file is read
-instead. Nothing here prints; `split_point` and `read_tail` raise nothing.
+sidechain chains whose names a merge cannot settle, a call with compaction passes cut in two, a tail that
+could not be read), the whole file is read instead. Nothing here prints; `split_point` and `read_tail` raise nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from contexttrace.errors import TraceReadError
 from contexttrace.reading.claude.builder import Builder, epoch_ms
+from contexttrace.reading.claude.calls import C_COMPACTION_PROMPT, call_key
 from contexttrace.reading.claude.feed import feed, read_subagents
 from contexttrace.reading.claude.lines import Head
 from contexttrace.reading.collector import gc_paused
@@ -150,6 +151,13 @@ def _read_tail(path: str, start: int, subagents: Iterable[SourceFile], stable_ha
     return TailPart(start, builder, lines, main_rows, bool(subagents), main_transcript)
 
 
+def _passes_across_the_cut(head: Builder, tail: Builder) -> bool:
+    """Whether a call with compaction passes inside it (`calls.compaction_passes`) has lines on both sides of
+    the cut: each part made its compaction events, which a merge would count twice (the whole file is read)."""
+    at = head.calls.at
+    return any(row[C_COMPACTION_PROMPT] and type(k := call_key(row)) is tuple and k in at for row in tail.calls.rows)
+
+
 def read_head(main: str, tail: TailPart | PendingTail) -> Builder | None:
     """Read `main` up to `tail.start` and merge the tail into it; None when the file is not a session
     transcript after all (stream-json: its runs are read from the whole file) or the tail is missing."""
@@ -173,6 +181,7 @@ def read_head(main: str, tail: TailPart | PendingTail) -> Builder | None:
         part is None
         or part.builder.threads.chains_ambiguous
         or not builder.seen.uuids.isdisjoint(part.builder.seen.uuids)
+        or _passes_across_the_cut(builder, part.builder)
     ):
         return None  # (records repeated across the cut: the whole read drops the later copies in order)
     if not (builder.evidence.seen_transcript or builder.has_rows() or part.main_transcript or any(part.main_rows)):

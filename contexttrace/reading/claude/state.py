@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 from contexttrace.reading.claude.content import MAX_TOKENS
-from contexttrace.reading.contract import TOOL_RESULT_SCHEMA
+from contexttrace.reading.contract import EVENT_SCHEMA, THREAD_MAIN, TOOL_RESULT_SCHEMA
 from contexttrace.reading.model import LineNote
+from contexttrace.reading.values import is_moment
 
 #: How many bad lines per file are named one by one before the rest are only counted.
 MAX_LINE_NOTES = 3
@@ -27,11 +29,12 @@ MAX_LINE_NOTES = 3
 #: and no `input_chars` (the length of `input_json`, set by `build`).
 USE_ROW = (
     "seq", "line", "tool_use_id", "message_id", "call_row", "name", "input_json", "file_path", "ts_ms",
-    "agent_type", "agent_description", "agent_prompt_chars", "read_path", "cwd",
+    "agent_type", "agent_description", "agent_prompt_chars", "read_path", "cwd", "server_side",
 )  # fmt: skip
 #: A tool-result row as the builder holds it: `TOOL_RESULT_SCHEMA` but `cleared_seq` (set by `build`).
 RESULT_ROW = tuple(c for c in TOOL_RESULT_SCHEMA if c != "cleared_seq")
 _USE_ID, _RESULT_ID = USE_ROW.index("tool_use_id"), RESULT_ROW.index("tool_use_id")
+_KIND, _THREAD_KIND = list(EVENT_SCHEMA).index("kind"), list(EVENT_SCHEMA).index("thread_kind")
 
 
 class Seen:
@@ -52,7 +55,8 @@ class Seen:
 
 class Diagnostics:
     """What was skipped, marked or doubted, and said: skipped lines (the first `MAX_LINE_NOTES` per file
-    named), NUL damage, values that are not counts, unreadable subagent files."""
+    named), NUL damage, values that are not counts, stamps that may name no moment, unreadable subagent
+    files."""
 
     __slots__ = (
         "bad_numbers",
@@ -61,6 +65,7 @@ class Diagnostics:
         "notes_per_file",
         "nul_lines",
         "nul_seen",
+        "odd_stamps",
         "oversized",
         "skipped",
         "truncated_last",
@@ -79,6 +84,8 @@ class Diagnostics:
         self.nul_seen = False  # any NUL byte (no record decoded and NULs seen: a binary file)
         self.bad_usage = 0  # usage counts that were not plausible token counts, read as 0
         self.bad_numbers = 0  # other counts out of range or of the wrong type, read as unknown
+        #: stamps outside the years 1000 to 2999 (`odd_stamp`) -> (file, line) of the first line writing each
+        self.odd_stamps: dict[str, tuple[str, int]] = {}
         self.warnings: list[str] = []
 
     def skip(self, path: str, line: int, reason: str) -> None:
@@ -98,6 +105,38 @@ class Diagnostics:
             self.bad_numbers += 1
         return None
 
+    def odd_stamp(self, stamp: str, path: str, line: int) -> None:
+        """Note where a stamp that does not start with 1 or 2 is first written (text, or a year outside 1000 to
+        2999): `Builder.build` warns of those that are date-times naming no moment, by this line."""
+        self.odd_stamps.setdefault(stamp, (path, line))
+
+    def moment_warnings(self, ms: dict[str | None, int | None]) -> list[str]:
+        """The warning of the stamps read (`ms`: the trace's, parsed by `epoch_ms`) that name no moment, naming
+        the line of the first; [] when there is none."""
+        lost = [where for stamp, where in self.odd_stamps.items() if stamp in ms and names_no_moment(stamp)]
+        if not lost:
+            return []
+        path, line = lost[0]
+        return [
+            f"{len(lost)} timestamp(s) name no moment every time zone can show "
+            "(a date outside 0001-01-02 to 9999-12-30, UTC), read as unknown; "
+            f"the first at {path}:{line}"
+        ]
+
+    def count_warnings(self) -> list[str]:
+        """The warnings of the counts read as 0 (usage) or unknown (other counts), when there are any."""
+        out = []
+        if self.bad_usage:
+            out.append(
+                f"{self.bad_usage} usage field(s) not a count of tokens (negative, huge or not a number), read as 0"
+            )
+        if self.bad_numbers:
+            out.append(
+                f"{self.bad_numbers} count(s) of tokens or ms out of range or not a number (negative, huge, a "
+                "string), read as unknown"
+            )
+        return out
+
     def merge(self, tail: Diagnostics, main_path: str, line0: int, uncounted_usage: int) -> None:
         """Add a tail's: its main-file notes' lines continue this part's (`line0`); the first
         `MAX_LINE_NOTES` bad lines of each file stay named; `uncounted_usage` bad usage fields are those a
@@ -115,6 +154,8 @@ class Diagnostics:
         self.nul_seen = self.nul_seen or tail.nul_seen
         self.bad_usage += tail.bad_usage - uncounted_usage
         self.bad_numbers += tail.bad_numbers
+        for stamp, (path, line) in tail.odd_stamps.items():
+            self.odd_stamps.setdefault(stamp, (path, line + line0 if path == main_path else line))
         self.warnings.extend(tail.warnings)
 
 
@@ -127,6 +168,7 @@ class Facts:
         "cwd",
         "denied_ids",
         "files",
+        "inits",
         "result",
         "session_id",
         "subagents_read",
@@ -134,7 +176,7 @@ class Facts:
         "synthetic",
     )  # fmt: skip
     #: stream-json only (a tail that shows stream-json is never merged: `split.read_tail`)
-    NOT_MERGED = frozenset({"surface", "result", "denied_ids"})
+    NOT_MERGED = frozenset({"surface", "result", "denied_ids", "inits"})
 
     def __init__(self) -> None:
         self.session_id: str | None = None
@@ -143,6 +185,9 @@ class Facts:
         self.surface: dict[str, Any] | None = None  # from stream-json's system/init
         self.result: dict[str, Any] | None = None  # stream-json's last result line (`dialects.run_totals`)
         self.denied_ids: set[str] = set()  # tool uses a result line lists as refused
+        #: (seq, line, timestamp) of each main-thread system/init line (stream-json: one per message read on
+        #: standard input when a run goes on past its first init)
+        self.inits: list[tuple[int, int, str | None]] = []
         self.files: list[str] = []
         self.agents: dict[str, dict[str, Any]] = {}
         self.synthetic = 0  # synthetic assistant lines: API errors, not calls
@@ -230,6 +275,21 @@ class Events:
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
 
+    def input_prompts(self, inits: list[tuple[int, int, str | None]]) -> None:
+        """The prompts of a stream-json run that went on past its first `system/init` (`inits`: each main-thread
+        init's seq, line and timestamp): Claude Code reading its messages on standard input (`--input-format
+        stream-json`) writes an init for each, and writes none of them as a line. Each init is then a `prompt`
+        event (its text unknown), unless the run writes its prompts as lines (replayed user messages): a turn
+        per message either way."""
+        rows = self.rows
+        if len(inits) < 2 or any(r[_KIND] == "prompt" and r[_THREAD_KIND] == THREAD_MAIN for r in rows):
+            return
+        for seq, line, ts in inits:
+            row = dict.fromkeys(EVENT_SCHEMA)
+            row.update(seq=seq, line=line, thread=THREAD_MAIN, thread_kind=THREAD_MAIN, kind="prompt", ts_ms=ts)
+            rows.append(tuple(row.values()))
+        rows.sort(key=itemgetter(0))  # (stable: the rows were in seq order)
+
     def merge(self, tail: Events, seq0: int, line0: int, main_rows: int, rename: dict[str, str]) -> None:
         """Add a tail's events: seqs and main-file lines shifted, threads renamed."""
         for k, ev in enumerate(tail.rows):
@@ -261,8 +321,9 @@ def epoch_ms(
     stamps: Iterable[str | None], known: dict[str | None, int | None] | None = None
 ) -> dict[str | None, int | None]:
     """Unix epoch ms (floored) of every ISO-8601 timestamp in `stamps` (and of None: None); None for a value
-    that is not a date with a time. A timestamp without an offset is read as UTC. `known`: values
-    already parsed, not parsed again.
+    that is not a date with a time, or one that names no moment (outside `values.is_moment`: year 0 or
+    10000 in UTC). A timestamp without an offset is read as UTC. `known`: values already parsed, not parsed
+    again.
 
     >>> epoch_ms(["2026-01-24T04:08:00.123Z", "2026-01-24T06:08:00.5+02:00", "soon"])
     {None: None, '2026-01-24T04:08:00.123Z': 1769227680123, '2026-01-24T06:08:00.5+02:00': 1769227680500, 'soon': None}
@@ -283,5 +344,25 @@ def epoch_ms(
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         since = moment - _EPOCH  # (its fields summed: half the time of `// timedelta(milliseconds=1)`, same floor)
-        out[value] = since.days * 86_400_000 + since.seconds * 1000 + since.microseconds // 1000
+        ms = since.days * 86_400_000 + since.seconds * 1000 + since.microseconds // 1000
+        out[value] = ms if is_moment(ms) else None
     return out
+
+
+def names_no_moment(stamp: str) -> bool:
+    """Whether a stamp is a date with a time that names no moment: it parses, but falls outside
+    `values.is_moment` (``0001-01-01T00:00:00+14:00`` is in year 0 in UTC). Text that is no date is not one
+    (it is no timestamp, as `epoch_ms` reads it).
+
+    >>> names_no_moment("9999-12-31T23:59:59-14:00"), names_no_moment("soon"), names_no_moment("2026-01-01T00:00Z")
+    (True, False, False)
+    """
+    return len(stamp) > 10 and _is_date_time(stamp) and epoch_ms([stamp])[stamp] is None
+
+
+def _is_date_time(stamp: str) -> bool:
+    try:
+        datetime.fromisoformat(stamp)
+    except ValueError:
+        return False
+    return True

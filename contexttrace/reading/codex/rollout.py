@@ -61,28 +61,40 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _REFUSALS = ("failed in sandbox", "exec command rejected", "patch rejected", "aborted by user")
 
 
+#: How many of a file's first lines `is_rollout` looks at: one damaged line must not hide a rollout.
+SNIFF_LINES = 8
+
+
 def is_rollout(head: bytes) -> bool:
-    """Whether a file starting with `head` is a Codex CLI rollout: its first line is an envelope line
-    (``{"timestamp", "type", "payload"}`` with a rollout type) or the bare session line CLIs before 0.32
-    wrote (``{"id", "timestamp", "instructions"}``).
+    """Whether a file starting with `head` is a Codex CLI rollout: of its first `SNIFF_LINES` lines that
+    decode to objects, the first rollout-shaped one comes before any line of another shape. A rollout line is
+    an envelope (``{"timestamp", "type", "payload"}`` with a rollout type and an object payload; a damaged
+    stamp does not unmake it) or the bare session line CLIs before 0.32 wrote (``{"id", "timestamp",
+    "instructions"}``, or a bare ``{"record_type": ...}`` line of theirs). Lines that do not decode (a
+    damaged line, the cut end of `head`) are passed over.
 
     >>> is_rollout(b'{"timestamp":"2025-11-01T17:34:37.9Z","type":"session_meta","payload":{"id":"x"}}\\n')
     True
     >>> is_rollout(b'{"id":"x","timestamp":"2025-08-01T10:00:00Z","instructions":null}\\n')
     True
-    >>> is_rollout(b'{"type":"user"}')
-    False
+    >>> is_rollout(b'{"type":"session_meta","payload":{}}\\n{"type":"user"}'), is_rollout(b'{"type":"user"}')
+    (True, False)
     """
-    first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
-    try:
-        line = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return False
-    if not isinstance(line, dict):
-        return False
-    if line.get("type") in ENVELOPE_TYPES and "payload" in line and "timestamp" in line:
-        return True
-    return "type" not in line and "id" in line and "instructions" in line and "timestamp" in line
+    for raw in head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n")[:SNIFF_LINES]:
+        try:
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(line, dict):
+            return _is_rollout_line(line)
+    return False
+
+
+def _is_rollout_line(line: dict[str, Any]) -> bool:
+    kind = line.get("type")
+    if type(kind) is str and kind in ENVELOPE_TYPES:
+        return isinstance(line.get("payload"), dict)
+    return "type" not in line and (("id" in line and "instructions" in line) or "record_type" in line)
 
 
 def _text_of(content: Any, kinds: tuple[str, ...]) -> str:
@@ -400,6 +412,7 @@ def _route(r: _Rollout, kind: Any, payload: Any, seq: int, line: int, ts: int | 
         return
     if kind == "response_item":
         item = payload.get("type")
+        item = item if type(item) is str else None
         if item == "message":
             r.message(payload, seq, line, ts)
         elif item in MODEL_ITEMS:
@@ -429,11 +442,26 @@ def _route(r: _Rollout, kind: Any, payload: Any, seq: int, line: int, ts: int | 
         r.cli_version = payload.get("cli_version") if isinstance(payload.get("cli_version"), str) else None
 
 
+def _record(r: _Rollout, rec: dict[str, Any], number: int, ts: int | None) -> None:
+    """Hand one record to the reader's state: an envelope line, the bare first line or a bare item."""
+    kind = rec.get("type")
+    kind = kind if type(kind) is str else None
+    if "payload" in rec:
+        _route(r, kind, rec.get("payload"), r.seq, number, ts)
+    elif "instructions" in rec and "id" in rec and r.session_id is None:
+        r.legacy = True
+        r.session_id = rec["id"] if isinstance(rec["id"], str) else None
+    elif kind == "message" or kind in MODEL_ITEMS:
+        _route(r, "response_item", rec, r.seq, number, ts)  # a bare item (CLIs before 0.32)
+
+
 def _feed(r: _Rollout, fh: IO[bytes]) -> int:
     """Read every line of `fh` into `r`; return how many JSON records it held. Raises TraceReadError."""
     records = number = 0
     try:
         for number, raw in enumerate(fh, start=1):
+            if raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark (at the file's start, or where files were joined)
             if not raw.strip():
                 continue
             try:
@@ -452,13 +480,10 @@ def _feed(r: _Rollout, fh: IO[bytes]) -> int:
             ts = epoch_ms(rec.get("timestamp"))
             if ts is not None:
                 r.stamps.append(ts)
-            if "payload" in rec:
-                _route(r, rec.get("type"), rec.get("payload"), r.seq, number, ts)
-            elif "instructions" in rec and "id" in rec and r.session_id is None:
-                r.legacy = True
-                r.session_id = rec["id"] if isinstance(rec["id"], str) else None
-            elif rec.get("type") == "message" or rec.get("type") in MODEL_ITEMS:
-                _route(r, "response_item", rec, r.seq, number, ts)  # a bare item (CLIs before 0.32)
+            try:
+                _record(r, rec, number, ts)
+            except Exception as exc:  # the line firewall: a value no rule expected costs this line only
+                r.skip(number, f"not read ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
             if ts is not None:
                 r.prev_ts = ts
     except OSError as exc:

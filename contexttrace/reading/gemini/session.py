@@ -328,7 +328,13 @@ def read_session(path: str, fh: IO[bytes], companions: Sequence[SourceFile] = ()
         raise TraceFormatError(path, "no Gemini CLI session record")
     session = _Session(path)
     for index, msg in enumerate(messages):
-        session.message(index, msg)
+        try:
+            session.message(index, msg)
+        except Exception as exc:  # the message firewall: a value no rule expected costs this message only
+            skipped += 1
+            if len(notes) < MAX_LINE_NOTES:
+                why = " ".join(str(exc).split())[:120]
+                notes.append(LineNote(path, index + 1, f"message not read ({type(exc).__name__}: {why})"))
     session_id = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else None
     trace = Trace(
         name=path,

@@ -3,8 +3,10 @@
 `render_page` takes what `data.build_page` built and returns one HTML document that needs no
 network: the style, the script, the data and the chart library are inline, and a Content-Security-Policy
 meta tag (`csp`) forbids every load — no request leaves the page, and only the page's own two scripts
-(named by their SHA-256) run. Vega compiles its expressions with `Function`, so the policy allows
-`'unsafe-eval'`; no string from a trace ever reaches a Vega expression (see `charts`).
+(named by their SHA-256) run. Nothing is evaluated from a string: the page draws with Vega-Embed's
+``ast: true``, so Vega's expressions are parsed and interpreted (Vega-Embed's bundled vega-interpreter),
+never compiled with `Function`, and the policy has no `'unsafe-eval'`. No string from a trace ever reaches a
+Vega expression either (see `charts`).
 
 Needs the `[html]` extra (jinja2, altair, vl-convert-python), imported here only when a page is rendered.
 """
@@ -67,7 +69,7 @@ def csp(scripts: list[str]) -> str:
     return "; ".join(
         [
             "default-src 'none'",
-            f"script-src {hashes} 'unsafe-eval'",  # Vega compiles its expressions with Function
+            f"script-src {hashes}",  # no 'unsafe-eval': Vega interprets its expressions (report.js: ast)
             "style-src 'unsafe-inline'",  # the page's <style>, and the styles Vega-Embed adds
             "img-src data:",
             "font-src 'none'",
