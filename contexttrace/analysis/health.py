@@ -33,6 +33,7 @@ from contexttrace.analysis.health_scores import (
     PRODUCTIVE_TOOLS,
     RATIO_DECIMALS,
     SIGNALS,
+    SPEC_PRODUCTIVE_TOOLS,
     TOO_FEW_CALLS_SCORE,
     HealthMeasures,
     SignalRule,
@@ -47,6 +48,7 @@ from contexttrace.analysis.metrics import measured, round_half_up
 from contexttrace.analysis.result_types import CompactionMark, HealthGrade, HealthReport, HealthSignal, TimelinePoint
 from contexttrace.analysis.session import SessionRows, ToolCall, session_rows
 from contexttrace.analysis.window import WindowChoice, window_choice
+from contexttrace.reading.contract import READ_TOOLS
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace
@@ -86,7 +88,8 @@ def read_counts(tools: Sequence[ToolCall]) -> tuple[int, int]:
     Returns
     -------
     (int, int)
-        Read calls with a `file_path`, and those whose path was read before. Exact.
+        Read calls (`contract.READ_TOOLS`: Claude Code's Read, Gemini CLI's read_file) with a `file_path`,
+        and those whose path was read before. Exact.
 
     A re-read is spec 000's: the same path again, even for another range of lines. It differs from the
     table's `repeat` (a call identical to an earlier one, input and all).
@@ -99,7 +102,7 @@ def read_counts(tools: Sequence[ToolCall]) -> tuple[int, int]:
     seen: set[str] = set()
     reads = 0
     for t in tools:
-        if t.name == "Read" and t.file_path is not None:
+        if t.name in READ_TOOLS and t.file_path is not None:
             reads += 1
             seen.add(t.file_path)
     return reads, reads - len(seen)
@@ -300,17 +303,28 @@ def _errors_why(tools: Sequence[ToolCall], rates: tuple[Fraction, Fraction] | No
     return text + (f" ({denied} denied, not counted as errors)" if denied else "")
 
 
+def _productive_names(tools: Sequence[ToolCall]) -> str:
+    """The productive tools a session's share counts, as the `why` names them: spec 000's Write/Edit/MultiEdit,
+    or, when the session used another agent's edit tools, those it used (``apply_patch``); without one, in
+    words."""
+    used = dict.fromkeys(t.name for t in tools if _is_productive(t))
+    if not used:
+        return "a file write or edit"
+    if all(name in SPEC_PRODUCTIVE_TOOLS for name in used):
+        return "/".join(SPEC_PRODUCTIVE_TOOLS)
+    return "/".join(used)
+
+
 def _writes_why(tools: Sequence[ToolCall], shares: tuple[Fraction, Fraction] | None) -> str:
     if shares is None:
         return _too_few(len(tools))
+    names = _productive_names(tools)
     if shares[0] == 0:
         productive = sum(map(_is_productive, tools))
         second = f" ({productive} in the second)" if productive else ", nor in the second"
         spec = _spec(NO_FIRST_HALF_WRITES_SCORE)
-        return f"no productive call (Write/Edit/MultiEdit) in the first half{second}: {spec}"
-    return (
-        f"share of Write/Edit/MultiEdit {float(shares[0]):.0%} in the first half, {float(shares[1]):.0%} in the second"
-    )
+        return f"no productive call ({names}) in the first half{second}: {spec}"
+    return f"share of {names} {float(shares[0]):.0%} in the first half, {float(shares[1]):.0%} in the second"
 
 
 def health_report(trace: Trace, window: int | None = None) -> HealthReport:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from contexttrace.reading.contract import EDIT_TOOLS
+
 # --- spec 000's thresholds, as data ------------------------------------------------------------------
 # A band table is ((edge, sub-score), ...) read top to bottom with the comparison named beside it; the
 # first edge the value passes gives the sub-score, else the table's floor. Edges are exact decimals.
@@ -63,8 +65,11 @@ EFFICIENCY_BANDS: tuple[tuple[Fraction, int], ...] = (
     (Fraction("0.15"), 35),
 )
 EFFICIENCY_FLOOR = 15
-#: Tools that produce something (spec 000's `isProductive`).
-PRODUCTIVE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
+#: The tools spec 000's `isProductive` names (Claude Code's).
+SPEC_PRODUCTIVE_TOOLS = ("Write", "Edit", "MultiEdit")
+#: Tools that produce something: spec 000's and their counterparts in the other agents read here (Codex
+#: CLI's apply_patch, Gemini CLI's write_file and replace: `contract.EDIT_TOOLS`).
+PRODUCTIVE_TOOLS = EDIT_TOOLS
 
 # --- without data: spec 000's values ---------------------------------------------------------------------
 # A signal without data is not left out: it takes the value the spec's code returns for it, and its
@@ -117,9 +122,9 @@ class HealthMeasures(NamedTuple):
 
     `calls` counts the main-thread model calls; `latest` is the latest measured call's prompt in tokens
     (None when no call's prompt was measured); `window` the effective window in tokens (> 0);
-    `compactions` a count; `reads` the Read calls with a `file_path` and `rereads` those of a path read
-    before; `error_rates` and `write_shares` the exact (first-half, second-half) shares of failed and of
-    productive tool calls, each 0–1, None with fewer than `MIN_TOOL_CALLS` tool calls.
+    `compactions` a count; `reads` the Read calls (`contract.READ_TOOLS`) with a `file_path` and `rereads`
+    those of a path read before; `error_rates` and `write_shares` the exact (first-half, second-half) shares
+    of failed and of productive tool calls, each 0–1, None with fewer than `MIN_TOOL_CALLS` tool calls.
     """
 
     calls: int
@@ -245,7 +250,7 @@ def tool_efficiency_score(ratios: tuple[Fraction, Fraction] | None) -> int:
     Parameters
     ----------
     ratios
-        (first-half, second-half) shares of productive calls (Write, Edit, MultiEdit), each 0–1, exact,
+        (first-half, second-half) shares of productive calls (`PRODUCTIVE_TOOLS`), each 0–1, exact,
         from `health.half_rates`; None with fewer than `MIN_TOOL_CALLS` tool calls.
 
     Returns

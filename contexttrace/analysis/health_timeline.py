@@ -17,6 +17,7 @@ from contexttrace.analysis.health_scores import MIN_TOOL_CALLS, PRODUCTIVE_TOOLS
 from contexttrace.analysis.metrics import measured
 from contexttrace.analysis.result_types import TimelinePoint
 from contexttrace.analysis.session import AXIS_TIME, SessionRows
+from contexttrace.reading.contract import READ_TOOLS
 
 #: The timeline: the score at each 5 % of the session, 0 % … 100 % (21 points).
 TIMELINE_STEPS = 20
@@ -137,7 +138,7 @@ class _ToolKeys:
         tools = rows.tools
         self.keys = [key(t.seq) for t in tools]
         self.productive = [t.name in PRODUCTIVE_TOOLS for t in tools]
-        self.paths = [t.file_path if t.name == "Read" else None for t in tools]
+        self.paths = [t.file_path if t.name in READ_TOOLS else None for t in tools]
         # errors: (index among tools, key of the result); only a tool with a result can have is_error
         self.errors = [(j, key(t.result_seq)) for j, t in enumerate(tools) if t.is_error]
         self.sorted = all(a <= b for a, b in itertools.pairwise(self.keys))

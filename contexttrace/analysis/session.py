@@ -6,7 +6,8 @@ calls the same way:
 
 * a record's `inputTokens` is the call's whole prompt (`prompt_tokens`: input + cache write + cache read);
 * records are the main thread's deduplicated calls; tool calls are main-thread tool uses, each with its
-  result's `is_error`, except that a refusal (`denied`) is not an error; `filePath` is a Read's `file_path`.
+  result's `is_error`, except that a refusal (`denied`) is not an error; `filePath` is the `file_path` of a
+  call that reads one file (`contract.READ_TOOLS`: Claude Code's Read, Gemini CLI's read_file).
 
 Pure: tables in, plain values out; nothing here reads files, prints or formats.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from contexttrace.analysis.frame_rows import CALL_ROW, EVENT_ROW, RESULT_ROW, USE_ROW, FrameRows
+from contexttrace.reading.contract import READ_TOOLS
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace
@@ -33,7 +35,7 @@ class ToolCall(NamedTuple):
 
     seq: int  # reading-order position of the tool_use block
     name: str
-    file_path: str | None  # Read calls: input.file_path
+    file_path: str | None  # calls that read one file (`contract.READ_TOOLS`): input.file_path
     is_error: bool  # its result has is_error true and is not a refusal
     denied: bool  # its result is a refusal (a person's or a rule's)
     result_seq: int | None  # position of its result (None: no result in the trace)
@@ -66,7 +68,8 @@ class SessionRows:
 
     `times` maps every `seq` of these rows to its moment in Unix epoch ms (timestamps forward-filled in
     reading order, so a line without one takes the last one before it); it is empty for stream-json,
-    whose lines carry no timestamp, and then `axis` is ``"calls"``.
+    whose lines carry no timestamp, and then `axis` is ``"calls"``. `provider` is the API whose usage the
+    calls carry (`Trace.has.provider`: ``"anthropic"``, ``"openai"``, ``"google"``; None when not stated).
     """
 
     calls: list[MainCall]
@@ -74,6 +77,7 @@ class SessionRows:
     compactions: list[Compaction]
     times: dict[int, float]
     axis: str
+    provider: str | None = None
 
     def cut(self, seq: int) -> SessionRows:
         """Return the rows read before position `seq`.
@@ -95,6 +99,7 @@ class SessionRows:
             compactions=[c for c in self.compactions if c.seq < seq],
             times=self.times,
             axis=self.axis,
+            provider=self.provider,
         )
 
     def cut_at_time(self, moment: float) -> SessionRows:
@@ -118,6 +123,7 @@ class SessionRows:
             compactions=[c for c in self.compactions if seen(c.seq)],
             times=self.times,
             axis=self.axis,
+            provider=self.provider,
         )
 
 
@@ -147,7 +153,7 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
     Parameters
     ----------
     trace
-        The trace (only `trace.has.timestamps` is read).
+        The trace (only `trace.has` is read: its timestamps and provider).
     frames
         Its rows (`frame_rows.FrameRows`), read once and shared with the other figures of a report.
 
@@ -185,14 +191,14 @@ def session_rows_of(trace: Trace, frames: FrameRows) -> SessionRows:
             ci += 1
         res = by_id.get(tid)
         if res is None:
-            row = (seq, name, path if name == "Read" else None, False, False, None, max(ci, 0))
+            row = (seq, name, path if name in READ_TOOLS else None, False, False, None, max(ci, 0))
         else:
             failed, denied = bool(res[1]), bool(res[1] and res[2])
-            row = (seq, name, path if name == "Read" else None, failed and not denied, denied, res[0], max(ci, 0))
+            row = (seq, name, path if name in READ_TOOLS else None, failed and not denied, denied, res[0], max(ci, 0))
         tools.append(new(ToolCall, row))
     compactions = [Compaction(seq, trigger, pre) for seq, _kind, trigger, pre, *_ in frames.bounds]
     times = _moments(frames) if trace.has.timestamps else {}
-    return SessionRows(calls, tools, compactions, times, AXIS_TIME if times else AXIS_CALLS)
+    return SessionRows(calls, tools, compactions, times, AXIS_TIME if times else AXIS_CALLS, trace.has.provider)
 
 
 # Positions in `frame_rows.CALL_ROW` of the columns read here, by name, so that a column added there moves nothing.

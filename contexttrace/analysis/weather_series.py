@@ -30,6 +30,7 @@ from contexttrace.analysis.weather_signals import (
     RECENT_CALLS,
     SIGNALS,
     baseline_ms,
+    cache_skipped_why,
     curve,
     percentile,
 )
@@ -281,7 +282,7 @@ def signals_after(s: SignalSeries, i: int, detail: bool = True) -> list[WeatherS
         why = f"{errors} of {uses} tool calls failed{_not_counted(s.denied_before[results])}"
         out.append(weather_signal("error_cumulative", rate, why, failed_calls))
 
-    out.append(_cache(calls, i))
+    out.append(_cache(calls, i, s.rows.provider))
     return out
 
 
@@ -317,7 +318,12 @@ def _cluster(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
     return weather_signal("error_cluster", rate, why, [t.call_index for t in failed])
 
 
-def _cache(calls: list[MainCall], i: int) -> WeatherSignal:
+def _cache(calls: list[MainCall], i: int, provider: str | None) -> WeatherSignal:
+    """cache_health after call `i`: the median cache-hit fraction of the recent qualifying calls; skipped
+    (abstains, with why) for a provider spec 002 leaves out (`weather_signals.cache_skipped_why`)."""
+    skipped = cache_skipped_why(provider)
+    if skipped is not None:
+        return weather_signal("cache_health", None, skipped)
     start = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
     picked = [
         (k, calls[k].cache_read_tokens / calls[k].prompt_tokens)

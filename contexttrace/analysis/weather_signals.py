@@ -16,6 +16,7 @@ from typing import Any
 
 from contexttrace.analysis.metrics import measured
 from contexttrace.analysis.session import MainCall
+from contexttrace.reading.contract import PROVIDER_ANTHROPIC, PROVIDER_GOOGLE, PROVIDER_OPENAI
 
 #: Score = max severity + SECOND_WEIGHT × the second highest (only the two highest count).
 SECOND_WEIGHT = 0.3
@@ -60,6 +61,11 @@ RECENT_CALLS = 10
 CACHE_SKIP_CALLS = 3
 #: ... and calls with fewer prompt tokens than this.
 CACHE_MIN_PROMPT_TOKENS = 1_000
+#: cache_health applies to Anthropic entries only, or to entries that do not state their provider (spec 002's
+#: "Provider scope": other APIs' usage counts cached tokens differently); any other provider is skipped.
+CACHE_PROVIDERS = frozenset({PROVIDER_ANTHROPIC, None})
+#: The providers' names as a skipped cache_health's reason writes them.
+PROVIDER_NAMES = {PROVIDER_OPENAI: "OpenAI", PROVIDER_GOOGLE: "Google"}
 #: latency_drift's own baselines: the median over the trace's own first this-many calls (of latency
 #: for a model not in the table; of pace, below).
 BASELINE_CALLS = 10
@@ -98,6 +104,34 @@ LATENCY_BASELINE_MS: dict[str, dict[str, Any]] = {
 }
 
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
+
+
+def cache_skipped_why(provider: str | None) -> str | None:
+    """Return why cache_health is skipped for a session's provider, or None when it applies.
+
+    Parameters
+    ----------
+    provider
+        The API whose usage the calls carry (`session.SessionRows.provider`), None when not stated.
+
+    Returns
+    -------
+    str or None
+        None for Anthropic or an unstated provider (`CACHE_PROVIDERS`); else one sentence naming the
+        provider and spec 002's rule.
+
+    Examples
+    --------
+    >>> cache_skipped_why("anthropic") is None, cache_skipped_why(None) is None
+    (True, True)
+    >>> cache_skipped_why("openai")
+    'OpenAI usage: spec 002 scores cache health on Anthropic entries only (other APIs count cached tokens differently)'
+    """
+    if provider in CACHE_PROVIDERS:
+        return None
+    name = PROVIDER_NAMES.get(provider or "", provider)
+    rule = "spec 002 scores cache health on Anthropic entries only (other APIs count cached tokens differently)"
+    return f"{name} usage: {rule}"
 
 
 def curve(measure: float, spec: SignalSpec) -> float:

@@ -29,6 +29,7 @@ from contexttrace.analysis.weather_signals import (
     SIGNALS,
     SignalSpec,
     baseline_ms,
+    cache_skipped_why,
     curve,
     quantile_of_sorted,
 )
@@ -235,7 +236,10 @@ def _cluster_severities(s: SignalSeries) -> list[float] | None:
 def _cache_severities(s: SignalSeries) -> list[float] | None:
     """cache_health after each call, as `signals_after` reads it: the median (`statistics.median`) of the
     recent cache-hit fractions; a window with no hit below the fraction from which the severity is 0 is 0.0
-    without a median, and the signal is None when no call has such a hit."""
+    without a median, and the signal is None when no call has such a hit or when it is skipped for the
+    session's provider (`weather_signals.cache_skipped_why`)."""
+    if cache_skipped_why(s.rows.provider) is not None:
+        return None
     hits = [
         c.cache_read_tokens / c.prompt_tokens if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS else None
         for c in s.rows.calls

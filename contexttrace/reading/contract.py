@@ -71,20 +71,33 @@ class Capabilities:
     prompt_outside_trace: bool
     #: The file's folder names its project (`~/.claude/projects/<project>/<session>.jsonl`).
     project_folder: bool
+    #: The API whose usage fields the calls carry (`PROVIDER_*`); None when the format does not say. Spec 002
+    #: scores cache health on Anthropic's alone: other APIs count cached tokens differently.
+    provider: str | None = None
 
 
 FORMAT_CODEX = "codex"
 FORMAT_GEMINI = "gemini"
 
+PROVIDER_ANTHROPIC = "anthropic"
+PROVIDER_OPENAI = "openai"
+PROVIDER_GOOGLE = "google"
+
 #: Each format's capabilities, by the name a `Trace` (and its JSON record's ``format``) carries. A new
 #: format adds its entry here, beside its reader.
 CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
-    FORMAT_CODEX: Capabilities(timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=False),
-    FORMAT_GEMINI: Capabilities(timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=False),
-    FORMAT_STREAM_JSON: Capabilities(
-        timestamps=False, run_totals=True, prompt_outside_trace=True, project_folder=False
+    FORMAT_CODEX: Capabilities(
+        timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=False, provider=PROVIDER_OPENAI
     ),
-    FORMAT_TRANSCRIPT: Capabilities(timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=True),
+    FORMAT_GEMINI: Capabilities(
+        timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=False, provider=PROVIDER_GOOGLE
+    ),
+    FORMAT_STREAM_JSON: Capabilities(
+        timestamps=False, run_totals=True, prompt_outside_trace=True, project_folder=False, provider=PROVIDER_ANTHROPIC
+    ),
+    FORMAT_TRANSCRIPT: Capabilities(
+        timestamps=True, run_totals=False, prompt_outside_trace=False, project_folder=True, provider=PROVIDER_ANTHROPIC
+    ),
 }
 
 #: The version of what the reader extracts. The result store (`store.py`) keeps each file's `Trace` under

@@ -253,7 +253,7 @@ def test_error_rate_halves_from_four_tool_calls(n, errors, value, has_data, why)
             "BBBB",
             80,
             False,
-            "no productive call (Write/Edit/MultiEdit) in the first half, nor in the second: spec's 80",
+            "no productive call (a file write or edit) in the first half, nor in the second: spec's 80",
             id="no-writes-spec-80",
         ),
         pytest.param(
@@ -273,12 +273,28 @@ def test_error_rate_halves_from_four_tool_calls(n, errors, value, has_data, why)
         pytest.param(
             "MBBW", 100, True, "share of Write/Edit/MultiEdit 50% in the first half, 50% in the second", id="same"
         ),
+        # Codex CLI's apply_patch and Gemini CLI's write_file / replace are productive (`contract.EDIT_TOOLS`),
+        # their shells are not; the reason names the edit tools the session used.
+        pytest.param(
+            "PXPX", 100, True, "share of apply_patch 50% in the first half, 50% in the second", id="codex-apply-patch"
+        ),
+        pytest.param(
+            "XRXF", 100, True, "share of replace/write_file 50% in the first half, 50% in the second", id="gemini-edits"
+        ),
+        pytest.param(
+            "GGXP",
+            80,
+            False,
+            "no productive call (apply_patch) in the first half (1 in the second): spec's 80",
+            id="codex-no-first-half-patch",
+        ),
     ],
 )
 def test_tool_efficiency_no_data_values(names, value, has_data, why):
     """Tool Efficiency: fewer than 4 tool calls is the spec's 100, a first half without a productive call the
     spec's 80 (without data either way: `tool_efficiency` is null), else the change of the productive share."""
     full = {"E": "Edit", "W": "Write", "M": "MultiEdit", "B": "Bash"}
+    full |= {"P": "apply_patch", "X": "exec_command", "G": "run_shell_command", "R": "replace", "F": "write_file"}
     h = health_grade(_rows([_tool(i, full[c]) for i, c in enumerate(names)]), 200_000)
     sig = h["signals"][4]
     assert (sig["value"], sig["has_data"], sig["why"]) == (value, has_data, why)
@@ -410,6 +426,36 @@ SAMPLE_HEALTH = [
         _NO_WRITES,
     ),
     ("b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "C", 63, [80, 75, 20, 40, 55], _ALL),
+    # Codex CLI rollouts: no tool reads one file by its path (the shell reads them), so Re-reads is the spec's
+    # 100; apply_patch is the productive call. 0.111: errors 8 of 64 then 1 of 64, apply_patch 15 of 64 then
+    # 17 of 64; 0.65: 40 + 18.75 + 15 + 7.5 + 7.5 = 88.75 → A 89 (1 compaction; errors 8 of 71 then 15 of 71,
+    # a ratio of 1.875; apply_patch 16 of 71 then 13 of 71, a change of 0.8125).
+    ("c-codex-0.111-exec-command.jsonl", "A", 100, [100] * 5, [True, True, False, True, True]),
+    ("c-codex-0.41-small.jsonl", "A", 100, [100] * 5, [True, True, False, False, False]),
+    ("c-codex-0.65-compaction.jsonl", "A", 89, [100, 75, 100, 75, 75], [True, True, False, True, True]),
+    # Gemini CLI sessions: shell commands and a glob, no file read or edit; 3 tool calls (fewer than 4), or
+    # 9 and 7 with no productive call in the first half (the spec's 80).
+    (
+        "d-gemini-sessions/chats/session-2025-12-12T21-46-7c761c30.json",
+        "A",
+        100,
+        [100] * 5,
+        [True, True, False, False, False],
+    ),
+    (
+        "d-gemini-sessions/chats/session-2025-12-26T04-02-b68abb2e.json",
+        "A",
+        98,
+        [100, 100, 100, 100, 80],
+        [True, True, False, True, False],
+    ),
+    (
+        "d-gemini-sessions/chats/session-2025-12-30T01-16-3f9ce747.json",
+        "A",
+        98,
+        [100, 100, 100, 100, 80],
+        [True, True, False, True, False],
+    ),
 ]
 
 
@@ -421,6 +467,36 @@ def test_sample_health(sample_reports, name, letter, score, subs, data):
     assert [s["has_data"] for s in h["signals"]] == data
     weighted = sum(v * w for v, w in zip(subs, [40, 25, 15, 10, 10], strict=True))
     assert (2 * weighted + 100) // 200 == score
+
+
+def test_codex_rollout_without_a_model_call_is_not_graded():
+    """The 2025-08 Codex rollout records no token count, so no model call: health is `–` with the reason (named
+    alone: a folder's scan leaves such a trace out)."""
+    [report] = analyze([str(SAMPLES / "c-codex-legacy-2025-08.jsonl")], workers=1).reports
+    h = report.extra["health"]
+    assert (h["grade"], h["score"], h["reason"]) == (None, None, "no model call: nothing to grade")
+    assert [s["has_data"] for s in h["signals"]] == [False] * 5
+
+
+def test_agents_file_reads_and_edits_are_spec_reads_and_writes():
+    """Gemini CLI's read_file is a Read (its path re-read counts), its write_file and replace are productive;
+    Codex CLI's apply_patch is productive and its shell is not."""
+    names = ["read_file", "read_file", "write_file", "read_file", "replace", "run_shell_command"]
+    paths = ["a.py", "b.py", None, "a.py", None, None]
+    tools = [_tool(i, n, path=p) for i, (n, p) in enumerate(zip(names, paths, strict=True))]
+    h = health_grade(_rows(tools), 200_000)
+    rereads, efficiency = h["signals"][2], h["signals"][4]
+    assert (rereads["value"], rereads["has_data"], rereads["why"]) == (
+        40, True, "1 of 3 file reads re-read a file already read",
+    )  # fmt: skip
+    assert (efficiency["value"], efficiency["why"]) == (
+        100, "share of write_file/replace 33% in the first half, 33% in the second",
+    )  # fmt: skip
+    codex = [_tool(i, n) for i, n in enumerate(["apply_patch", "exec_command", "exec_command", "exec_command"])]
+    sig = health_grade(_rows(codex), 200_000)["signals"][4]
+    assert (sig["value"], sig["has_data"], sig["why"]) == (
+        15, True, "share of apply_patch 50% in the first half, 0% in the second",
+    )  # fmt: skip
 
 
 def _band(value, edges, floor, better):
@@ -522,7 +598,7 @@ def test_explain_panel_marks_the_spec_no_data_values():
     assert lines[0] == "  health A 98/100 · window 200,000 tokens (Claude Code's default; the trace does not say)"
     assert lines[1] == "    Context Fill     ██████████ 100 A   40%  last call's prompt 1,000 of a 200,000-token window"
     assert lines[5] == (
-        "    Tool Efficiency  ████████░░  80 B   10%  (no data) no productive call (Write/Edit/MultiEdit) in the "
+        "    Tool Efficiency  ████████░░  80 B   10%  (no data) no productive call (a file write or edit) in the "
         "first half, nor in the second: spec's 80"
     )
 

@@ -1,12 +1,15 @@
 """Health against spec 000 itself: an independent transliteration of the spec's TypeScript (`computeFillScore`
 … `computeHealthGrade`), sharing no code with `contexttrace.analysis.health*`, fed with each bundled sample's
-and case's measured inputs, must give the grade, score and every sub-score that contexttrace gives.
+and case's inputs, must give the grade, score and every sub-score that contexttrace gives.
 
-The inputs are what the reader measured (`session.session_rows`): the main-thread calls' prompts (a call
-whose usage could not be read is left out, docs/health-weather.md), the compactions, and the tool calls in
-order with name, Read `file_path` and `is_error` (a refusal is not an error). The one parameter the port
-takes beyond the spec is the window: spec 000 hard-codes 200,000 in `computeFillScore`; contexttrace uses
-the effective window (`window.window_choice`), which the port is given.
+The inputs are read here from the trace's tables (`spec_input_of`, not `session.session_rows`): the
+main-thread calls' prompts (a call whose usage could not be read, prompt 0, is left out,
+docs/health-weather.md), the main thread's compactions, and its tool calls in order with name, Read
+`file_path` and `is_error` (a refusal is not an error). Another agent's tools are named as spec 000 names
+Claude Code's: a tool that reads one file (`contract.READ_TOOLS`) is "Read", a tool that writes or edits
+files (`contract.EDIT_TOOLS`) is "Edit". The one parameter the port takes beyond the spec is the window:
+spec 000 hard-codes 200,000 in `computeFillScore`; contexttrace uses the effective window
+(`window.window_choice`), which the port is given.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -37,6 +41,7 @@ from contexttrace.analysis.session import (
 )
 from contexttrace.analysis.window import window_choice
 from contexttrace.reading import Trace
+from contexttrace.reading.contract import EDIT_TOOLS, READ_TOOLS
 from contexttrace.reports.trace import TraceReport
 from contexttrace.run.runner import analyze
 
@@ -187,13 +192,39 @@ def compute_health_grade(inp: HealthInput, max_window: int = 200_000) -> tuple[s
 # --- the measured inputs ---------------------------------------------------------------------------------
 
 
+def spec_name(name: str) -> str:
+    """A tool's name as spec 000 writes it: another agent's file read is "Read", its file write or edit "Edit"."""
+    return "Read" if name in READ_TOOLS else "Edit" if name in EDIT_TOOLS else name
+
+
 def spec_input(rows: SessionRows) -> HealthInput:
     """Spec 000's `HealthInput` from a session's rows: measured prompts, compactions, tool calls in order."""
     return HealthInput(
         assistant_input_tokens=[c.prompt_tokens for c in rows.calls if measured(c.prompt_tokens)],
         compaction_events=len(rows.compactions),
-        tool_calls=[SpecTool(t.name, t.file_path if t.name == "Read" else None, t.is_error) for t in rows.tools],
+        tool_calls=[
+            SpecTool(spec_name(t.name), t.file_path if t.name in READ_TOOLS else None, t.is_error) for t in rows.tools
+        ],
     )
+
+
+def spec_input_of(trace: Trace) -> HealthInput:
+    """Spec 000's `HealthInput` read from a trace's tables with Polars (no contexttrace analysis code)."""
+    main = pl.col("thread_kind") == "main"
+    calls = trace.calls.filter(main).sort("seq")
+    compactions = trace.events.filter(main & (pl.col("kind") == "compact_boundary")).height
+    results = trace.tool_results.filter(main)
+    failed: dict[str, bool] = {}
+    for tid, is_error, denied in results.select("tool_use_id", "is_error", "denied").iter_rows():
+        if tid is not None:  # a later result of the same call wins; a refusal is not an error
+            failed[tid] = bool(is_error) and not bool(denied)
+    uses = trace.tool_uses.filter(main).sort("seq")
+    tools = [
+        SpecTool(spec_name(name), path if name in READ_TOOLS and path else None, failed.get(tid, False))
+        for tid, name, path in uses.select("tool_use_id", "name", "file_path").iter_rows()
+    ]
+    prompts = [p for p in calls.get_column("prompt_tokens").to_list() if p is not None and p > 0]
+    return HealthInput(assistant_input_tokens=prompts, compaction_events=compactions, tool_calls=tools)
 
 
 def _inputs() -> list[str]:
@@ -228,7 +259,7 @@ def test_health_equals_spec_000(path):
         if not rows.calls:
             assert (ours["grade"], ours["score"], ours["reason"]) == (None, None, "no model call: nothing to grade")
             continue
-        spec = compute_health_grade(spec_input(rows), window_choice(trace).tokens)
+        spec = compute_health_grade(spec_input_of(trace), window_choice(trace).tokens)
         assert (ours["grade"], ours["score"], [s["value"] for s in ours["signals"]]) == spec, name
 
 
@@ -263,9 +294,11 @@ def test_timeline_equals_spec_000_at_every_point(path):
 
 
 def test_every_sample_and_case_is_compared():
-    """The comparison sees every sample (the 27 runs of a-ralph in one) and every case, graded or not."""
+    """The comparison sees every sample (the 27 runs of a-ralph in one, the Codex rollouts, the Gemini
+    sessions) and every case, graded or not."""
     names = {Path(p).name for p in INPUTS}
     assert {"a-ralph-27runs-with-separators.jsonl", "b-spotter-compaction", "B38.jsonl", "B30"} <= names
+    assert {"c-codex-0.65-compaction.jsonl", "c-codex-0.111-exec-command.jsonl", "d-gemini-sessions"} <= names
     assert len(analyze([str(SAMPLES / "a-ralph-27runs-with-separators.jsonl")], workers=1).reports) == 27
 
 

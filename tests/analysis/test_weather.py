@@ -202,6 +202,16 @@ SAMPLE_WEATHER = [
     ("b-ccl-print-mode-sessions/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl", "sunny", 0.0, "sunny"),
     ("b-ccl-print-mode-sessions/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl", "sunny", 0.044664609, "sunny"),
     ("b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "fair", 0.46515, "stormy"),
+    # Codex CLI rollouts (cache_health skipped: OpenAI usage). 0.65: error_cumulative 23 of 142 → 0.4049, one
+    # compaction 0.4: 0.4049 + 0.3 × 0.4 = 0.5249 (fair).
+    ("c-codex-0.111-exec-command.jsonl", "sunny", 0.21267404, "rainy"),
+    ("c-codex-0.41-small.jsonl", "sunny", 0.0, "sunny"),
+    ("c-codex-0.65-compaction.jsonl", "fair", 0.524929577, "stormy"),
+    # Gemini CLI sessions (cache_health skipped: Google usage): latency drift alone, the message timestamps
+    # of a session that waited on its person between calls.
+    ("d-gemini-sessions/chats/session-2025-12-12T21-46-7c761c30.json", "stormy", 1.0, "stormy"),
+    ("d-gemini-sessions/chats/session-2025-12-26T04-02-b68abb2e.json", "rainy", 0.911805836, "stormy"),
+    ("d-gemini-sessions/chats/session-2025-12-30T01-16-3f9ce747.json", "stormy", 1.0, "stormy"),
 ]
 
 
@@ -210,6 +220,39 @@ def test_sample_weather(sample_reports, name, level, score, worst):
     """Each real sample's weather and worst weather are as checked by hand."""
     w = sample_reports[name].extra["weather"]
     assert (w["level"], w["score"], w["worst"]["level"]) == (level, score, worst)
+
+
+@pytest.mark.parametrize(
+    ("name", "provider"),
+    [
+        ("c-codex-0.65-compaction.jsonl", "OpenAI"),
+        ("c-codex-0.111-exec-command.jsonl", "OpenAI"),
+        ("d-gemini-sessions/chats/session-2025-12-26T04-02-b68abb2e.json", "Google"),
+    ],
+)
+def test_cache_health_is_skipped_for_other_providers(sample_reports, name, provider):
+    """Spec 002 scores cache health on Anthropic entries only: on a Codex rollout or a Gemini session the signal
+    is not judged (severity null), the reason names the provider, and the tooltip's cache hit is unknown."""
+    w = sample_reports[name].extra["weather"]
+    [cache] = [x for x in w["signals"] if x["name"] == "cache_health"]
+    assert (cache["severity"], cache["active"], cache["measure"], cache["calls"]) == (None, False, None, [])
+    assert cache["why"] == (
+        f"{provider} usage: spec 002 scores cache health on Anthropic entries only (other APIs count cached "
+        "tokens differently)"
+    )
+    assert w["stats"]["cache_hit_frac"] is None
+
+
+def test_cache_health_skip_follows_the_provider_not_the_numbers():
+    """The same calls (13 with no cache hit) score cache health 0.5 as Anthropic's or unstated, and are skipped
+    as OpenAI's, after the last call and after every call (`worst`)."""
+    calls = [MainCall(k, 10_000, 0, "end_turn", "m", None) for k in range(13)]
+    for provider, severity in (("anthropic", 0.5), (None, 0.5), ("openai", None), ("google", None)):
+        rows = SessionRows(calls, [], [], {}, AXIS_CALLS, provider)
+        w = weather_of(rows, 200_000)
+        [cache] = [x for x in w["signals"] if x["name"] == "cache_health"]
+        assert cache["severity"] == severity, provider
+        assert w["worst"]["score"] == (0.5 if severity else 0.0), provider
 
 
 def test_spotter_weather_by_hand(sample_reports):
@@ -453,7 +496,7 @@ def test_health_and_weather_json_keys_are_snake_case_and_documented(sample_repor
         _keys({"health": r.extra["health"], "weather": r.extra["weather"]}, keys)
     assert all(re.fullmatch(r"[a-z0-9_]+", k) for k in keys), sorted(k for k in keys if not k.islower())
     assert {"fill_percent", "compaction_count", "reread_ratio", "error_acceleration", "tool_efficiency"} <= keys
-    assert {"window_source", "timeline_axis", "effective_weight", "abstained", "reason", "call"} <= keys
+    assert {"window_source", "timeline_axis", "has_data", "reason", "call"} <= keys
     assert "fillPercent" not in keys and "call_index" not in keys
     doc = (ROOT / "docs" / "health-weather.md").read_text(encoding="utf-8")
     assert [k for k in sorted(keys) if f"`{k}`" not in doc] == []

@@ -233,3 +233,32 @@ def test_cli_config_dir_naming_projects_gets_a_hint(monkeypatch, tmp_path):
     (projects / "projects").rmdir()  # the usual case: projects/projects does not exist, an error
     out = runner.invoke(app, ["context", "trace"], catch_exceptions=False)
     assert f"hint: CLAUDE_CONFIG_DIR={projects} ends in 'projects'" in out.stderr
+
+
+def test_cli_explain_codex_health_and_weather():
+    """`--explain` on a Codex rollout: spec 000's fixed weights, Re-reads marked `(no data)` with the spec's
+    value (no tool reads one file by its path), apply_patch counted as productive, and cache_health not
+    judged for OpenAI usage (spec 002); `--json` carries `has_data` per signal."""
+    path = str(SAMPLES / "c-codex-0.65-compaction.jsonl")
+    out = runner.invoke(app, ["context", "trace", path, "--explain"], env={"COLUMNS": "200"}, catch_exceptions=False)
+    assert out.exit_code == 0
+    lines = out.stdout.splitlines()
+    assert "  health A 89/100 · window 258,400 tokens (model_context_window)" in lines
+    assert "    Re-reads         ██████████ 100 A   15%  (no data) no Read call with a file_path: spec's 100" in lines
+    assert (
+        "    Tool Efficiency  ███████▌░░  75 B   10%  share of apply_patch 23% in the first half, 18% in the second"
+    ) in lines
+    assert (
+        "    not judged: cache_health — OpenAI usage: spec 002 scores cache health on Anthropic entries only "
+        "(other APIs count cached tokens differently)"
+    ) in lines
+    out = runner.invoke(app, ["context", "trace", path, "--json"], catch_exceptions=False)
+    [obj] = orjson.loads(out.stdout)
+    signals = obj["health"]["signals"]
+    assert [(s["name"], s["value"], s["has_data"]) for s in signals] == [
+        ("Context Fill", 100, True),
+        ("Compactions", 75, True),
+        ("Re-reads", 100, False),
+        ("Error Rate", 75, True),
+        ("Tool Efficiency", 75, True),
+    ]

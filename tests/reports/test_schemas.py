@@ -42,7 +42,8 @@ FINGERPRINTS = {
     ("tools", 3): "55630ac1d7c1",  # server_tools (server_tool_use blocks apart from tools); format gains codex, gemini
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
-    ("trace", 3): "226dbde4817a",  # format gains codex and gemini; health.signals[]: has_data replaces abstained and effective_weight
+    # format gains codex and gemini; health.signals[]: has_data replaces abstained and effective_weight
+    ("trace", 3): "226dbde4817a",
     ("usage", 3): "98158c0c8374",  # format gains codex and gemini
     ("sources", 3): "293fb876c1ef",  # format gains codex and gemini
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini

@@ -17,7 +17,7 @@ from typing import Any
 from contexttrace.analysis.frame_rows import FrameRows
 from contexttrace.analysis.session import session_rows_of
 from contexttrace.reading import Trace
-from contexttrace.reading.contract import THREAD_SUBAGENT
+from contexttrace.reading.contract import READ_TOOLS, THREAD_SUBAGENT
 from contexttrace.render.text import GRADE_COLORS, fmt_int
 from contexttrace.reports.trace import TraceReport
 
@@ -166,11 +166,12 @@ def _limit_rows(window: int | None, threshold: dict[str, Any]) -> Columns:
 
 
 def _reread_rows(tools: Sequence[Any], axis: str, xt_of: Callable[[int], int | None]) -> Columns:
-    """One row per Read of a file read before (health's Re-reads), at the call that asked for it."""
+    """One row per Read (`contract.READ_TOOLS`) of a file read before (health's Re-reads), at the call that
+    asked for it."""
     rereads: Columns = {"xc": [], "xt": [], "label": []}
     first_read: dict[str, Any] = {}
     for t in tools:
-        if t.name != "Read" or not t.file_path:
+        if t.name not in READ_TOOLS or not t.file_path:
             continue
         if t.file_path in first_read:
             earlier = first_read[t.file_path]
