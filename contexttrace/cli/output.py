@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,6 +21,7 @@ import typer
 from contexttrace.discover.local import default_roots
 from contexttrace.errors import ExitCode
 from contexttrace.render.checks import render_check
+from contexttrace.render.diagnostics import group_notes, is_error_line
 from contexttrace.render.explain import render_explain
 from contexttrace.render.views import columns_to_drop, render_view, render_view_notes
 from contexttrace.reports.trace import RunResult
@@ -55,6 +58,67 @@ def terminal_width() -> int | None:
     return shutil.get_terminal_size().columns
 
 
+class Notes:
+    """The lines a command writes on standard error, as ``-q``/``-v`` and the terminal ask.
+
+    Errors (`diagnostics.is_error_line`: a trace not read, a breach, nothing found) always print; ``-q``
+    drops every other note. Off a terminal (a pipe, a file, CI logs) each line prints when it is made, as
+    it comes. On a terminal, without ``-v``, the lines wait for the table: `flush` prints the notes grouped
+    and counted (`diagnostics.group_notes`), then the errors, so the table stays in view and the errors
+    are last. ``-v`` prints every note in full, as it comes.
+
+    Parameters
+    ----------
+    quiet, verbose
+        ``-q/--quiet`` and ``-v/--verbose``.
+    terminal
+        Whether standard error is a terminal; None: ask it.
+    """
+
+    def __init__(self, quiet: bool = False, verbose: bool = False, terminal: bool | None = None) -> None:
+        self.quiet = quiet
+        self.held = (sys.stderr.isatty() if terminal is None else terminal) and not verbose
+        self._notes: list[str] = []
+        self._errors: list[str] = []
+
+    def add(self, lines: Iterable[str]) -> None:
+        """Print `lines`, or keep them for `flush` on a terminal; under ``-q`` only the errors."""
+        for line in lines:
+            error = is_error_line(line)
+            if self.quiet and not error:
+                continue
+            if not self.held:
+                typer.echo(line, err=True)
+            else:
+                (self._errors if error else self._notes).append(line)
+
+    def flush(self) -> None:
+        """Print what `add` kept: the notes grouped (`group_notes`) to the terminal's width, then the errors."""
+        notes, errors = self._notes, self._errors
+        self._notes, self._errors = [], []
+        grouped = group_notes(notes, shutil.get_terminal_size().columns) if notes else []
+        for line in [*grouped, *errors]:
+            typer.echo(line, err=True)
+
+
+@contextmanager
+def command_notes(quiet: bool, verbose: bool) -> Iterator[Notes]:
+    """A command's `Notes`, flushed when the command ends, however it ends (an exit code, a usage error).
+
+    Raises
+    ------
+    typer.BadParameter
+        ``-q`` with ``-v`` (exit 2).
+    """
+    if quiet and verbose:
+        raise typer.BadParameter("-q keeps only errors and -v shows every note: give one", param_hint="-q/-v")
+    notes = Notes(quiet, verbose)
+    try:
+        yield notes
+    finally:
+        notes.flush()
+
+
 def show_view(
     run: RunResult,
     kind: ReportKind,
@@ -69,12 +133,13 @@ def show_view(
     breakdown: bool = False,
     explain: bool = False,
     color: bool | None = None,
+    notes: Notes | None = None,
 ) -> View[Any]:
     """Print a run of `context trace` or `context usage` as `options` ask.
 
     The view (`views.make_view`) is rendered (`render.render_view`) on stdout or into `output`; notes,
-    dropped columns and breaches go to stderr; with `db`, the view's traces are recorded in that history
-    file under `label`.
+    dropped columns and breaches go to stderr (through `notes`, when given); with `db`, the view's traces
+    are recorded in that history file under `label`.
 
     Returns
     -------
@@ -105,8 +170,7 @@ def show_view(
     elif text or fmt == Format.JSON:
         # color= tells click too: it strips ANSI codes from a stream that is not a terminal unless told
         typer.echo(text, color=paint or None)
-    for line in _view_notes(view, drop, explain=explain, with_calls=with_calls):
-        typer.echo(line, err=True)
+    (notes or Notes(terminal=False)).add(_view_notes(view, drop, explain=explain, with_calls=with_calls))
     if db is not None:
         _record(db, kind, view, label)
     return view
@@ -143,29 +207,39 @@ def _record(db: Path, kind: ReportKind, view: View[Any], label: str | None) -> N
         raise typer.Exit(ExitCode.TRACE_ERROR) from None
 
 
-def print_reading(run: RunResult, text: str, json: bool, paths: list[str]) -> None:
+def print_reading(
+    run: RunResult, text: str, json: bool, paths: list[str], notes: Notes | None = None, allow_empty: bool = False
+) -> None:
     """Print a reading command's output (tools, sources, files), then end as `finish` says.
 
     The JSON is printed always (an empty list too), a table only when it has something.
     """
     if text or json:
         typer.echo(text)
-    finish(run, paths)
+    finish(run, paths, notes=notes, allow_empty=allow_empty)
 
 
-def finish(run: RunResult, paths: list[str], view: View[Any] | None = None) -> None:
+def finish(
+    run: RunResult,
+    paths: list[str],
+    view: View[Any] | None = None,
+    notes: Notes | None = None,
+    allow_empty: bool = False,
+) -> None:
     """End a command: say where a run that found no trace looked, then exit with the run's code.
 
     Raises
     ------
     typer.Exit
-        1 if any trace failed, else 3 if a `--fail-on` threshold was breached (`views.exit_code`); nothing
-        is raised for 0.
+        1 if any trace failed or no trace was found at all (unless `allow_empty`: ``--allow-empty``), else
+        3 if a `--fail-on` threshold was breached (`views.exit_code`); nothing is raised for 0. A selection
+        (``--since``, ``--project``...) that keeps none of the traces found is not "nothing found": exit 0.
     """
     if not run.reports:
-        for line in nothing_found(paths, run.ok):
-            typer.echo(line, err=True)
+        (notes or Notes(terminal=False)).add(nothing_found(paths, run.ok))
     code = exit_code(run, view)
+    if code == ExitCode.OK and not run.reports and not allow_empty:
+        code = ExitCode.TRACE_ERROR
     if code != ExitCode.OK:
         raise typer.Exit(code)
 

@@ -328,17 +328,45 @@ def sort_order(records: Sequence[Mapping[str, Any]], kind: str, key: str, descen
 
 
 def unique_labels(records: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Each record's `label`, or its full `trace` name where two records would share a label.
+    """Each record's short `label`; where two records would share one, the shortest ending of their `trace`
+    names (whole folder names, the run's ``#N`` kept) that tells them apart.
 
-    >>> unique_labels([{"label": "a.jsonl", "trace": "x/a.jsonl"}, {"label": "a.jsonl", "trace": "y/a.jsonl"},
+    A table's first column stays narrow: ``project/4d5611e5`` or ``run.jsonl#2``, and ``a/run.jsonl`` beside
+    ``b/run.jsonl`` rather than two absolute paths. The JSON keeps the full name (`trace`, `path`).
+
+    >>> unique_labels([{"label": "a.jsonl", "trace": "/h/x/a.jsonl"}, {"label": "a.jsonl", "trace": "/h/y/a.jsonl"},
     ...                {"label": "b.jsonl", "trace": "b.jsonl"}])
     ['x/a.jsonl', 'y/a.jsonl', 'b.jsonl']
+    >>> unique_labels([{"label": "r.jsonl#2", "trace": "/q/w/r.jsonl#2"}, {"label": "r.jsonl#2", "trace": "/p/w/r.jsonl#2"}])
+    ['q/w/r.jsonl#2', 'p/w/r.jsonl#2']
     """
     labels = [r.get("label") or r["trace"] for r in records]
-    seen: dict[str, int] = {}
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-    return [r["trace"] if seen[label] > 1 else label for r, label in zip(records, labels, strict=True)]
+    seen: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        seen.setdefault(label, []).append(i)
+    out = list(labels)
+    for group in (g for g in seen.values() if len(g) > 1):
+        names = [str(records[i]["trace"]) for i in group]
+        for i, name in zip(group, shortest_endings(names), strict=True):
+            out[i] = name
+    return out
+
+
+def shortest_endings(names: Sequence[str]) -> list[str]:
+    """The shortest endings of `names`, in whole path parts (``/`` or ``\\``), that are all different.
+
+    Names that are the same in full stay whole.
+
+    >>> shortest_endings(["/h/x/a.jsonl", "/h/y/a.jsonl", "/h/y/b/a.jsonl"])
+    ['x/a.jsonl', 'y/a.jsonl', 'b/a.jsonl']
+    """
+    parts = [re.split(r"(?<=[\\/])", n) for n in names]  # each part keeps its separator, so joins are exact
+    longest = max(len(p) for p in parts)
+    for k in range(1, longest + 1):
+        endings = ["".join(p[-k:]) for p in parts]
+        if len(set(endings)) == len(endings):
+            return endings
+    return list(names)
 
 
 # -- totals ---------------------------------------------------------------------------------------
