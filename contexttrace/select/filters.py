@@ -457,7 +457,16 @@ def group_key(record: Mapping[str, Any], by: str, tz: tzinfo | None) -> str | No
     """
     if by == "project":
         return record.get("project")
-    ms = start_ms(record)
+    return time_key(start_ms(record), by, tz)
+
+
+def time_key(ms: int | None, by: str, tz: tzinfo | None) -> str | None:
+    """The day (``2026-02-12``), ISO week (``2026-W07``) or month (``2026-02``) of a moment `ms` (epoch ms)
+    in `tz` (None: local); None for no moment.
+
+    >>> time_key(1770939000000, "day", parse_timezone("UTC")), time_key(None, "day", None)
+    ('2026-02-12', None)
+    """
     if ms is None:
         return None
     moment = datetime.fromtimestamp(ms / 1000, UTC)
@@ -471,7 +480,13 @@ def group_key(record: Mapping[str, Any], by: str, tz: tzinfo | None) -> str | No
     return day.isoformat() if by == "day" else day.isoformat()[:7]
 
 
-def group_usage(records: Sequence[Mapping[str, Any]], by: str, tz: tzinfo | None, version: int) -> list[dict[str, Any]]:
+def group_usage(
+    records: Sequence[Mapping[str, Any]],
+    by: str,
+    tz: tzinfo | None,
+    version: int,
+    buckets: Sequence[Sequence[tuple[int, Mapping[str, Any]]]] | None = None,
+) -> list[dict[str, Any]]:
     """`context usage --group-by`: one row per day, ISO week, month, project or model.
 
     Parameters
@@ -479,44 +494,65 @@ def group_usage(records: Sequence[Mapping[str, Any]], by: str, tz: tzinfo | None
     records
         `UsageReport.to_dict()` records (after `select`).
     by
-        One of `GROUP_BY`. ``day``/``week``/``month`` group by the trace's `start` (a session that runs
-        past midnight counts on the day it started; stream-json runs are dated by their file's
-        modification time); ``model`` adds each trace's per-model rows (`models[]`, fast calls apart),
+        One of `GROUP_BY`. ``day``/``week``/``month`` group by message time: each call counts in the
+        day of its own timestamp (`buckets`), so a session that runs past midnight counts in both days,
+        once in each (its turns in the first); a trace whose calls carry no timestamp (stream-json) counts
+        whole at its `start` (the file's modification time). ``model`` adds each trace's per-model rows (`models[]`, fast calls apart),
         so a trace on two models counts in both groups.
     tz
         The zone dates are read in (None: local).
     version
         The `usage-group` schema version each row carries.
+    buckets
+        Per record (same order), its calls' totals per quarter hour (`usage.time_buckets`); None or an
+        empty list: the record counts whole at its start.
 
     Returns
     -------
     list of dict
         Sorted by group (None last): `schema_version`, `group_by`, `group` (None: no date, no project),
-        `traces` (count), `turns` (summed; None for ``model``: a turn has no single model), `total`
-        (`sum_totals`).
+        `traces` (how many traces have calls in the group), `turns` (summed; None for ``model``: a turn has
+        no single model), `total` (`sum_totals`).
     """
-    buckets: dict[str | None, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
-    for rec in records:
+    groups: dict[str | None, list[tuple[Mapping[str, Any], Mapping[str, Any], bool]]] = {}
+    for i, rec in enumerate(records):
         if by == "model":
             for row in rec.get("models") or ():
-                buckets.setdefault(row.get("model"), []).append((rec, row))
+                groups.setdefault(row.get("model"), []).append((rec, row, True))
+        elif by == "project" or not buckets or not buckets[i]:
+            groups.setdefault(group_key(rec, by, tz), []).append((rec, rec["total"], True))
         else:
-            buckets.setdefault(group_key(rec, by, tz), []).append((rec, rec["total"]))
+            for n, (key, total) in enumerate(_split_by_time(buckets[i], by, tz, rec["total"])):
+                groups.setdefault(key, []).append((rec, total, n == 0))
     out = []
-    for key in sorted(buckets, key=lambda k: (k is None, k or "")):
-        items = buckets[key]
-        traces = {id(rec): rec for rec, _ in items}
+    for key in sorted(groups, key=lambda k: (k is None, k or "")):
+        items = groups[key]
+        traces = {id(rec): rec for rec, _, _ in items}
+        turns = sum(rec.get("turns") or 0 for rec, _, first in items if first)
         out.append(
             {
                 "schema_version": version,
                 "group_by": by,
                 "group": key,
                 "traces": len(traces),
-                "turns": None if by == "model" else sum(r.get("turns") or 0 for r in traces.values()),
-                "total": sum_totals([t for _, t in items]),
+                "turns": None if by == "model" else turns,
+                "total": sum_totals([t for _, t, _ in items]),
             }
         )
     return out
+
+
+def _split_by_time(
+    buckets: Sequence[tuple[int, Mapping[str, Any]]], by: str, tz: tzinfo | None, whole: Mapping[str, Any]
+) -> list[tuple[str | None, Mapping[str, Any]]]:
+    """A trace's totals per day, week or month of its calls' times, in time order; its whole `total` when
+    they all fall in one (exactly the figures of the trace's row)."""
+    parts: dict[str | None, list[Mapping[str, Any]]] = {}
+    for ms, total in buckets:
+        parts.setdefault(time_key(ms, by, tz), []).append(total)
+    if len(parts) == 1:
+        return [(next(iter(parts)), whole)]
+    return [(key, sum_totals(totals)) for key, totals in parts.items()]
 
 
 def is_scan(paths: Sequence[str]) -> bool:
