@@ -337,7 +337,8 @@ def unique_labels(records: Sequence[Mapping[str, Any]]) -> list[str]:
     >>> unique_labels([{"label": "a.jsonl", "trace": "/h/x/a.jsonl"}, {"label": "a.jsonl", "trace": "/h/y/a.jsonl"},
     ...                {"label": "b.jsonl", "trace": "b.jsonl"}])
     ['x/a.jsonl', 'y/a.jsonl', 'b.jsonl']
-    >>> unique_labels([{"label": "r.jsonl#2", "trace": "/q/w/r.jsonl#2"}, {"label": "r.jsonl#2", "trace": "/p/w/r.jsonl#2"}])
+    >>> unique_labels([{"label": "r.jsonl#2", "trace": "/q/w/r.jsonl#2"},
+    ...                {"label": "r.jsonl#2", "trace": "/p/w/r.jsonl#2"}])
     ['q/w/r.jsonl#2', 'p/w/r.jsonl#2']
     """
     labels = [r.get("label") or r["trace"] for r in records]
@@ -497,8 +498,8 @@ def group_usage(
         One of `GROUP_BY`. ``day``/``week``/``month`` group by message time: each call counts in the
         day of its own timestamp (`buckets`), so a session that runs past midnight counts in both days,
         once in each (its turns in the first); a trace whose calls carry no timestamp (stream-json) counts
-        whole at its `start` (the file's modification time). ``model`` adds each trace's per-model rows (`models[]`, fast calls apart),
-        so a trace on two models counts in both groups.
+        whole at its `start` (the file's modification time). ``model`` adds each trace's per-model rows
+        (`models[]`, fast calls apart), so a trace on two models counts in both groups.
     tz
         The zone dates are read in (None: local).
     version
