@@ -134,12 +134,14 @@ def show_view(
     explain: bool = False,
     color: bool | None = None,
     notes: Notes | None = None,
+    format_given: bool = False,
 ) -> View[Any]:
     """Print a run of `context trace` or `context usage` as `options` ask.
 
     The view (`views.make_view`) is rendered (`render.render_view`) on stdout or into `output`; notes,
     dropped columns and breaches go to stderr (through `notes`, when given); with `db`, the view's traces
-    are recorded in that history file under `label`.
+    are recorded in that history file under `label`. On a colour terminal (`color_enabled`) with no
+    `--format` (`format_given`) and no `output`, the table is a Rich one (`terminal.rich_table`).
 
     Returns
     -------
@@ -155,12 +157,15 @@ def show_view(
     """
     view = make_view(run, kind, options)
     fmt = options.fmt
-    drop = [] if wide or output else columns_to_drop(view, terminal_width(), with_window)
+    width = terminal_width()
+    styled = not format_given and output is None and width is not None and color_enabled(color, sys.stdout)
+    drop = [] if wide or output else columns_to_drop(view, width, with_window, styled=styled)
     text = render_view(view, with_window=with_window, with_calls=with_calls, breakdown=breakdown,
-                       explain=explain and fmt == Format.MARKDOWN, drop=drop)  # fmt: skip
-    paint = False
+                       explain=explain and fmt == Format.MARKDOWN, drop=drop,
+                       styled=(10_000 if wide else width) if styled else None)  # fmt: skip
+    paint = styled
     if explain and fmt == Format.TABLE and view.records:
-        paint = output is None and color_enabled(color, sys.stdout)
+        paint = paint or (output is None and color_enabled(color, sys.stdout))
         text += "\n\n" + render_explain(selected_run(run, view), color=paint)
     if output is not None:
         try:
@@ -170,14 +175,16 @@ def show_view(
     elif text or fmt == Format.JSON:
         # color= tells click too: it strips ANSI codes from a stream that is not a terminal unless told
         typer.echo(text, color=paint or None)
-    (notes or Notes(terminal=False)).add(_view_notes(view, drop, explain=explain, with_calls=with_calls))
+    notes = notes or Notes(terminal=False)
+    notes.add(_view_notes(view, drop, explain=explain, with_calls=with_calls, by_label=notes.held))
     if db is not None:
         _record(db, kind, view, label)
     return view
 
 
-def _view_notes(view: View[Any], drop: list[str], *, explain: bool, with_calls: bool) -> list[str]:
-    """The lines for stderr under a view: options its format ignores, its notes, dropped columns, breaches."""
+def _view_notes(view: View[Any], drop: list[str], *, explain: bool, with_calls: bool, by_label: bool) -> list[str]:
+    """The lines for stderr under a view: options its format ignores, its notes (traces named by their
+    table label with `by_label`), dropped columns, breaches."""
     fmt = view.options.fmt
     lines = []
     if explain and fmt in (Format.JSON, Format.CSV):
@@ -187,7 +194,7 @@ def _view_notes(view: View[Any], drop: list[str], *, explain: bool, with_calls: 
         lines.append("note: --calls: the per-call series is in the table, markdown and JSON, not in CSV")
     # Notes are not table rows: on stderr, so the table pastes as markdown and pipes as data (markdown
     # holds them as a list under its table).
-    notes = render_view_notes(view) if fmt != Format.MARKDOWN else []
+    notes = render_view_notes(view, by_label=by_label) if fmt != Format.MARKDOWN else []
     if drop:
         width = terminal_width()
         notes.append(f"note: {len(drop)} column(s) left out to fit a {width}-column terminal: {', '.join(drop)} "

@@ -78,5 +78,5 @@ def trace_command(
         run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build, notes=notes)
         view = show_view(run, "trace", options, output=output, db=db, label=label, wide=wide,
                          with_window=window is not None, with_calls=calls, explain=explain, color=color,
-                         notes=notes)  # fmt: skip
+                         notes=notes, format_given=fmt is not None or json)  # fmt: skip
         finish(run, paths or [], view, notes=notes, allow_empty=allow_empty)

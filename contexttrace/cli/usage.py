@@ -75,5 +75,5 @@ def usage_command(
     with command_notes(quiet, verbose) as notes:
         run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build_usage, notes=notes)
         view = show_view(run, "usage", options, output=output, db=db, label=label, wide=wide, breakdown=breakdown,
-                         notes=notes)  # fmt: skip
+                         notes=notes, format_given=fmt is not None or json)  # fmt: skip
         finish(run, paths or [], view, notes=notes, allow_empty=allow_empty)

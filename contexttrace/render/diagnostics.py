@@ -79,6 +79,8 @@ def _skipped_lines(run: RunResult) -> list[str]:
 LARGEST_RESULTS_SHOWN = 3
 #: The words that mark a trace's "largest tool results" note (`trace.largest_results_line`).
 LARGEST_RESULTS_MARK = ": largest tool results (chars): "
+#: On a terminal, a note longer than this many lines of the terminal is cut.
+NOTE_LINES = 2
 #: The words after which a trace's warning names what is wrong (`render_diagnostics`: ``<trace>: warning: …``).
 WARNING_MARK = ": warning: "
 
@@ -105,17 +107,17 @@ def group_notes(lines: list[str], width: int) -> list[str]:
     lines
         The notes in the order they were made (no error lines: `is_error_line`).
     width
-        The terminal's columns: a longer note is cut to fit, ending in ``…``.
+        The terminal's columns: a note longer than two lines of it (`NOTE_LINES`) is cut, ending in ``…``.
 
     Returns
     -------
     list of str
         The same warning in several traces (``<trace>: warning: <text>``) once, with how many traces and
         the first of them; the "largest tool results" lines of the first `LARGEST_RESULTS_SHOWN` traces and
-        a count of the others; every other note as it is; each cut to `width`. Then, when anything was
+        a count of the others; every other note as it is; each cut to two lines. Then, when anything was
         grouped, left out or cut, one line saying how many notes there were and that ``-v`` shows each.
     """
-    width = max(width, 40)
+    limit = NOTE_LINES * max(width, 40)
     out: list[str] = []
     warned: dict[str, list[str]] = {}  # warning text -> traces, in order
     largest = 0
@@ -139,7 +141,7 @@ def group_notes(lines: list[str], width: int) -> list[str]:
     hidden = len(lines) - len(out)
     if largest > LARGEST_RESULTS_SHOWN:
         out.append(f"largest tool results of {fmt_int(largest - LARGEST_RESULTS_SHOWN)} more trace(s) not shown")
-    shortened = [x if len(x) <= width else x[: width - 1] + "…" for x in out]
+    shortened = [x if len(x) <= limit else x[: limit - 1] + "…" for x in out]
     cut = sum(a != b for a, b in zip(out, shortened, strict=True))
     if hidden > 0 or cut:
         shortened.append(f"{fmt_int(len(lines))} note(s): {fmt_int(cut)} shortened, {fmt_int(hidden)} grouped "
