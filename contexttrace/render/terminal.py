@@ -49,7 +49,7 @@ def _table(headers: list[str], rows: list[list[str]], left: int, total: bool) ->
     for i, header in enumerate(headers):
         widest = max([len(row[i]) for row in rows] + [len(word) for word in header.split()])
         if i < left:  # a label, a project, a start: never wrapped, the narrow-terminal rule drops columns instead
-            table.add_column(header, justify="left", no_wrap=True)
+            table.add_column(header, justify="left", no_wrap=True, min_width=widest)
         else:
             table.add_column(header, justify="right", min_width=widest, overflow="fold")
     for n, row in enumerate(rows):
