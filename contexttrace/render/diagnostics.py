@@ -79,8 +79,11 @@ def _skipped_lines(run: RunResult) -> list[str]:
 LARGEST_RESULTS_SHOWN = 3
 #: The words that mark a trace's "largest tool results" note (`trace.largest_results_line`).
 LARGEST_RESULTS_MARK = ": largest tool results (chars): "
-#: On a terminal, a note longer than this many lines of the terminal is cut.
+#: On a terminal, a note longer than this many lines of the terminal (and than `NOTE_CHARS`) is cut.
 NOTE_LINES = 2
+#: The fewest characters a note keeps on a narrow terminal: the dropped-columns note and one trace's
+#: largest tool results stay whole at 60 columns.
+NOTE_CHARS = 200
 #: The words after which a trace's warning names what is wrong (`render_diagnostics`: ``<trace>: warning: …``).
 WARNING_MARK = ": warning: "
 
@@ -107,7 +110,8 @@ def group_notes(lines: list[str], width: int) -> list[str]:
     lines
         The notes in the order they were made (no error lines: `is_error_line`).
     width
-        The terminal's columns: a note longer than two lines of it (`NOTE_LINES`) is cut, ending in ``…``.
+        The terminal's columns: a note longer than two lines of it (`NOTE_LINES`) and than `NOTE_CHARS` is
+        cut, ending in ``…``.
 
     Returns
     -------
@@ -117,7 +121,7 @@ def group_notes(lines: list[str], width: int) -> list[str]:
         a count of the others; every other note as it is; each cut to two lines. Then, when anything was
         grouped, left out or cut, one line saying how many notes there were and that ``-v`` shows each.
     """
-    limit = NOTE_LINES * max(width, 40)
+    limit = max(NOTE_LINES * width, NOTE_CHARS)
     out: list[str] = []
     warned: dict[str, list[str]] = {}  # warning text -> traces, in order
     largest = 0

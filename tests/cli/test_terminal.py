@@ -181,13 +181,14 @@ def test_quiet_keeps_errors_and_breaches(tmp_path):
 
 
 def test_the_same_long_warning_of_many_traces_is_one_line():
-    """18 traces with the same 400-character warning: one line naming how many traces, cut to two lines of
-    an 80-column terminal, and the count line."""
+    """18 traces with the same 400-character warning: one line naming how many traces, cut to 200 characters
+    on an 80-column terminal (two lines of 120 columns on a wider one), and the count line."""
     text = "runs differ in model: " + "x" * 380
     lines = [f"runs/r{i}.jsonl: warning: {text}" for i in range(18)] + ["note: something else"]
     out = group_notes(lines, 80)
     assert out[0].startswith("18 traces (runs/r0.jsonl, ...): warning: runs differ in model: xxx")
-    assert len(out[0]) == 160 and out[0].endswith("…")
+    assert len(out[0]) == 200 and out[0].endswith("…")
+    assert len(group_notes(lines, 150)[0]) == 300
     assert out[1] == "note: something else"
     assert out[2] == "19 note(s): 1 shortened, 17 grouped or left out (-v shows every note, -q none)"
     assert group_notes(["a: warning: short"], 80) == ["a: warning: short"]
