@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from contexttrace.cli.output import color_enabled
+from contexttrace.cli.output import Notes, color_enabled
 from contexttrace.errors import ExitCode
 from contexttrace.reading import Trace
 from contexttrace.render.diagnostics import render_diagnostics
@@ -61,6 +61,7 @@ def analyze_paths(
     engine: EngineName = EngineName.LOCAL,
     scheduler: str | None = None,
     build: Callable[[Trace, int | None], Any] | None = None,
+    notes: Notes | None = None,
 ) -> RunResult:
     """Read and report the traces `paths` name (`runner.analyze`), and print its diagnostics on stderr.
 
@@ -78,6 +79,9 @@ def analyze_paths(
         `--engine` and `--scheduler` (`engine.open_engine`).
     build
         What turns each trace into its report; None: `runner.analyze`'s default (a `context trace` report).
+    notes
+        Where the diagnostics go (`output.Notes`: ``-q``, ``-v``, held for the table on a terminal); None:
+        printed on stderr at once.
 
     Returns
     -------
@@ -102,6 +106,5 @@ def analyze_paths(
         raise typer.Exit(ExitCode.USAGE) from None
     finally:
         progress.close()
-    for line in [*notices, *render_diagnostics(run)]:
-        typer.echo(line, err=True)
+    (notes or Notes(terminal=False)).add([*notices, *render_diagnostics(run)])
     return run

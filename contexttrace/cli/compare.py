@@ -16,8 +16,11 @@ from contexttrace.cli.options import (
     EngineOpt,
     MetricOpt,
     NoCacheOpt,
+    QuietOpt,
     SchedulerOpt,
+    VerboseOpt,
 )
+from contexttrace.cli.output import command_notes
 from contexttrace.errors import ExitCode
 from contexttrace.render.compare import CompareFormat
 from contexttrace.run.engine import EngineName
@@ -35,6 +38,8 @@ def compare_command(
     no_cache: NoCacheOpt = False,
     engine: EngineOpt = EngineName.LOCAL,
     scheduler: SchedulerOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Per condition and metric: the median and range over its runs, the difference to the baseline
     (absolute and %), whether it is within the runs' own noise, and with 5 runs a side a Mann-Whitney p and
@@ -58,13 +63,13 @@ def compare_command(
         metrics = parse_metrics(metric)
     except ConditionError as exc:
         raise typer.BadParameter(str(exc)) from None
-    results = [
-        analyze_paths(list(c.paths), window, color, not no_cache, engine, scheduler, build=build_run)
-        for c in conditions
-    ]
-    comparison = compare(conditions, results, baseline=baseline, metrics=metrics)
-    typer.echo(render_compare(comparison, fmt))
-    for line in render_compare_notes(comparison, fmt):
-        typer.echo(line, err=True)
-    if not comparison.ok:
-        raise typer.Exit(ExitCode.TRACE_ERROR)
+    with command_notes(quiet, verbose) as notes:
+        results = [
+            analyze_paths(list(c.paths), window, color, not no_cache, engine, scheduler, build=build_run, notes=notes)
+            for c in conditions
+        ]
+        comparison = compare(conditions, results, baseline=baseline, metrics=metrics)
+        typer.echo(render_compare(comparison, fmt))
+        notes.add(render_compare_notes(comparison, fmt))
+        if not comparison.ok:
+            raise typer.Exit(ExitCode.TRACE_ERROR)

@@ -8,16 +8,19 @@ import typer
 
 from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
+    AllowEmptyOpt,
     ColorOpt,
     EngineOpt,
     FilesAtOpt,
     JsonOpt,
     NoCacheOpt,
     PathsArg,
+    QuietOpt,
     ReadingsWindowOpt,
     SchedulerOpt,
+    VerboseOpt,
 )
-from contexttrace.cli.output import print_reading
+from contexttrace.cli.output import command_notes, print_reading
 from contexttrace.run.engine import EngineName
 
 
@@ -30,6 +33,9 @@ def files_command(
     no_cache: NoCacheOpt = False,
     engine: EngineOpt = EngineName.LOCAL,
     scheduler: SchedulerOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    allow_empty: AllowEmptyOpt = False,
 ) -> None:
     """Per file the main thread touched: touches, reads, writes, re-reads, tokens read and written, references,
     last seen, spec 003's relevance and level (DROPPED when its content left the window), whether it is in
@@ -42,6 +48,7 @@ def files_command(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--at") from None
     build = partial(build_files, at=moment)
-    run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build)
-    text = (render_files_json if json else render_files_table)(run)
-    print_reading(run, text, json, paths or [])
+    with command_notes(quiet, verbose) as notes:
+        run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build, notes=notes)
+        text = (render_files_json if json else render_files_table)(run)
+        print_reading(run, text, json, paths or [], notes, allow_empty)

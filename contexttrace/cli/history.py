@@ -5,14 +5,14 @@ from __future__ import annotations
 import typer
 
 from contexttrace.cli.options import (
-    FormatOpt,
     HistoryCommandOpt,
     HistoryDbOpt,
+    HistoryFormatOpt,
+    HistoryJsonOpt,
     HistoryLabelOpt,
     HistoryMetricOpt,
-    JsonOpt,
-    OutputOpt,
-    TimezoneOpt,
+    HistoryOutputOpt,
+    HistoryTimezoneOpt,
     chosen_format,
     timezone_of,
 )
@@ -26,16 +26,16 @@ def history_command(
     label: HistoryLabelOpt = None,
     metric: HistoryMetricOpt = None,
     command: HistoryCommandOpt = "trace",
-    fmt: FormatOpt = None,
-    json: JsonOpt = False,
-    output: OutputOpt = None,
-    timezone: TimezoneOpt = None,
+    fmt: HistoryFormatOpt = None,
+    json: HistoryJsonOpt = False,
+    output: HistoryOutputOpt = None,
+    timezone: HistoryTimezoneOpt = None,
 ) -> None:
     """Each recorded run (context trace/usage --db FILE --label L) per label, in the order recorded: time, git
     commit, traces, and each metric with its change against the label's previous run."""
     if command not in ("trace", "usage"):
         raise typer.BadParameter(f"{command!r}: trace or usage", param_hint="--command")
-    chosen = chosen_format(fmt, json)
+    chosen = chosen_format(fmt, json, output)
     tz = timezone_of(timezone)
     from contexttrace.storage.history import HistoryError, history_rows, load_runs
 

@@ -162,6 +162,21 @@ SchedulerOpt = Annotated[
 
 # -- output --------------------------------------------------------------------------------------------
 
+QuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="On stderr only the errors: traces not read, breaches, nothing found."),
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Every note on stderr in full, as it comes. Default on a terminal: the "
+                 "notes after the table, grouped, shortened and counted."),
+]  # fmt: skip
+AllowEmptyOpt = Annotated[
+    bool,
+    typer.Option("--allow-empty", help="Exit 0 when no trace is found (default: exit 1, so a CI job pointed at "
+                 "the wrong folder fails)."),
+]  # fmt: skip
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON list, one object per trace.")]
 CompareJsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (as --format json).")]
 FormatOpt = Annotated[
@@ -182,7 +197,8 @@ OutputOpt = Annotated[
     Path | None,
     typer.Option(
         "--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
-        help="Write the output to FILE instead of standard output (notes and breaches stay on stderr).",
+        help="Write the output to FILE instead of standard output (notes and breaches stay on stderr). "
+        "Without --format or --json, its extension chooses the format: .json, .csv, .md; else a table.",
     ),
 ]  # fmt: skip
 ReportOutputOpt = Annotated[
@@ -336,6 +352,24 @@ HistoryMetricOpt = Annotated[
                  help="Metrics to show, comma-separated or repeated (peak, fill, calls, compact, repeat, health, "
                  "weather, cost; for --command usage: cost, calls, output, hit, ...). Default: those recorded."),
 ]  # fmt: skip
+HistoryFormatOpt = Annotated[
+    Format | None,
+    typer.Option("--format", show_default=False,
+                 help="table (default), markdown (a GitHub table), csv (one row per recorded run, raw numbers) or "
+                 "json (as --json)."),
+]  # fmt: skip
+HistoryJsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON list, one object per recorded run.")]
+HistoryOutputOpt = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", metavar="FILE", dir_okay=False, show_default=False,
+                 help="Write the output to FILE instead of standard output; without --format, its extension "
+                 "(.json, .csv, .md) chooses the format."),
+]  # fmt: skip
+HistoryTimezoneOpt = Annotated[
+    str | None,
+    typer.Option("--timezone", metavar="ZONE", show_default=False,
+                 help="Time zone of the recorded column: UTC, Europe/Paris, local (default)."),
+]  # fmt: skip
 HistoryCommandOpt = Annotated[
     str, typer.Option("--command", metavar="trace|usage", help="Runs recorded by context trace or context usage.")
 ]
@@ -376,22 +410,50 @@ OpenOpt = Annotated[bool, typer.Option("--open", help="Open the page in a web br
 
 # -- schema ----------------------------------------------------------------------------------------------
 
-SchemaNameArg = Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(SCHEMA_NAMES)}.")]
+SchemaNameArg = Annotated[
+    str | None,
+    typer.Argument(metavar="NAME", show_default=False,
+                   help=f"One of: {', '.join(SCHEMA_NAMES)}. Without it, the names are listed."),
+]  # fmt: skip
 
 # -- parsing what the options share ----------------------------------------------------------------------
 
 
-def chosen_format(fmt: Format | None, json: bool) -> Format:
-    """Return the output format `--format` and `--json` ask for (default: a table).
+#: The format an `--output` file's extension asks for when `--format` and `--json` are absent.
+FORMAT_OF_EXTENSION: dict[str, Format] = {
+    ".json": Format.JSON,
+    ".csv": Format.CSV,
+    ".md": Format.MARKDOWN,
+    ".markdown": Format.MARKDOWN,
+}
+
+
+def chosen_format(fmt: Format | None, json: bool, output: Path | None = None) -> Format:
+    """Return the output format `--format` and `--json` ask for; without either, the one `output`'s
+    extension names (`FORMAT_OF_EXTENSION`: ``-o out.json`` writes JSON); else a table.
 
     Raises
     ------
     typer.BadParameter
-        `--json` with a `--format` other than json (two formats asked for).
+        `--json` with a `--format` other than json (two formats asked for); an `output` ending in ``.html``
+        or ``.htm`` without `--format` (the HTML page is `context report`'s).
+
+    Examples
+    --------
+    >>> [chosen_format(None, False, Path(n)).value for n in ("a.json", "a.CSV", "a.md", "a.txt")]
+    ['json', 'csv', 'markdown', 'table']
+    >>> chosen_format(Format.TABLE, False, Path("a.json")).value
+    'table'
     """
     if json and fmt not in (None, Format.JSON):
         raise typer.BadParameter(f"--json and --format {fmt.value} ask for two formats; give one", param_hint="--json")
-    return Format.JSON if json else fmt or Format.TABLE
+    if json or fmt is not None or output is None:
+        return Format.JSON if json else fmt or Format.TABLE
+    suffix = output.suffix.lower()
+    if suffix in (".html", ".htm"):
+        raise typer.BadParameter(f"{output}: an HTML page is context report's (context report PATH -o {output}); "
+                                 "this command writes table, markdown, csv or json", param_hint="--output")  # fmt: skip
+    return FORMAT_OF_EXTENSION.get(suffix, Format.TABLE)
 
 
 def timezone_of(timezone: str | None) -> tzinfo | None:
@@ -447,16 +509,17 @@ def view_options(
     group_by: str | None = None,
     with_calls: bool = False,
     window: int | None = None,
+    output: Path | None = None,
 ) -> ViewOptions:
     """Parse the options `context trace` and `context usage` share into one `views.ViewOptions`.
 
     Raises
     ------
     typer.BadParameter
-        A bad value (a usage error, exit 2): two formats, an unknown `--group-by`, `--timezone` or
-        `--sort` key, a `--since`/`--until` that is no moment, a `--fail-on` that cannot be checked.
+        A bad value (a usage error, exit 2): two formats (or an ``.html`` `output`), an unknown `--group-by`,
+        `--timezone` or `--sort` key, a `--since`/`--until` that is no moment, a `--fail-on` that cannot be checked.
     """
-    chosen = chosen_format(fmt, json)
+    chosen = chosen_format(fmt, json, output)
     if group_by is not None and not _is_group_by(group_by):
         raise typer.BadParameter(f"{group_by!r}: one of {', '.join(GROUP_BY)}", param_hint="--group-by")
     tz = timezone_of(timezone)

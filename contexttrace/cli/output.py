@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,6 +21,7 @@ import typer
 from contexttrace.discover.local import default_roots
 from contexttrace.errors import ExitCode
 from contexttrace.render.checks import render_check
+from contexttrace.render.diagnostics import group_notes, is_error_line
 from contexttrace.render.explain import render_explain
 from contexttrace.render.views import columns_to_drop, render_view, render_view_notes
 from contexttrace.reports.trace import RunResult
@@ -55,6 +58,67 @@ def terminal_width() -> int | None:
     return shutil.get_terminal_size().columns
 
 
+class Notes:
+    """The lines a command writes on standard error, as ``-q``/``-v`` and the terminal ask.
+
+    Errors (`diagnostics.is_error_line`: a trace not read, a breach, nothing found) always print; ``-q``
+    drops every other note. Off a terminal (a pipe, a file, CI logs) each line prints when it is made, as
+    it comes. On a terminal, without ``-v``, the lines wait for the table: `flush` prints the notes grouped
+    and counted (`diagnostics.group_notes`), then the errors, so the table stays in view and the errors
+    are last. ``-v`` prints every note in full, as it comes.
+
+    Parameters
+    ----------
+    quiet, verbose
+        ``-q/--quiet`` and ``-v/--verbose``.
+    terminal
+        Whether standard error is a terminal; None: ask it.
+    """
+
+    def __init__(self, quiet: bool = False, verbose: bool = False, terminal: bool | None = None) -> None:
+        self.quiet = quiet
+        self.held = (sys.stderr.isatty() if terminal is None else terminal) and not verbose
+        self._notes: list[str] = []
+        self._errors: list[str] = []
+
+    def add(self, lines: Iterable[str]) -> None:
+        """Print `lines`, or keep them for `flush` on a terminal; under ``-q`` only the errors."""
+        for line in lines:
+            error = is_error_line(line)
+            if self.quiet and not error:
+                continue
+            if not self.held:
+                typer.echo(line, err=True)
+            else:
+                (self._errors if error else self._notes).append(line)
+
+    def flush(self) -> None:
+        """Print what `add` kept: the notes grouped (`group_notes`) to the terminal's width, then the errors."""
+        notes, errors = self._notes, self._errors
+        self._notes, self._errors = [], []
+        grouped = group_notes(notes, shutil.get_terminal_size().columns) if notes else []
+        for line in [*grouped, *errors]:
+            typer.echo(line, err=True)
+
+
+@contextmanager
+def command_notes(quiet: bool, verbose: bool) -> Iterator[Notes]:
+    """A command's `Notes`, flushed when the command ends, however it ends (an exit code, a usage error).
+
+    Raises
+    ------
+    typer.BadParameter
+        ``-q`` with ``-v`` (exit 2).
+    """
+    if quiet and verbose:
+        raise typer.BadParameter("-q keeps only errors and -v shows every note: give one", param_hint="-q/-v")
+    notes = Notes(quiet, verbose)
+    try:
+        yield notes
+    finally:
+        notes.flush()
+
+
 def show_view(
     run: RunResult,
     kind: ReportKind,
@@ -69,12 +133,15 @@ def show_view(
     breakdown: bool = False,
     explain: bool = False,
     color: bool | None = None,
+    notes: Notes | None = None,
+    format_given: bool = False,
 ) -> View[Any]:
     """Print a run of `context trace` or `context usage` as `options` ask.
 
     The view (`views.make_view`) is rendered (`render.render_view`) on stdout or into `output`; notes,
-    dropped columns and breaches go to stderr; with `db`, the view's traces are recorded in that history
-    file under `label`.
+    dropped columns and breaches go to stderr (through `notes`, when given); with `db`, the view's traces
+    are recorded in that history file under `label`. On a colour terminal (`color_enabled`) with no
+    `--format` (`format_given`) and no `output`, the table is a Rich one (`terminal.rich_table`).
 
     Returns
     -------
@@ -90,12 +157,15 @@ def show_view(
     """
     view = make_view(run, kind, options)
     fmt = options.fmt
-    drop = [] if wide or output else columns_to_drop(view, terminal_width(), with_window)
+    width = terminal_width()
+    styled = not format_given and output is None and width is not None and color_enabled(color, sys.stdout)
+    drop = [] if wide or output else columns_to_drop(view, width, with_window, styled=styled)
     text = render_view(view, with_window=with_window, with_calls=with_calls, breakdown=breakdown,
-                       explain=explain and fmt == Format.MARKDOWN, drop=drop)  # fmt: skip
-    paint = False
+                       explain=explain and fmt == Format.MARKDOWN, drop=drop,
+                       styled=(10_000 if wide else width) if styled else None)  # fmt: skip
+    paint = styled
     if explain and fmt == Format.TABLE and view.records:
-        paint = output is None and color_enabled(color, sys.stdout)
+        paint = paint or (output is None and color_enabled(color, sys.stdout))
         text += "\n\n" + render_explain(selected_run(run, view), color=paint)
     if output is not None:
         try:
@@ -105,15 +175,16 @@ def show_view(
     elif text or fmt == Format.JSON:
         # color= tells click too: it strips ANSI codes from a stream that is not a terminal unless told
         typer.echo(text, color=paint or None)
-    for line in _view_notes(view, drop, explain=explain, with_calls=with_calls):
-        typer.echo(line, err=True)
+    notes = notes or Notes(terminal=False)
+    notes.add(_view_notes(view, drop, explain=explain, with_calls=with_calls, by_label=notes.held))
     if db is not None:
         _record(db, kind, view, label)
     return view
 
 
-def _view_notes(view: View[Any], drop: list[str], *, explain: bool, with_calls: bool) -> list[str]:
-    """The lines for stderr under a view: options its format ignores, its notes, dropped columns, breaches."""
+def _view_notes(view: View[Any], drop: list[str], *, explain: bool, with_calls: bool, by_label: bool) -> list[str]:
+    """The lines for stderr under a view: options its format ignores, its notes (traces named by their
+    table label with `by_label`), dropped columns, breaches."""
     fmt = view.options.fmt
     lines = []
     if explain and fmt in (Format.JSON, Format.CSV):
@@ -123,7 +194,7 @@ def _view_notes(view: View[Any], drop: list[str], *, explain: bool, with_calls: 
         lines.append("note: --calls: the per-call series is in the table, markdown and JSON, not in CSV")
     # Notes are not table rows: on stderr, so the table pastes as markdown and pipes as data (markdown
     # holds them as a list under its table).
-    notes = render_view_notes(view) if fmt != Format.MARKDOWN else []
+    notes = render_view_notes(view, by_label=by_label) if fmt != Format.MARKDOWN else []
     if drop:
         width = terminal_width()
         notes.append(f"note: {len(drop)} column(s) left out to fit a {width}-column terminal: {', '.join(drop)} "
@@ -143,29 +214,39 @@ def _record(db: Path, kind: ReportKind, view: View[Any], label: str | None) -> N
         raise typer.Exit(ExitCode.TRACE_ERROR) from None
 
 
-def print_reading(run: RunResult, text: str, json: bool, paths: list[str]) -> None:
+def print_reading(
+    run: RunResult, text: str, json: bool, paths: list[str], notes: Notes | None = None, allow_empty: bool = False
+) -> None:
     """Print a reading command's output (tools, sources, files), then end as `finish` says.
 
     The JSON is printed always (an empty list too), a table only when it has something.
     """
     if text or json:
         typer.echo(text)
-    finish(run, paths)
+    finish(run, paths, notes=notes, allow_empty=allow_empty)
 
 
-def finish(run: RunResult, paths: list[str], view: View[Any] | None = None) -> None:
+def finish(
+    run: RunResult,
+    paths: list[str],
+    view: View[Any] | None = None,
+    notes: Notes | None = None,
+    allow_empty: bool = False,
+) -> None:
     """End a command: say where a run that found no trace looked, then exit with the run's code.
 
     Raises
     ------
     typer.Exit
-        1 if any trace failed, else 3 if a `--fail-on` threshold was breached (`views.exit_code`); nothing
-        is raised for 0.
+        1 if any trace failed or no trace was found at all (unless `allow_empty`: ``--allow-empty``), else
+        3 if a `--fail-on` threshold was breached (`views.exit_code`); nothing is raised for 0. A selection
+        (``--since``, ``--project``...) that keeps none of the traces found is not "nothing found": exit 0.
     """
     if not run.reports:
-        for line in nothing_found(paths, run.ok):
-            typer.echo(line, err=True)
+        (notes or Notes(terminal=False)).add(nothing_found(paths, run.ok))
     code = exit_code(run, view)
+    if code == ExitCode.OK and not run.reports and not allow_empty:
+        code = ExitCode.TRACE_ERROR
     if code != ExitCode.OK:
         raise typer.Exit(code)
 

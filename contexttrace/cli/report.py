@@ -8,18 +8,21 @@ import typer
 
 from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
+    AllowEmptyOpt,
     ColorOpt,
     EngineOpt,
     NoCacheOpt,
     OpenOpt,
     PathsArg,
+    QuietOpt,
     ReportBaselineOpt,
     ReportConditionOpt,
     ReportOutputOpt,
     SchedulerOpt,
     TraceWindowOpt,
+    VerboseOpt,
 )
-from contexttrace.cli.output import finish
+from contexttrace.cli.output import Notes, command_notes, finish
 from contexttrace.errors import ExitCode
 from contexttrace.reports.trace import RunResult
 from contexttrace.run.engine import EngineName
@@ -36,6 +39,9 @@ def report_command(
     no_cache: NoCacheOpt = False,
     engine: EngineOpt = EngineName.LOCAL,
     scheduler: SchedulerOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    allow_empty: AllowEmptyOpt = False,
 ) -> None:
     """One self-contained HTML page (no network: styles, script, data and charts inline): an index of the
     traces, then per trace its header, context gauges, growth chart, health bar and breakdown, weather and
@@ -55,32 +61,34 @@ def report_command(
     from contexttrace.render.html.page import render_page
     from contexttrace.render.html.section import build_section
 
-    def read(some: list[str]) -> RunResult:
-        return analyze_paths(some, window, color, not no_cache, engine, scheduler, build=build_section)
+    with command_notes(quiet, verbose) as notes:
 
-    comparison = None
-    if condition:
-        from contexttrace.reports.compare import ConditionError, parse_conditions, pick_baseline
+        def read(some: list[str]) -> RunResult:
+            return analyze_paths(some, window, color, not no_cache, engine, scheduler, build=build_section, notes=notes)
 
-        try:
-            conditions = parse_conditions(condition, paths or [])
-            pick_baseline(conditions, baseline)
-        except ConditionError as exc:
-            raise typer.BadParameter(str(exc)) from None
-        results = [read(list(c.paths)) for c in conditions]
-        run = RunResult(
-            reports=[s for r in results for s in r.reports], failures=[f for r in results for f in r.failures]
-        )
-        comparison = compare_view(conditions, results, baseline)
-    else:
-        run = read(paths or [])
-    if run.reports or run.failures:
-        html = render_page(build_page(run, window=window, paths=paths or condition or [], compare=comparison))
-        _write_page(html, output, len(run.reports), open_page)
-    finish(run, paths or [])
+        comparison = None
+        if condition:
+            from contexttrace.reports.compare import ConditionError, parse_conditions, pick_baseline
+
+            try:
+                conditions = parse_conditions(condition, paths or [])
+                pick_baseline(conditions, baseline)
+            except ConditionError as exc:
+                raise typer.BadParameter(str(exc)) from None
+            results = [read(list(c.paths)) for c in conditions]
+            run = RunResult(
+                reports=[s for r in results for s in r.reports], failures=[f for r in results for f in r.failures]
+            )
+            comparison = compare_view(conditions, results, baseline)
+        else:
+            run = read(paths or [])
+        if run.reports or run.failures:
+            html = render_page(build_page(run, window=window, paths=paths or condition or [], compare=comparison))
+            _write_page(html, output, len(run.reports), open_page, notes)
+        finish(run, paths or [], notes=notes, allow_empty=allow_empty)
 
 
-def _write_page(html: str, output: str, traces: int, open_page: bool) -> None:
+def _write_page(html: str, output: str, traces: int, open_page: bool, notes: Notes) -> None:
     """Write the page to `output` (``-``: standard output), say so on stderr, open it when asked."""
     if output == "-":
         typer.echo(html, nl=False)
@@ -91,7 +99,7 @@ def _write_page(html: str, output: str, traces: int, open_page: bool) -> None:
         typer.echo(f"Error: {output}: cannot write the report ({exc.strerror or exc})", err=True)
         raise typer.Exit(ExitCode.USAGE) from None
     size = len(html.encode("utf-8"))
-    typer.echo(f"wrote {output}: {traces} trace(s), {size / 1e6:.1f} MB", err=True)
+    notes.add([f"wrote {output}: {traces} trace(s), {size / 1e6:.1f} MB"])
     if open_page:
         import webbrowser
 

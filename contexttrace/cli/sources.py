@@ -8,18 +8,21 @@ import typer
 
 from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
+    AllowEmptyOpt,
     ColorOpt,
     EngineOpt,
     JsonOpt,
     NoCacheOpt,
     PathsArg,
+    QuietOpt,
     ReadingsWindowOpt,
     SchedulerOpt,
     SourcesAtOpt,
     StepsOpt,
     ThreadOpt,
+    VerboseOpt,
 )
-from contexttrace.cli.output import print_reading
+from contexttrace.cli.output import command_notes, print_reading
 from contexttrace.run.engine import EngineName
 
 
@@ -34,6 +37,9 @@ def sources_command(
     no_cache: NoCacheOpt = False,
     engine: EngineOpt = EngineName.LOCAL,
     scheduler: SchedulerOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    allow_empty: AllowEmptyOpt = False,
 ) -> None:
     """What filled the window at one call: prefix, files, bash output, mcp results, agent returns, web, other
     results, prompts, harness, thinking, tool inputs, prose, summary, other, with the context reference and
@@ -44,9 +50,10 @@ def sources_command(
     if not is_at_choice(at):
         raise typer.BadParameter(f"{at!r}: last, peak or a call number from 1", param_hint="--at")
     build = partial(build_sources, at=at, thread=thread)
-    run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build)
-    unknown = unknown_thread(run.reports, thread)
-    if unknown:
-        raise typer.BadParameter(unknown, param_hint="--thread")
-    text = render_sources_json(run) if json else render_sources_table(run, steps=steps)
-    print_reading(run, text, json, paths or [])
+    with command_notes(quiet, verbose) as notes:
+        run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build, notes=notes)
+        unknown = unknown_thread(run.reports, thread)
+        if unknown:
+            raise typer.BadParameter(unknown, param_hint="--thread")
+        text = render_sources_json(run) if json else render_sources_table(run, steps=steps)
+        print_reading(run, text, json, paths or [], notes, allow_empty)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
+    AllowEmptyOpt,
     CallsOpt,
     ColorOpt,
     DbOpt,
@@ -18,6 +19,7 @@ from contexttrace.cli.options import (
     OutputOpt,
     PathsArg,
     ProjectOpt,
+    QuietOpt,
     SchedulerOpt,
     SessionOpt,
     SinceOpt,
@@ -26,11 +28,12 @@ from contexttrace.cli.options import (
     TotalsOpt,
     TraceWindowOpt,
     UntilOpt,
+    VerboseOpt,
     WideOpt,
     label_needs_db,
     view_options,
 )
-from contexttrace.cli.output import finish, show_view
+from contexttrace.cli.output import command_notes, finish, show_view
 from contexttrace.run.engine import EngineName
 from contexttrace.select.views import build_report_with_cost, needs_cost
 
@@ -59,15 +62,21 @@ def trace_command(
     label: LabelOpt = None,
     engine: EngineOpt = EngineName.LOCAL,
     scheduler: SchedulerOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    allow_empty: AllowEmptyOpt = False,
 ) -> None:
     """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
-    repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
+    repeats, result chars, health grade and weather. The largest tool results are noted on stderr. Rows per
+    day, week, month, project or model instead of per trace: context usage --group-by."""
     options = view_options("trace", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
-                           totals=totals, with_calls=calls, window=window)  # fmt: skip
+                           totals=totals, with_calls=calls, window=window, output=output)  # fmt: skip
     label_needs_db(label, db)
     build = build_report_with_cost if needs_cost(options) else None  # priced only when a threshold or sort asks
-    run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build)
-    view = show_view(run, "trace", options, output=output, db=db, label=label, wide=wide,
-                     with_window=window is not None, with_calls=calls, explain=explain, color=color)  # fmt: skip
-    finish(run, paths or [], view)
+    with command_notes(quiet, verbose) as notes:
+        run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build, notes=notes)
+        view = show_view(run, "trace", options, output=output, db=db, label=label, wide=wide,
+                         with_window=window is not None, with_calls=calls, explain=explain, color=color,
+                         notes=notes, format_given=fmt is not None or json)  # fmt: skip
+        finish(run, paths or [], view, notes=notes, allow_empty=allow_empty)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
+    AllowEmptyOpt,
     BreakdownOpt,
     ColorOpt,
     DbOpt,
@@ -18,6 +19,7 @@ from contexttrace.cli.options import (
     OutputOpt,
     PathsArg,
     ProjectOpt,
+    QuietOpt,
     SchedulerOpt,
     SessionOpt,
     SinceOpt,
@@ -26,11 +28,12 @@ from contexttrace.cli.options import (
     TotalsOpt,
     UntilOpt,
     UsageWindowOpt,
+    VerboseOpt,
     WideOpt,
     label_needs_db,
     view_options,
 )
-from contexttrace.cli.output import finish, show_view
+from contexttrace.cli.output import command_notes, finish, show_view
 from contexttrace.reports.usage import build_usage
 from contexttrace.run.engine import EngineName
 
@@ -59,13 +62,18 @@ def usage_command(
     label: LabelOpt = None,
     engine: EngineOpt = EngineName.LOCAL,
     scheduler: SchedulerOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    allow_empty: AllowEmptyOpt = False,
 ) -> None:
     """Per trace (all its threads), and a "↳ subagents" row under it: calls, turns, fresh input, cache write,
     cache read, output, hit (cache hit ratio) and cost USD."""
     options = view_options("usage", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
-                           totals=totals, group_by=group_by)  # fmt: skip
+                           totals=totals, group_by=group_by, output=output)  # fmt: skip
     label_needs_db(label, db)
-    run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build_usage)
-    view = show_view(run, "usage", options, output=output, db=db, label=label, wide=wide, breakdown=breakdown)
-    finish(run, paths or [], view)
+    with command_notes(quiet, verbose) as notes:
+        run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build_usage, notes=notes)
+        view = show_view(run, "usage", options, output=output, db=db, label=label, wide=wide, breakdown=breakdown,
+                         notes=notes, format_given=fmt is not None or json)  # fmt: skip
+        finish(run, paths or [], view, notes=notes, allow_empty=allow_empty)

@@ -73,3 +73,81 @@ def _skipped_lines(run: RunResult) -> list[str]:
         if counted > named:
             out.append(safe_text(f"{path}: {counted - named} more line(s) skipped ({counted} in all)"))
     return out
+
+
+#: On a terminal, at most this many traces' "largest tool results" lines are shown; the rest are counted.
+LARGEST_RESULTS_SHOWN = 3
+#: The words that mark a trace's "largest tool results" note (`trace.largest_results_line`).
+LARGEST_RESULTS_MARK = ": largest tool results (chars): "
+#: On a terminal, a note longer than this many lines of the terminal (and than `NOTE_CHARS`) is cut.
+NOTE_LINES = 2
+#: The fewest characters a note keeps on a narrow terminal: the dropped-columns note and one trace's
+#: largest tool results stay whole at 60 columns.
+NOTE_CHARS = 200
+#: The words after which a trace's warning names what is wrong (`render_diagnostics`: ``<trace>: warning: …``).
+WARNING_MARK = ": warning: "
+
+
+def is_error_line(line: str) -> bool:
+    """Whether a stderr line says why a command fails, and so stays under ``-q``: a trace not read
+    (``Error:``), a threshold breached, no trace found, and the hint that goes with it.
+
+    >>> [is_error_line(x) for x in ("Error: a.jsonl: not JSON", "breach: a: peak 9 > 1 (--fail-on peak>1)",
+    ...                             "2 threshold breaches: exit 3", "a.jsonl:3: not JSON")]
+    [True, True, True, False]
+    """
+    if line.startswith(("Error:", "breach:", "no traces found", "hint:")):
+        return True
+    head, _, rest = line.partition(" ")
+    return head.isdigit() and rest.startswith("threshold breach")
+
+
+def group_notes(lines: list[str], width: int) -> list[str]:
+    """Notes for a terminal: grouped, shortened to one line each, and counted, so they stay short under a table.
+
+    Parameters
+    ----------
+    lines
+        The notes in the order they were made (no error lines: `is_error_line`).
+    width
+        The terminal's columns: a note longer than two lines of it (`NOTE_LINES`) and than `NOTE_CHARS` is
+        cut, ending in ``…``.
+
+    Returns
+    -------
+    list of str
+        The same warning in several traces (``<trace>: warning: <text>``) once, with how many traces and
+        the first of them; the "largest tool results" lines of the first `LARGEST_RESULTS_SHOWN` traces and
+        a count of the others; every other note as it is; each cut to two lines. Then, when anything was
+        grouped, left out or cut, one line saying how many notes there were and that ``-v`` shows each.
+    """
+    limit = max(NOTE_LINES * width, NOTE_CHARS)
+    out: list[str] = []
+    warned: dict[str, list[str]] = {}  # warning text -> traces, in order
+    largest = 0
+    for line in lines:
+        trace, mark, text = line.partition(WARNING_MARK)
+        if mark and trace:
+            if text not in warned:
+                out.append(WARNING_MARK + text)  # a placeholder: rewritten once every trace is known
+            warned.setdefault(text, []).append(trace)
+        elif LARGEST_RESULTS_MARK in line:
+            largest += 1
+            if largest <= LARGEST_RESULTS_SHOWN:
+                out.append(line)
+        else:
+            out.append(line)
+    for i, line in enumerate(out):
+        if line.startswith(WARNING_MARK):
+            traces = warned[line[len(WARNING_MARK) :]]
+            where = traces[0] if len(traces) == 1 else f"{fmt_int(len(traces))} traces ({traces[0]}, ...)"
+            out[i] = f"{where}{line}"
+    hidden = len(lines) - len(out)
+    if largest > LARGEST_RESULTS_SHOWN:
+        out.append(f"largest tool results of {fmt_int(largest - LARGEST_RESULTS_SHOWN)} more trace(s) not shown")
+    shortened = [x if len(x) <= limit else x[: limit - 1] + "…" for x in out]
+    cut = sum(a != b for a, b in zip(out, shortened, strict=True))
+    if hidden > 0 or cut:
+        shortened.append(f"{fmt_int(len(lines))} note(s): {fmt_int(cut)} shortened, {fmt_int(hidden)} grouped "
+                         "or left out (-v shows every note, -q none)")  # fmt: skip
+    return [safe_text(x) for x in shortened]

@@ -12,6 +12,7 @@ from typing import Any
 
 from contexttrace.render.checks import render_check_markdown
 from contexttrace.render.explain import render_explain
+from contexttrace.render.terminal import rich_table, rich_table_width
 from contexttrace.render.text import fmt_int, fmt_usd, json_text, pipe_table, safe_text
 from contexttrace.render.trace import (
     COLUMNS,
@@ -147,9 +148,10 @@ def table_width(text: str) -> int:
     return max((max(wcswidth(line), len(line)) for line in text.splitlines()), default=0)
 
 
-def columns_to_drop(view: Any, width: int | None, with_window: bool = False) -> list[str]:
+def columns_to_drop(view: Any, width: int | None, with_window: bool = False, styled: bool = False) -> list[str]:
     """The columns a terminal `width` columns wide cannot show, least important first (`TRACE_DROP_ORDER`,
-    `USAGE_DROP_ORDER`): dropped one by one until the table fits or none is left to drop.
+    `USAGE_DROP_ORDER`): dropped one by one until the table fits or none is left to drop. A `styled` table
+    (`terminal.rich_table`) fits when its headers wrapped to their longest word fit.
 
     Returns
     -------
@@ -166,7 +168,9 @@ def columns_to_drop(view: Any, width: int | None, with_window: bool = False) -> 
             dropped.append(header)
         kept_headers, kept_rows = _without(headers, rows, dropped)
         text_left = left - sum(h in dropped for h in headers[:left])
-        if table_width(pipe_table(kept_rows, kept_headers, left=text_left)) <= width:
+        if styled and rich_table_width(kept_headers, kept_rows, text_left) <= width:
+            return dropped
+        if not styled and table_width(pipe_table(kept_rows, kept_headers, left=text_left)) <= width:
             return dropped
     return dropped
 
@@ -196,6 +200,7 @@ def render_view(
     breakdown: bool = False,
     explain: bool = False,
     drop: Any = (),
+    styled: int | None = None,
 ) -> str:
     """Render a `views.View` in its `--format`.
 
@@ -213,6 +218,9 @@ def render_view(
         Markdown only: `--explain` in a fenced code block (the table format prints it apart, in colour).
     drop
         Headers to leave out (`columns_to_drop`).
+    styled
+        The table format only: a terminal's width in columns, to print the table for it in colour
+        (`terminal.rich_table`); None: the plain pipe table.
 
     Returns
     -------
@@ -239,7 +247,10 @@ def render_view(
         pairs = zip(view.labels, view.reports, strict=True)
         series = [f"{label}: prompt tokens per call: {prompt_series(r)}" for label, r in pairs]
     if fmt == "table":
-        lines = [pipe_table(rows, headers, left=left)]
+        if styled is not None:
+            lines = [rich_table(headers, rows, left=left, total=view.totals is not None, width=styled)]
+        else:
+            lines = [pipe_table(rows, headers, left=left)]
         if with_calls and view.kind == "trace":
             lines += ["", *(SERIES_INDENT + s for s in series)]
         if breakdown and view.kind == "usage":
@@ -342,7 +353,7 @@ def render_csv(view: Any) -> str:
     return safe_text(out.getvalue().rstrip("\n"))
 
 
-def render_view_notes(view: Any, markdown: bool = False) -> list[str]:
+def render_view_notes(view: Any, markdown: bool = False, by_label: bool = False) -> list[str]:
     """Notes about a view, for stderr (or, with `markdown`, the list under the table).
 
     Returns
@@ -351,7 +362,7 @@ def render_view_notes(view: Any, markdown: bool = False) -> list[str]:
         How many traces the selection kept; traces left out for having no date; that stream-json runs
         are dated by their file's modification time (`MTIME_MARK`); then, under a table only (JSON and
         CSV hold these figures), per trace the largest tool results (`context trace`; named as the
-        diagnostics name it on stderr, by the table's label in markdown) or the cost notes (`context
+        diagnostics name it on stderr, by the table's label in markdown or with `by_label`) or the cost notes (`context
         usage`, `render_usage_notes`).
     """
     out = []
@@ -370,7 +381,7 @@ def render_view_notes(view: Any, markdown: bool = False) -> list[str]:
         return [safe_text(x) for x in out]
     if view.kind == "trace":
         for label, r in zip(view.labels, view.reports, strict=True):
-            line = largest_results_line(label if markdown else r.trace, r)
+            line = largest_results_line(label if markdown or by_label else r.trace, r)
             out.extend([line] if line is not None else [])
     elif view.kind == "usage":
         out.extend(render_usage_notes(_run_of(view)))

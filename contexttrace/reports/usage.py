@@ -94,6 +94,8 @@ class UsageReport:
     fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
     #: `label`, `project`, `cwd`, `start`, `start_source` (`facts.trace_facts`)
     facts: dict[str, Any] = field(default_factory=dict)
+    #: The calls' usage by message time (`time_buckets`), for `--group-by day|week|month`; not in the JSON.
+    time_buckets: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: every reading, raw numbers (`with_calls` is ignored)."""
@@ -202,7 +204,47 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         result_only=result_only,
         missing_subagents=missing,
         facts=trace_facts(trace),
+        time_buckets=time_buckets(priced, total) if result_only is None else [],
     )
+
+
+#: The span of one `time_buckets` bucket: 15 minutes, so that every time zone's midnight (offsets are whole
+#: quarter hours) falls on a bucket's edge and a bucket lies within one local day.
+BUCKET_MS = 15 * 60 * 1000
+#: Lower-bound reasons the whole trace tells, not its calls: each part of a split trace carries them.
+TRACE_REASONS = ("missing_subagents", "no_result_line")
+
+
+def time_buckets(priced: list[dict[str, Any]], total: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """The calls' usage per quarter hour of message time, so `--group-by day` can split a session at midnight.
+
+    Parameters
+    ----------
+    priced
+        Every thread's priced calls (`costs.priced_rows`), each with its `ts_ms` (epoch ms, or None).
+    total
+        The trace's `total`: the lower-bound reasons in `TRACE_REASONS` it carries go to every bucket.
+
+    Returns
+    -------
+    list of (int, dict)
+        In time order: a bucket's start (epoch ms UTC, a multiple of `BUCKET_MS`) and the `totals_of_rows`
+        of the calls that started in it (exact token sums; cost ≈). Empty when a call has no timestamp
+        (stream-json): such a trace is dated as a whole by its `start`.
+
+    Examples
+    --------
+    >>> from contexttrace.reports.costs import totals_of_rows
+    >>> [ms for ms, _ in time_buckets([], totals_of_rows([]))]
+    []
+    """
+    if not priced or any(r.get("ts_ms") is None for r in priced):
+        return []
+    rows: dict[int, list[dict[str, Any]]] = {}
+    for r in priced:
+        rows.setdefault(r["ts_ms"] - r["ts_ms"] % BUCKET_MS, []).append(r)
+    reasons = [x for x in TRACE_REASONS if x in total["lower_bound_reasons"]]
+    return [(ms, with_reasons(totals_of_rows(rows[ms]), *reasons)) for ms in sorted(rows)]
 
 
 def _totals(

@@ -328,17 +328,46 @@ def sort_order(records: Sequence[Mapping[str, Any]], kind: str, key: str, descen
 
 
 def unique_labels(records: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Each record's `label`, or its full `trace` name where two records would share a label.
+    """Each record's short `label`; where two records would share one, the shortest ending of their `trace`
+    names (whole folder names, the run's ``#N`` kept) that tells them apart.
 
-    >>> unique_labels([{"label": "a.jsonl", "trace": "x/a.jsonl"}, {"label": "a.jsonl", "trace": "y/a.jsonl"},
+    A table's first column stays narrow: ``project/4d5611e5`` or ``run.jsonl#2``, and ``a/run.jsonl`` beside
+    ``b/run.jsonl`` rather than two absolute paths. The JSON keeps the full name (`trace`, `path`).
+
+    >>> unique_labels([{"label": "a.jsonl", "trace": "/h/x/a.jsonl"}, {"label": "a.jsonl", "trace": "/h/y/a.jsonl"},
     ...                {"label": "b.jsonl", "trace": "b.jsonl"}])
     ['x/a.jsonl', 'y/a.jsonl', 'b.jsonl']
+    >>> unique_labels([{"label": "r.jsonl#2", "trace": "/q/w/r.jsonl#2"},
+    ...                {"label": "r.jsonl#2", "trace": "/p/w/r.jsonl#2"}])
+    ['q/w/r.jsonl#2', 'p/w/r.jsonl#2']
     """
     labels = [r.get("label") or r["trace"] for r in records]
-    seen: dict[str, int] = {}
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-    return [r["trace"] if seen[label] > 1 else label for r, label in zip(records, labels, strict=True)]
+    seen: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        seen.setdefault(label, []).append(i)
+    out = list(labels)
+    for group in (g for g in seen.values() if len(g) > 1):
+        names = [str(records[i]["trace"]) for i in group]
+        for i, name in zip(group, shortest_endings(names), strict=True):
+            out[i] = name
+    return out
+
+
+def shortest_endings(names: Sequence[str]) -> list[str]:
+    """The shortest endings of `names`, in whole path parts (``/`` or ``\\``), that are all different.
+
+    Names that are the same in full stay whole.
+
+    >>> shortest_endings(["/h/x/a.jsonl", "/h/y/a.jsonl", "/h/y/b/a.jsonl"])
+    ['x/a.jsonl', 'y/a.jsonl', 'b/a.jsonl']
+    """
+    parts = [re.split(r"(?<=[\\/])", n) for n in names]  # each part keeps its separator, so joins are exact
+    longest = max(len(p) for p in parts)
+    for k in range(1, longest + 1):
+        endings = ["".join(p[-k:]) for p in parts]
+        if len(set(endings)) == len(endings):
+            return endings
+    return list(names)
 
 
 # -- totals ---------------------------------------------------------------------------------------
@@ -429,7 +458,16 @@ def group_key(record: Mapping[str, Any], by: str, tz: tzinfo | None) -> str | No
     """
     if by == "project":
         return record.get("project")
-    ms = start_ms(record)
+    return time_key(start_ms(record), by, tz)
+
+
+def time_key(ms: int | None, by: str, tz: tzinfo | None) -> str | None:
+    """The day (``2026-02-12``), ISO week (``2026-W07``) or month (``2026-02``) of a moment `ms` (epoch ms)
+    in `tz` (None: local); None for no moment.
+
+    >>> time_key(1770939000000, "day", parse_timezone("UTC")), time_key(None, "day", None)
+    ('2026-02-12', None)
+    """
     if ms is None:
         return None
     moment = datetime.fromtimestamp(ms / 1000, UTC)
@@ -443,7 +481,13 @@ def group_key(record: Mapping[str, Any], by: str, tz: tzinfo | None) -> str | No
     return day.isoformat() if by == "day" else day.isoformat()[:7]
 
 
-def group_usage(records: Sequence[Mapping[str, Any]], by: str, tz: tzinfo | None, version: int) -> list[dict[str, Any]]:
+def group_usage(
+    records: Sequence[Mapping[str, Any]],
+    by: str,
+    tz: tzinfo | None,
+    version: int,
+    buckets: Sequence[Sequence[tuple[int, Mapping[str, Any]]]] | None = None,
+) -> list[dict[str, Any]]:
     """`context usage --group-by`: one row per day, ISO week, month, project or model.
 
     Parameters
@@ -451,44 +495,65 @@ def group_usage(records: Sequence[Mapping[str, Any]], by: str, tz: tzinfo | None
     records
         `UsageReport.to_dict()` records (after `select`).
     by
-        One of `GROUP_BY`. ``day``/``week``/``month`` group by the trace's `start` (a session that runs
-        past midnight counts on the day it started; stream-json runs are dated by their file's
-        modification time); ``model`` adds each trace's per-model rows (`models[]`, fast calls apart),
-        so a trace on two models counts in both groups.
+        One of `GROUP_BY`. ``day``/``week``/``month`` group by message time: each call counts in the
+        day of its own timestamp (`buckets`), so a session that runs past midnight counts in both days,
+        once in each (its turns in the first); a trace whose calls carry no timestamp (stream-json) counts
+        whole at its `start` (the file's modification time). ``model`` adds each trace's per-model rows
+        (`models[]`, fast calls apart), so a trace on two models counts in both groups.
     tz
         The zone dates are read in (None: local).
     version
         The `usage-group` schema version each row carries.
+    buckets
+        Per record (same order), its calls' totals per quarter hour (`usage.time_buckets`); None or an
+        empty list: the record counts whole at its start.
 
     Returns
     -------
     list of dict
         Sorted by group (None last): `schema_version`, `group_by`, `group` (None: no date, no project),
-        `traces` (count), `turns` (summed; None for ``model``: a turn has no single model), `total`
-        (`sum_totals`).
+        `traces` (how many traces have calls in the group), `turns` (summed; None for ``model``: a turn has
+        no single model), `total` (`sum_totals`).
     """
-    buckets: dict[str | None, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
-    for rec in records:
+    groups: dict[str | None, list[tuple[Mapping[str, Any], Mapping[str, Any], bool]]] = {}
+    for i, rec in enumerate(records):
         if by == "model":
             for row in rec.get("models") or ():
-                buckets.setdefault(row.get("model"), []).append((rec, row))
+                groups.setdefault(row.get("model"), []).append((rec, row, True))
+        elif by == "project" or not buckets or not buckets[i]:
+            groups.setdefault(group_key(rec, by, tz), []).append((rec, rec["total"], True))
         else:
-            buckets.setdefault(group_key(rec, by, tz), []).append((rec, rec["total"]))
+            for n, (key, total) in enumerate(_split_by_time(buckets[i], by, tz, rec["total"])):
+                groups.setdefault(key, []).append((rec, total, n == 0))
     out = []
-    for key in sorted(buckets, key=lambda k: (k is None, k or "")):
-        items = buckets[key]
-        traces = {id(rec): rec for rec, _ in items}
+    for key in sorted(groups, key=lambda k: (k is None, k or "")):
+        items = groups[key]
+        traces = {id(rec): rec for rec, _, _ in items}
+        turns = sum(rec.get("turns") or 0 for rec, _, first in items if first)
         out.append(
             {
                 "schema_version": version,
                 "group_by": by,
                 "group": key,
                 "traces": len(traces),
-                "turns": None if by == "model" else sum(r.get("turns") or 0 for r in traces.values()),
-                "total": sum_totals([t for _, t in items]),
+                "turns": None if by == "model" else turns,
+                "total": sum_totals([t for _, t, _ in items]),
             }
         )
     return out
+
+
+def _split_by_time(
+    buckets: Sequence[tuple[int, Mapping[str, Any]]], by: str, tz: tzinfo | None, whole: Mapping[str, Any]
+) -> list[tuple[str | None, Mapping[str, Any]]]:
+    """A trace's totals per day, week or month of its calls' times, in time order; its whole `total` when
+    they all fall in one (exactly the figures of the trace's row)."""
+    parts: dict[str | None, list[Mapping[str, Any]]] = {}
+    for ms, total in buckets:
+        parts.setdefault(time_key(ms, by, tz), []).append(total)
+    if len(parts) == 1:
+        return [(next(iter(parts)), whole)]
+    return [(key, sum_totals(totals)) for key, totals in parts.items()]
 
 
 def is_scan(paths: Sequence[str]) -> bool:

@@ -143,8 +143,9 @@ def make_view(run: RunResult, kind: ReportKind, options: ViewOptions) -> View[An
     traces = records
     shown: ViewKind = kind
     if kind == "usage" and options.group_by:
+        buckets = [getattr(r, "time_buckets", []) for r in reports]
         shown, reports = "usage-group", []
-        records = group_usage(records, options.group_by, options.tz, SCHEMA_VERSIONS["usage-group"])
+        records = group_usage(records, options.group_by, options.tz, SCHEMA_VERSIONS["usage-group"], buckets)
         labels = [_group_label(r["group"]) for r in records]
     else:
         labels = unique_labels(records)
@@ -157,6 +158,8 @@ def make_view(run: RunResult, kind: ReportKind, options: ViewOptions) -> View[An
     totals = None
     if show_totals:
         totals = trace_totals(records) if shown == "trace" else usage_totals(records)
+        if shown == "usage-group":  # a trace split over two days is one trace
+            totals["traces"] = len(traces)
     return View(
         kind=shown,
         options=options,

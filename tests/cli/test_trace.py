@@ -195,10 +195,13 @@ def test_cli_no_model_call_is_not_graded():
 
 @pytest.mark.parametrize("command", ["trace", "usage"])
 def test_cli_nothing_found_names_where_it_looked(tmp_path, command):
-    """An empty folder: exit 0, stdout empty, stderr names the folder."""
+    """An empty folder: exit 1 (a CI job pointed at the wrong folder fails), stdout empty, stderr names the
+    folder; --allow-empty makes it exit 0 with the same line."""
     out = runner.invoke(app, ["context", command, str(tmp_path)], catch_exceptions=False)
-    assert (out.exit_code, out.stdout) == (0, "")
+    assert (out.exit_code, out.stdout) == (1, "")
     assert out.stderr == f"no traces found in {tmp_path}\n"
+    out = runner.invoke(app, ["context", command, str(tmp_path), "--allow-empty"], catch_exceptions=False)
+    assert (out.exit_code, out.stdout, out.stderr) == (0, "", f"no traces found in {tmp_path}\n")
 
 
 def test_cli_nothing_found_names_default_roots(monkeypatch, tmp_path):
@@ -206,7 +209,7 @@ def test_cli_nothing_found_names_default_roots(monkeypatch, tmp_path):
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     out = runner.invoke(app, ["context", "trace"], catch_exceptions=False)
-    assert (out.exit_code, out.stdout) == (0, "")
+    assert (out.exit_code, out.stdout) == (1, "")
     assert out.stderr == (
         "no traces found: none of ~/.config/claude/projects, ~/.claude/projects, ~/.codex/sessions "
         "and ~/.gemini/tmp exists\n"
@@ -216,7 +219,7 @@ def test_cli_nothing_found_names_default_roots(monkeypatch, tmp_path):
     assert out.stderr == f"no traces found under {tmp_path / '.claude' / 'projects'}\n"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / ".claude"))
     out = runner.invoke(app, ["context", "trace", "--json"], catch_exceptions=False)
-    assert (out.exit_code, out.stdout) == (0, "[]\n")
+    assert (out.exit_code, out.stdout) == (1, "[]\n")
     assert out.stderr == f"no traces found under {tmp_path / '.claude' / 'projects'} (from CLAUDE_CONFIG_DIR)\n"
 
 
@@ -226,7 +229,7 @@ def test_cli_config_dir_naming_projects_gets_a_hint(monkeypatch, tmp_path):
     (projects / "projects").mkdir(parents=True)  # so the root searched exists and holds nothing
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(projects))
     out = runner.invoke(app, ["context", "trace"], catch_exceptions=False)
-    assert out.exit_code == 0
+    assert out.exit_code == 1
     assert f"hint: CLAUDE_CONFIG_DIR={projects} ends in 'projects'; point it at Claude Code's config folder" in (
         out.stderr
     )
