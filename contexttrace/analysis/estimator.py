@@ -21,6 +21,9 @@ tokens, from usage), so `estimate_trace` measures both, per thread:
   step's characters taken at the overall figure; a kind with fewer than `MIN_STEPS` such steps has none.
   The error after calibration is the rule's error with the overall figure in place of 3.5 (fitted on the
   same calls it is measured on: an in-sample figure).
+* The rates (`calibrated_rates`). What `context sources` estimates its rows with: per kind of content
+  (results, prompts, tool inputs, output), the kind's own fit, else the overall fit, else spec 001's
+  characters / 4; each with the source it came from.
 """
 
 from __future__ import annotations
@@ -52,6 +55,13 @@ PROMPT_EVENT_KINDS = frozenset({"prompt", "meta", "command", "interrupt", "task_
 KINDS = ("results", "prompts", "inputs")
 #: Tokens of a pasted image (spec 001).
 PROMPT_IMAGE_TOKENS = 1_500
+#: The kinds of content `calibrated_rates` gives a rate for: the fitted `KINDS` and the calls' own output
+#: (thinking and text), which has no fit of its own (a step rarely holds mostly output).
+RATE_KINDS = ("results", "prompts", "inputs", "output")
+#: Spec 001's characters per token: the rate of a kind when the thread has no step to fit on.
+SPEC_CHARS_PER_TOKEN = 4
+#: Where a rate comes from: the kind's own fit, the thread's overall fit, spec 001's rule.
+RATE_SOURCES = ("fit", "overall", "rule")
 
 
 @dataclass
@@ -219,3 +229,39 @@ def estimate_trace(trace: Trace, thread: str = THREAD_MAIN) -> dict[str, Any]:
         "calibrated_median_error": cal_median,
         "calibrated_worst_error": cal_worst,
     }
+
+
+def calibrated_rates(estimate: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The characters per token each kind of content is estimated at, and where that figure comes from.
+
+    Parameters
+    ----------
+    estimate
+        `estimate_trace` of the thread (its `chars_per_token` and `<kind>_chars_per_token`).
+
+    Returns
+    -------
+    dict
+        Kind (`RATE_KINDS`) → `chars_per_token` (float > 0) and `source`: ``fit`` (the kind's own fit over
+        the steps it dominates), ``overall`` (the thread's overall fit: the kind has fewer than `MIN_STEPS`
+        such steps, or is the output, which has no fit of its own), ``rule`` (spec 001's 4: the thread has
+        no step that grew). ≈ as every estimate; never raises.
+
+    >>> r = calibrated_rates({"chars_per_token": 2.614, "results_chars_per_token": 2.79,
+    ...                       "prompts_chars_per_token": None, "inputs_chars_per_token": 2.46})
+    >>> [(k, v["chars_per_token"], v["source"]) for k, v in r.items()]
+    [('results', 2.79, 'fit'), ('prompts', 2.614, 'overall'), ('inputs', 2.46, 'fit'), ('output', 2.614, 'overall')]
+    >>> calibrated_rates({"chars_per_token": None})["results"]
+    {'chars_per_token': 4, 'source': 'rule'}
+    """
+    overall = estimate.get("chars_per_token")
+    out: dict[str, dict[str, Any]] = {}
+    for kind in RATE_KINDS:
+        own = estimate.get(f"{kind}_chars_per_token")
+        if own:
+            out[kind] = {"chars_per_token": own, "source": "fit"}
+        elif overall:
+            out[kind] = {"chars_per_token": overall, "source": "overall"}
+        else:
+            out[kind] = {"chars_per_token": SPEC_CHARS_PER_TOKEN, "source": "rule"}
+    return out
