@@ -44,7 +44,8 @@ FINGERPRINTS = {
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
     ("trace", 3): "76705273d6dc",  # format gains codex and gemini
     ("usage", 3): "98158c0c8374",  # format gains codex and gemini
-    ("sources", 3): "293fb876c1ef",  # format gains codex and gemini
+    ("sources", 3): "a160ea7138f2",  # format gains codex and gemini; rows split the prefix (memory, skills,
+    # custom_agents, deferred_tools, mcp_instructions); netted, calibration, other_parts, surface, claude_context
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini
 }
 
