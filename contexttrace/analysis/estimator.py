@@ -18,7 +18,9 @@ tokens, from usage), so `estimate_trace` measures both, per thread:
   between), the exact growth less the image tokens is the tokens of the step's characters. The trace's
   chars per token is Σ characters / Σ that growth over the steps that grew; per kind (results, prompts,
   tool inputs) over the steps where that kind holds at least `DOMINANT` of the characters, the rest of the
-  step's characters taken at the overall figure; a kind with fewer than `MIN_STEPS` such steps has none.
+  step's characters taken at the overall figure, and the previous call's output, when final (a
+  `stop_reason` written), at its exact `output_tokens` instead (its characters then weigh nothing); a kind
+  with fewer than `MIN_STEPS` such steps has none.
   The error after calibration is the rule's error with the overall figure in place of 3.5 (fitted on the
   same calls it is measured on: an in-sample figure).
 * The rates (`calibrated_rates`). What `context sources` estimates its rows with: per kind of content
@@ -73,6 +75,7 @@ class _Step:
     inputs: int = 0
     output: int = 0  # the previous call's thinking and text
     images: int = 0
+    final: int | None = None  # the previous call's exact output tokens when final (a `stop_reason` written)
 
     @property
     def chars(self) -> int:
@@ -105,19 +108,22 @@ def _landed(trace: Trace, thread: str, seqs: list[int]) -> list[_Step]:
     return steps
 
 
-def _calls(trace: Trace, thread: str) -> list[tuple[int, int | None, int, int]]:
-    """(seq, prompt tokens or None, output chars (thinking + text), tool input chars) of the thread's calls."""
+def _calls(trace: Trace, thread: str) -> list[tuple[int, int | None, int, int, int | None]]:
+    """(seq, prompt tokens or None, output chars (thinking + text), tool input chars, output tokens when
+    final else None) of the thread's calls."""
     v = trace.view("calls")
     cols = [v.get_column(c).to_list() for c in ("seq", "thread", "prompt_tokens", "thinking_chars", "text_chars",
-            "tool_input_chars")]  # fmt: skip
+            "tool_input_chars", "output_tokens", "stop_reason")]  # fmt: skip
     rows = [
-        (s, p or None, (t or 0) + (x or 0), i or 0) for s, th, p, t, x, i in zip(*cols, strict=True) if th == thread
+        (s, p or None, (t or 0) + (x or 0), i or 0, o if stop is not None and o else None)
+        for s, th, p, t, x, i, o, stop in zip(*cols, strict=True)
+        if th == thread
     ]
     rows.sort(key=lambda r: r[0])
     return rows
 
 
-def _segments(trace: Trace, thread: str, calls: list[tuple[int, int | None, int, int]]) -> list[list[Any]]:
+def _segments(trace: Trace, thread: str, calls: list[tuple[int, int | None, int, int, int | None]]) -> list[list[Any]]:
     """Per call: (prompt, step, anchor, fit) — `anchor` a call the rule starts from, `fit` a step to fit on."""
     steps = _landed(trace, thread, [c[0] for c in calls])
     bounds = boundaries(trace, thread)
@@ -126,12 +132,13 @@ def _segments(trace: Trace, thread: str, calls: list[tuple[int, int | None, int,
     out: list[list[Any]] = []
     anchored = False
     prev_measured = False
-    for n, ((_, prompt, _out, _in), step) in enumerate(zip(calls, steps, strict=True), 1):
+    for n, ((_, prompt, *_), step) in enumerate(zip(calls, steps, strict=True), 1):
         if n in restart:
             anchored = prev_measured = False
         if n > 1:
             step.output += calls[n - 2][2]
             step.inputs += calls[n - 2][3]
+            step.final = calls[n - 2][4]
         anchor = prompt is not None and not anchored
         fit = prompt is not None and prev_measured and n not in micro
         out.append([prompt, step, anchor, fit])
@@ -171,11 +178,21 @@ def _fit(rows: list[list[Any]], prev: list[int | None]) -> tuple[float | None, d
     overall = sum(s.chars for s, _ in pairs) / sum(g for _, g in pairs)
     kinds: dict[str, float | None] = {}
     for kind in KINDS:
-        chosen = [(s, g) for s, g in pairs if getattr(s, kind) >= DOMINANT * s.chars]
+        chosen = [(s, g) for s, g in pairs if getattr(s, kind) >= DOMINANT * _fitted_chars(s)]
         chars = sum(getattr(s, kind) for s, _ in chosen)
-        tokens = sum(g - (s.chars - getattr(s, kind)) / overall for s, g in chosen)
+        tokens = sum(g - _known(s) - (_fitted_chars(s) - getattr(s, kind)) / overall for s, g in chosen)
         kinds[kind] = round(chars / tokens, DECIMALS) if len(chosen) >= MIN_STEPS and tokens > 0 else None
     return overall, kinds, len(pairs)
+
+
+def _fitted_chars(step: _Step) -> int:
+    """The step's characters a per-kind fit weighs: all of them, less a final output's (its tokens are known)."""
+    return step.chars if step.final is None else step.results + step.prompts
+
+
+def _known(step: _Step) -> int:
+    """Tokens of the step known exactly: the previous call's final output (its tool inputs included)."""
+    return step.final or 0
 
 
 def _stats(errors: list[float]) -> tuple[float | None, float | None]:

@@ -86,23 +86,24 @@ def claude_categories(
         buffer is taken off it; Messages holds `other`, named in `other_tokens`).
     """
     claimed: set[str] = set()
-    cats = []
+    sizes: list[tuple[str, int]] = []
     for name, keys in CATEGORIES:
         if keys is not None:
             claimed.update(keys)
-            tokens = sum(rows.get(k, 0) for k in keys)
+            sizes.append((name, sum(rows.get(k, 0) for k in keys)))
         else:
-            tokens = sum(v for k, v in rows.items() if k not in claimed)
-        cats.append({"category": name, "tokens": tokens})
+            sizes.append((name, sum(v for k, v in rows.items() if k not in claimed)))
     tokens_w, source = window
     buffer = autocompact_buffer(cli_version) if fmt in CLAUDE_FORMATS else None
     free = max(0, tokens_w - size - (buffer or 0))
-    cats.append({"category": "Free space", "tokens": free})
+    sizes.append(("Free space", free))
     if buffer is not None:
-        cats.append({"category": "Autocompact buffer", "tokens": buffer})
-    for c in cats:
-        c["share"] = c["tokens"] / tokens_w if tokens_w else None
-        c["estimated"] = c["category"] != "Free space" or buffer is not None
+        sizes.append(("Autocompact buffer", buffer))
+    cats = [
+        {"category": name, "tokens": tokens, "share": tokens / tokens_w if tokens_w else None,
+         "estimated": name != "Free space" or buffer is not None}
+        for name, tokens in sizes
+    ]  # fmt: skip
     return {
         "model": model,
         "cli_version": cli_version,

@@ -300,7 +300,7 @@ def source_rows(
 
 
 def build_sources(
-    trace: Trace, window: int | None = None, at: str = "last", thread: str = THREAD_MAIN
+    trace: Trace, window: int | None = None, at: str = "last", thread: str = THREAD_MAIN, calibrated: bool = True
 ) -> SourcesReport:
     """Compute the `context sources` readings of one trace.
 
@@ -309,7 +309,8 @@ def build_sources(
     trace
         A trace from `read_trace`.
     window
-        Unused: no figure here depends on the window's size (the runner passes `--window` to every build).
+        `--window` in tokens, or None: only the `/context` view reads it (`claude_context`: its free space,
+        against `analysis.window.window_choice`); the rows never depend on the window.
     at
         The call whose window the rows describe: ``"last"`` (the thread's last measured call), ``"peak"``
         (its largest prompt, the first on ties) or a call number (``"62"``, 1-based as `--calls`).
@@ -317,6 +318,9 @@ def build_sources(
         Whose window is read: ``"main"`` or an id of `thread_ids` (a subagent's thread key, its agent id,
         ``agent-<id>``, or the Task / Agent tool_use id that started it). An id the trace lacks gives no
         rows, a warning naming the trace's threads and `thread_found` False.
+    calibrated
+        True: estimate at the thread's own characters per token (`estimator.calibrated_rates`); False:
+        at spec 001's 4 for every kind (the rule the fit falls back to).
 
     Returns
     -------
@@ -337,7 +341,7 @@ def build_sources(
     found = thread in ids
     thread = ids.get(thread, thread)
     estimator = estimate_trace(trace, thread)
-    calibration = calibrated_rates(estimator)
+    calibration = calibrated_rates(estimator if calibrated else {})
     rates = {kind: r["chars_per_token"] for kind, r in calibration.items()}
     calls = _calls(trace, thread, rates)
     snaps = walk(calls, _items(trace, thread, rates), boundaries(trace, thread))
