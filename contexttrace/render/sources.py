@@ -110,7 +110,7 @@ def calibration_line(calibration: dict[str, Any]) -> str:
 
     >>> calibration_line({"results": {"chars_per_token": 2.79, "source": "fit"},
     ...                   "output": {"chars_per_token": 2.614, "source": "overall"}})
-    'rows at the trace's own calibration: results 2.79 chars/token (fit), output 2.61 (overall fit)'
+    "rows at the trace's own calibration: results 2.79 chars/token (fit), output 2.61 (overall fit)"
     """
     words = {"inputs": "tool inputs"}
     parts = [f"{words.get(k, k)} {fmt_ratio(v['chars_per_token'])}" + (" chars/token" if not i else "")

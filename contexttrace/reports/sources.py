@@ -288,7 +288,7 @@ def source_rows(
     trace writes no thinking tokens), prose when `prose_estimated` (`Window.prose_estimated`).
 
     >>> r = source_rows(dict.fromkeys(ROWS, 0) | {"prefix": 750, "files": 250}, 1000)
-    >>> [(x["source"], x["tokens"], x["share"], x["estimated"]) for x in r[:2]]
+    >>> [(x["source"], x["tokens"], x["share"], x["estimated"]) for x in r if x["tokens"]]
     [('prefix', 750, 0.75, True), ('files', 250, 0.25, True)]
     """
     exact = {"thinking": not thinking_estimated, "prose": not prose_estimated}
