@@ -18,9 +18,14 @@ tokens, from usage), so `estimate_trace` measures both, per thread:
   between), the exact growth less the image tokens is the tokens of the step's characters. The trace's
   chars per token is Σ characters / Σ that growth over the steps that grew; per kind (results, prompts,
   tool inputs) over the steps where that kind holds at least `DOMINANT` of the characters, the rest of the
-  step's characters taken at the overall figure; a kind with fewer than `MIN_STEPS` such steps has none.
+  step's characters taken at the overall figure, and the previous call's output, when final (a
+  `stop_reason` written), at its exact `output_tokens` instead (its characters then weigh nothing); a kind
+  with fewer than `MIN_STEPS` such steps has none.
   The error after calibration is the rule's error with the overall figure in place of 3.5 (fitted on the
   same calls it is measured on: an in-sample figure).
+* The rates (`calibrated_rates`). What `context sources` estimates its rows with: per kind of content
+  (results, prompts, tool inputs, output), the kind's own fit, else the overall fit, else spec 001's
+  characters / 4; each with the source it came from.
 """
 
 from __future__ import annotations
@@ -52,6 +57,13 @@ PROMPT_EVENT_KINDS = frozenset({"prompt", "meta", "command", "interrupt", "task_
 KINDS = ("results", "prompts", "inputs")
 #: Tokens of a pasted image (spec 001).
 PROMPT_IMAGE_TOKENS = 1_500
+#: The kinds of content `calibrated_rates` gives a rate for: the fitted `KINDS` and the calls' own output
+#: (thinking and text), which has no fit of its own (a step rarely holds mostly output).
+RATE_KINDS = ("results", "prompts", "inputs", "output")
+#: Spec 001's characters per token: the rate of a kind when the thread has no step to fit on.
+SPEC_CHARS_PER_TOKEN = 4
+#: Where a rate comes from: the kind's own fit, the thread's overall fit, spec 001's rule.
+RATE_SOURCES = ("fit", "overall", "rule")
 
 
 @dataclass
@@ -63,6 +75,7 @@ class _Step:
     inputs: int = 0
     output: int = 0  # the previous call's thinking and text
     images: int = 0
+    final: int | None = None  # the previous call's exact output tokens when final (a `stop_reason` written)
 
     @property
     def chars(self) -> int:
@@ -95,19 +108,22 @@ def _landed(trace: Trace, thread: str, seqs: list[int]) -> list[_Step]:
     return steps
 
 
-def _calls(trace: Trace, thread: str) -> list[tuple[int, int | None, int, int]]:
-    """(seq, prompt tokens or None, output chars (thinking + text), tool input chars) of the thread's calls."""
+def _calls(trace: Trace, thread: str) -> list[tuple[int, int | None, int, int, int | None]]:
+    """(seq, prompt tokens or None, output chars (thinking + text), tool input chars, output tokens when
+    final else None) of the thread's calls."""
     v = trace.view("calls")
     cols = [v.get_column(c).to_list() for c in ("seq", "thread", "prompt_tokens", "thinking_chars", "text_chars",
-            "tool_input_chars")]  # fmt: skip
+            "tool_input_chars", "output_tokens", "stop_reason")]  # fmt: skip
     rows = [
-        (s, p or None, (t or 0) + (x or 0), i or 0) for s, th, p, t, x, i in zip(*cols, strict=True) if th == thread
+        (s, p or None, (t or 0) + (x or 0), i or 0, o if stop is not None and o else None)
+        for s, th, p, t, x, i, o, stop in zip(*cols, strict=True)
+        if th == thread
     ]
     rows.sort(key=lambda r: r[0])
     return rows
 
 
-def _segments(trace: Trace, thread: str, calls: list[tuple[int, int | None, int, int]]) -> list[list[Any]]:
+def _segments(trace: Trace, thread: str, calls: list[tuple[int, int | None, int, int, int | None]]) -> list[list[Any]]:
     """Per call: (prompt, step, anchor, fit) — `anchor` a call the rule starts from, `fit` a step to fit on."""
     steps = _landed(trace, thread, [c[0] for c in calls])
     bounds = boundaries(trace, thread)
@@ -116,12 +132,13 @@ def _segments(trace: Trace, thread: str, calls: list[tuple[int, int | None, int,
     out: list[list[Any]] = []
     anchored = False
     prev_measured = False
-    for n, ((_, prompt, _out, _in), step) in enumerate(zip(calls, steps, strict=True), 1):
+    for n, ((_, prompt, *_), step) in enumerate(zip(calls, steps, strict=True), 1):
         if n in restart:
             anchored = prev_measured = False
         if n > 1:
             step.output += calls[n - 2][2]
             step.inputs += calls[n - 2][3]
+            step.final = calls[n - 2][4]
         anchor = prompt is not None and not anchored
         fit = prompt is not None and prev_measured and n not in micro
         out.append([prompt, step, anchor, fit])
@@ -161,11 +178,21 @@ def _fit(rows: list[list[Any]], prev: list[int | None]) -> tuple[float | None, d
     overall = sum(s.chars for s, _ in pairs) / sum(g for _, g in pairs)
     kinds: dict[str, float | None] = {}
     for kind in KINDS:
-        chosen = [(s, g) for s, g in pairs if getattr(s, kind) >= DOMINANT * s.chars]
+        chosen = [(s, g) for s, g in pairs if getattr(s, kind) >= DOMINANT * _fitted_chars(s)]
         chars = sum(getattr(s, kind) for s, _ in chosen)
-        tokens = sum(g - (s.chars - getattr(s, kind)) / overall for s, g in chosen)
+        tokens = sum(g - _known(s) - (_fitted_chars(s) - getattr(s, kind)) / overall for s, g in chosen)
         kinds[kind] = round(chars / tokens, DECIMALS) if len(chosen) >= MIN_STEPS and tokens > 0 else None
     return overall, kinds, len(pairs)
+
+
+def _fitted_chars(step: _Step) -> int:
+    """The step's characters a per-kind fit weighs: all of them, less a final output's (its tokens are known)."""
+    return step.chars if step.final is None else step.results + step.prompts
+
+
+def _known(step: _Step) -> int:
+    """Tokens of the step known exactly: the previous call's final output (its tool inputs included)."""
+    return step.final or 0
 
 
 def _stats(errors: list[float]) -> tuple[float | None, float | None]:
@@ -219,3 +246,39 @@ def estimate_trace(trace: Trace, thread: str = THREAD_MAIN) -> dict[str, Any]:
         "calibrated_median_error": cal_median,
         "calibrated_worst_error": cal_worst,
     }
+
+
+def calibrated_rates(estimate: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The characters per token each kind of content is estimated at, and where that figure comes from.
+
+    Parameters
+    ----------
+    estimate
+        `estimate_trace` of the thread (its `chars_per_token` and `<kind>_chars_per_token`).
+
+    Returns
+    -------
+    dict
+        Kind (`RATE_KINDS`) → `chars_per_token` (float > 0) and `source`: ``fit`` (the kind's own fit over
+        the steps it dominates), ``overall`` (the thread's overall fit: the kind has fewer than `MIN_STEPS`
+        such steps, or is the output, which has no fit of its own), ``rule`` (spec 001's 4: the thread has
+        no step that grew). ≈ as every estimate; never raises.
+
+    >>> r = calibrated_rates({"chars_per_token": 2.614, "results_chars_per_token": 2.79,
+    ...                       "prompts_chars_per_token": None, "inputs_chars_per_token": 2.46})
+    >>> [(k, v["chars_per_token"], v["source"]) for k, v in r.items()]
+    [('results', 2.79, 'fit'), ('prompts', 2.614, 'overall'), ('inputs', 2.46, 'fit'), ('output', 2.614, 'overall')]
+    >>> calibrated_rates({"chars_per_token": None})["results"]
+    {'chars_per_token': 4, 'source': 'rule'}
+    """
+    overall = estimate.get("chars_per_token")
+    out: dict[str, dict[str, Any]] = {}
+    for kind in RATE_KINDS:
+        own = estimate.get(f"{kind}_chars_per_token")
+        if own:
+            out[kind] = {"chars_per_token": own, "source": "fit"}
+        elif overall:
+            out[kind] = {"chars_per_token": overall, "source": "overall"}
+        else:
+            out[kind] = {"chars_per_token": SPEC_CHARS_PER_TOKEN, "source": "rule"}
+    return out

@@ -323,6 +323,12 @@ SourcesAtOpt = Annotated[
     typer.Option("--at", metavar="last|peak|N",
                  help="The call whose window is split: the last call, the peak one, or call N (1-based, as --calls)."),
 ]  # fmt: skip
+SourcesViewOpt = Annotated[
+    str,
+    typer.Option("--view", metavar="rows|claude",
+                 help="rows: every source row (default); claude: the rows in Claude Code's /context categories, with "
+                      "free space and the autocompact buffer."),
+]  # fmt: skip
 StepsOpt = Annotated[
     bool, typer.Option("--steps", help="Also a table of every call × source (the JSON always has it).")
 ]

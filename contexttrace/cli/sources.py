@@ -18,6 +18,7 @@ from contexttrace.cli.options import (
     ReadingsWindowOpt,
     SchedulerOpt,
     SourcesAtOpt,
+    SourcesViewOpt,
     StepsOpt,
     ThreadOpt,
     VerboseOpt,
@@ -31,6 +32,7 @@ def sources_command(
     json: JsonOpt = False,
     at: SourcesAtOpt = "last",
     steps: StepsOpt = False,
+    view: SourcesViewOpt = "rows",
     thread: ThreadOpt = "main",
     window: ReadingsWindowOpt = None,
     color: ColorOpt = None,
@@ -43,17 +45,24 @@ def sources_command(
 ) -> None:
     """What filled the window at one call: prefix, files, bash output, mcp results, agent returns, web, other
     results, prompts, harness, thinking, tool inputs, prose, summary, other, with the context reference and
-    the estimator's line (docs/sources.md)."""
-    from contexttrace.render.sources import render_sources_json, render_sources_table
+    the estimator's line (docs/sources.md); `--view claude` prints them in Claude Code's /context words."""
+    from contexttrace.render.sources import VIEWS, render_sources_claude, render_sources_json, render_sources_table
     from contexttrace.reports.sources import build_sources, is_at_choice, unknown_thread
 
     if not is_at_choice(at):
         raise typer.BadParameter(f"{at!r}: last, peak or a call number from 1", param_hint="--at")
+    if view not in VIEWS:
+        raise typer.BadParameter(f"{view!r}: rows or claude", param_hint="--view")
     build = partial(build_sources, at=at, thread=thread)
     with command_notes(quiet, verbose) as notes:
         run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build, notes=notes)
         unknown = unknown_thread(run.reports, thread)
         if unknown:
             raise typer.BadParameter(unknown, param_hint="--thread")
-        text = render_sources_json(run) if json else render_sources_table(run, steps=steps)
+        if json:
+            text = render_sources_json(run)
+        elif view == "claude":
+            text = render_sources_claude(run)
+        else:
+            text = render_sources_table(run, steps=steps)
         print_reading(run, text, json, paths or [], notes, allow_empty)

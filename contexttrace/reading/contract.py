@@ -104,8 +104,9 @@ CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 8  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
-#    response, async agents' notifications, placeholder lines
+READER_VERSION = 9  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
+#    response, async agents' notifications, placeholder lines; 9: an attachment with no `content` counts the
+#    characters of its `addedLines` / `addedBlocks` (deferred tools, agent listing, MCP instructions)
 
 #: One row per model call (one API response), deduplicated: `claude.calls` states the identity rule.
 CALL_SCHEMA: dict[str, str] = {
@@ -224,7 +225,8 @@ EVENT_SCHEMA: dict[str, str] = {
     "pre_tokens": "Int64",
     "post_tokens": "Int64",  # compact_boundary: context size after it (newer CLIs only)
     "duration_ms": "Int64",  # turn_duration: durationMs; compact_boundary: durationMs when written
-    "text_chars": "Int64",  # prompt kinds: characters of the text; attachment: of attachment.content
+    # prompt kinds: characters of the text; attachment: of attachment.content (else of addedLines / addedBlocks)
+    "text_chars": "Int64",
     "ts_ms": "Int64",
     "tokens_saved": "Int64",  # microcompact_boundary: microcompactMetadata.tokensSaved (the harness's figure)
     "cleared_results": "Int64",  # microcompact_boundary: how many tool results compactedToolIds names

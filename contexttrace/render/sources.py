@@ -19,13 +19,18 @@ from contexttrace.render.text import (
     pipe_table,
     safe_text,
 )
-from contexttrace.reports.sources import ROW_LABELS, ROWS, SourcesReport, calls_word
+from contexttrace.reports.sources import PREFIX_PARTS, ROW_LABELS, ROWS, SourcesReport, calls_word
 from contexttrace.reports.trace import RunResult
 
 HEADERS = ["source", "tokens", "share"]
 #: Short headers of the `--steps` table, one per row of `reports.sources.ROWS`.
 STEP_HEADERS: dict[str, str] = {
     "prefix": "prefix",
+    "memory": "memory",
+    "skills": "skills",
+    "custom_agents": "agents",
+    "deferred_tools": "deferred",
+    "mcp_instructions": "mcp.in",
     "files": "files",
     "bash": "bash",
     "mcp": "mcp",
@@ -90,9 +95,67 @@ def _head(r: SourcesReport) -> str:
             f"tokens · reference: {fmt_reference(r.reference)}")  # fmt: skip
 
 
+#: How `calibration_line` names where a rate comes from (`estimator.RATE_SOURCES`).
+RATE_WORDS = {"fit": "fit", "overall": "overall fit", "rule": "spec 001's rule"}
+#: How `other_line` names each part of `other` (`reports.sources.OTHER_PARTS`).
+OTHER_WORDS = {
+    "hidden_thinking": "hidden thinking of calls written while streaming",
+    "streamed_output": "output of calls written while streaming (their counts lower bounds)",
+    "unrecorded": "what the harness adds and the trace does not write (system reminders, message framing)",
+}
+
+
+def calibration_line(calibration: dict[str, Any]) -> str:
+    """The rates the rows were estimated at, each with where it comes from.
+
+    >>> calibration_line({"results": {"chars_per_token": 2.79, "source": "fit"},
+    ...                   "output": {"chars_per_token": 2.614, "source": "overall"}})
+    "rows at the trace's own calibration: results 2.79 chars/token (fit), output 2.61 (overall fit)"
+    """
+    words = {"inputs": "tool inputs"}
+    parts = [f"{words.get(k, k)} {fmt_ratio(v['chars_per_token'])}" + (" chars/token" if not i else "")
+             + f" ({RATE_WORDS[v['source']]})" for i, (k, v) in enumerate(calibration.items())]  # fmt: skip
+    return "rows at the trace's own calibration: " + ", ".join(parts)
+
+
+def other_line(r: SourcesReport) -> str | None:
+    """What `other` holds, by part (≈ by the step that left it unclaimed); None when it is empty."""
+    other = next((x["tokens"] for x in r.sources if x["source"] == "other"), 0)
+    if not other:
+        return None
+    parts = [f"≈{fmt_int(v)} {OTHER_WORDS[k]}" for k, v in r.other_parts.items() if v]
+    return f"other ≈{fmt_int(other)}, no row can claim it: " + "; ".join(parts)
+
+
+def surface_line(surface: dict[str, Any] | None) -> str | None:
+    """What a stream-json run's `system/init` line offered (names and counts, no sizes: the trace has none).
+
+    >>> surface_line({"tools": 57, "mcp_servers": ["gym", "pw"], "agents": 4, "skills": 0, "plugins": []})[:70]
+    'start-up (system/init): 57 tools, MCP servers gym, pw, 4 agents, 0 ski'
+    """
+    if not surface:
+        return None
+    shown = []
+    for key, word in (("tools", "tools"), ("mcp_servers", "MCP servers"), ("agents", "agents"),
+                      ("skills", "skills"), ("plugins", "plugins")):  # fmt: skip
+        value = surface.get(key)
+        if isinstance(value, list):
+            if value:
+                shown.append(f"{word} {', '.join(safe_text(str(v)) for v in value)}")
+        elif value is not None:
+            shown.append(f"{fmt_int(value)} {word}")
+    if not shown:
+        return None
+    return f"start-up (system/init): {', '.join(shown)}; their sizes are not in the trace (in the first row)"
+
+
 def _notes(r: SourcesReport) -> list[str]:
     out = [f"overflow_raw {fmt_int(r.overflow_raw)} · reconciled {fmt_int(r.reconciled)} · withdrawn "
-           f"{fmt_int(r.withdrawn)}"]  # fmt: skip
+           f"{fmt_int(r.withdrawn)} · netted {fmt_int(r.netted)}"]  # fmt: skip
+    if r.calibration:
+        out.append(calibration_line(r.calibration))
+    other, surface = other_line(r), surface_line(r.surface)
+    out.extend(line for line in (other, surface) if line)
     if r.reference.get("microcompactions"):
         out.append(f"microcompactions since the reference: {fmt_int(r.reference['microcompactions'])}")
     harness = r.harness_per_turn
@@ -100,28 +163,37 @@ def _notes(r: SourcesReport) -> list[str]:
                                        else "≈" + fmt_int(round(harness))))  # fmt: skip
     out.append(estimator_line(r.estimator))
     if not r.thinking_exact:
-        out.append("thinking ≈: the trace writes no thinking tokens; the thinking it shows is estimated as its "
-                   "blocks' characters / 4")  # fmt: skip
+        out.append("thinking ≈: the trace writes no thinking tokens; the thinking it shows is estimated from its "
+                   "blocks' characters")  # fmt: skip
     if r.hidden_thinking_calls:
         out.append(f"thinking hidden in {calls_word(r.hidden_thinking_calls)} (blocks with a signature and no "
                    "text): where the output count is final, thinking ≈ output − tool inputs − text / 4; where "
                    "it is a lower bound, in other")  # fmt: skip
     if r.output_lower_bound_calls:
         out.append(f"output a lower bound in {calls_word(r.output_lower_bound_calls)} (no stop_reason, FORMATS "
-                   "G2): their thinking, tool inputs and prose ≈ characters / 4, reconciled with the step")  # fmt: skip
+                   "G2): their thinking, tool inputs and prose ≈ from their characters, reconciled with the "
+                   "step")  # fmt: skip
     if not r.timestamps_known:
         out.append("times: - (the trace has no timestamps; stream-json writes none)")
     return out
 
 
+def shown_rows(r: SourcesReport) -> tuple[str, ...]:
+    """The rows a table shows: every row but the parts of the prefix the trace never fills (they need the
+    listings' text, which only newer Claude Code transcripts write)."""
+    used = {k for s in r.steps if s["sources"] for k in PREFIX_PARTS if s["sources"][k]}
+    return tuple(k for k in ROWS if k not in PREFIX_PARTS or k in used)
+
+
 def _steps_table(r: SourcesReport) -> str:
     rows = []
+    keys = shown_rows(r)
     for s in r.steps:
         src = s["sources"]
         cells = [fmt_int(s["call"]), fmt_int(s["prompt_tokens"])]
-        cells += [fmt_int(src[k]) if src is not None else "-" for k in ROWS]
+        cells += [fmt_int(src[k]) if src is not None else "-" for k in keys]
         rows.append(cells)
-    return pipe_table(rows, ["call", "context", *(STEP_HEADERS[k] for k in ROWS)], left=0)
+    return pipe_table(rows, ["call", "context", *(STEP_HEADERS[k] for k in keys)], left=0)
 
 
 def render_sources_table(run: RunResult, steps: bool = False) -> str:
@@ -149,13 +221,69 @@ def render_sources_table(run: RunResult, steps: bool = False) -> str:
             lines.append("no call to split" + (f": {safe_text(why[-1])}" if why else ""))
         else:
             lines.append(safe_text(_head(r)))
+            keys = set(shown_rows(r))
             cells = [[x["label"], fmt_tokens(x["tokens"], x["estimated"]), fmt_percent(x["share"])]
-                     for x in r.sources]  # fmt: skip
+                     for x in r.sources if x["source"] in keys]  # fmt: skip
             cells.append(["total", fmt_int(r.context_tokens), fmt_percent(1.0 if r.context_tokens else None)])
             lines.append(pipe_table(cells, HEADERS))
             lines.extend(_notes(r))
             if steps and r.steps:
                 lines.append(_steps_table(r))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+#: The `--view` values: the rows (default), or Claude Code's `/context` categories.
+VIEWS = ("rows", "claude")
+
+
+def _buffer_note(c: dict[str, Any]) -> str:
+    buffer = c["autocompact_buffer_tokens"]
+    if buffer is None:
+        return "autocompact buffer: - (not a Claude Code trace: free space is the window less the context)"
+    version = c["cli_version"] or "unknown"
+    return (f"autocompact buffer ≈{fmt_int(buffer)}: the constant /context shows for CLI {safe_text(version)} "
+            "(≈45,000 before 2.1; ≈33,000 from 2.1, 20,000 kept for the output + 13,000 margin; not written in "
+            "the trace, docs/sources.md)")  # fmt: skip
+
+
+def _claude_block(r: SourcesReport) -> list[str]:
+    c = r.claude_context or {}
+    model = safe_text(c.get("model") or "-")
+    head = (f"{model} · {fmt_int(c['context_tokens'])}/{fmt_int(c['window_tokens'])} tokens "
+            f"({fmt_percent(c['context_tokens'] / c['window_tokens'] if c['window_tokens'] else None)}) · window: "
+            f"{safe_text(c['window_source'])}")  # fmt: skip
+    cells = [[x["category"], fmt_tokens(x["tokens"], x["estimated"]), fmt_percent(x["share"])]
+             for x in c["categories"]]  # fmt: skip
+    lines = [head, pipe_table(cells, ["category", "tokens", "share"]), _buffer_note(c)]
+    lines.append("System prompt + System tools: one lump, not itemised in the trace (the first prompt less what "
+                 "it carried); Messages: every row after it")  # fmt: skip
+    other = other_line(r)
+    lines.extend(x for x in (other, surface_line(r.surface)) if x)
+    return lines
+
+
+def render_sources_claude(run: RunResult) -> str:
+    """Render `context sources --view claude`: per trace, the chosen call's rows in Claude Code's `/context`
+    words and order (`reports.claude_context`), free space against the effective window and the
+    autocompact buffer as the CLI's constant (≈); blocks separated by blank lines.
+
+    Returns
+    -------
+    str
+        Per trace: its name, the call line of the rows view, the `/context` header (``model · used/window
+        tokens (share)``), the categories table, the buffer's source, what the prefix and Messages hold,
+        `other` by part; ``no call to split`` and why when there is no call.
+    """
+    blocks = []
+    for r in run.reports:
+        lines = [safe_text(r.trace)]
+        if r.call is None or r.claude_context is None:
+            why = [w for w in r.warnings if w.startswith(("--at", "--thread", "no main-thread call"))]
+            lines.append("no call to split" + (f": {safe_text(why[-1])}" if why else ""))
+        else:
+            lines.append(safe_text(_head(r)))
+            lines.extend(_claude_block(r))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -198,9 +326,13 @@ def sources_panel_of(r: SourcesReport) -> dict[str, Any] | None:
         "kind": "table",
         "columns": PANEL_COLUMNS,
         "rows": rows,
-        "note": "≈: chars / 4 placed on the call that first carried them, reconciled per step (docs/sources.md)",
+        "note": (
+            "≈: characters at the trace's own chars/token, placed on the call that first carried them, "
+            "reconciled per step; other: what no row can claim (docs/sources.md)"
+        ),
     }
 
 
-__all__ = ["ROW_LABELS", "estimator_line", "fmt_reference", "render_sources_json", "render_sources_table",
-           "sources_panel_of"]  # fmt: skip
+__all__ = ["ROW_LABELS", "VIEWS", "calibration_line", "estimator_line", "fmt_reference", "other_line",
+           "render_sources_claude", "render_sources_json", "render_sources_table", "sources_panel_of",
+           "surface_line"]  # fmt: skip

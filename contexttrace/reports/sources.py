@@ -7,46 +7,46 @@ call (`--at`: the last call, the peak one, or call N) the rows with their shares
 and the honesty figures. Pure functions over the tables read through `Trace.view` (plain lists, no
 Polars); nothing here prints or formats numbers. docs/sources.md states every rule with its source.
 
-The rules this module owns:
+The rules this module owns (the steps themselves: `reports.sources_walk`):
 
-* Items. A tool result is `tokens.result_tokens` (chars / 4, images w·h / 750 or 1,500) in its
-  `placement.result_source` row; a prompt (`events` kinds in `PROMPT_KINDS`) is chars / 4 + 1,500 per
-  pasted image; an attachment (harness) and the compaction summary (`summary`) are chars / 4. Each is
-  placed on the first call of the thread after it (`seq`); an item after the last call is not resident.
+* Calibration. Every estimate is characters ÷ the thread's own characters per token
+  (`estimator.calibrated_rates`): tool results at the results' fit, prompts, attachments and summaries at
+  the prompts', tool inputs at the inputs', thinking and text at the overall fit; a kind with too few
+  steps takes the overall fit, a thread with no step spec 001's 4 (`calibration` says which).
+* Items. A tool result is its characters at that rate plus its images (w·h / 750, else 1,500) in its
+  `placement.result_source` row; a prompt (`events` kinds in `PROMPT_KINDS`) adds 1,500 per pasted
+  image; an attachment is its listing's row (`ATTACHMENT_ROWS`: memory files, skills, custom agents,
+  deferred tools, MCP instructions) or `harness`; the compaction summary is `summary`. Each is placed on
+  the first call of the thread after it (`seq`); an item after the last call is not resident.
 * Output. A call's own output is not in its prompt; it lands in the next one. When its `output_tokens` is
   final (`metrics.output_is_lower_bound` false: a `stop_reason` was written) it is split exactly into
-  thinking (≈ thinking chars / 4: the trace writes no thinking tokens), tool inputs (input chars / 4,
-  capped at the output less thinking) and prose (the rest); a call whose thinking is hidden (its blocks
-  carry a signature and no text) gives prose its text chars / 4 and thinking the rest. When the count is a
-  streaming placeholder (a lower bound, FORMATS G2) nothing is capped at it: thinking, tool inputs and
-  prose are each chars / 4, placed as estimates of the step (hidden thinking then has no estimate).
-* Steps. At each measured call the rows carried over plus the previous final outputs leave a gap to the
-  exact prompt size; the placed estimates (items, and outputs whose count is a lower bound) fill it,
-  scaled down (floor) when they exceed it (`reconciled`), and what they miss goes to `other`. A gap below
-  zero (the prompt grew less than the previous output, as when the API drops earlier thinking) places no
-  estimate and withdraws the excess from `other`, then `thinking`, then the other rows in proportion
-  (`withdrawn`). So the rows sum to the size at every call.
+  thinking (≈ its characters at the rate: the trace writes no thinking tokens), tool inputs (capped at the
+  output less thinking) and prose (the rest); a call whose thinking is hidden (its blocks carry a
+  signature and no text) gives prose its text and thinking the rest. When the count is a streaming
+  placeholder (a lower bound, FORMATS G2) nothing is capped at it: thinking, tool inputs and prose are
+  each estimated and placed as estimates of the step (hidden thinking then has no estimate).
+* Prefix. The first measured call's prompt less what it carried (its estimates): the system prompt and the
+  tool schemas, which no trace writes (a stream-json run's `-p` prompt too); after a boundary, lowered to
+  that call's size if above it.
 * Exactness. Every row is ≈ but thinking and prose: thinking once a call since the reference wrote
   thinking blocks (visible or hidden), prose once it holds an estimate, a final output less an estimate,
-  or less tokens withdrawn (`_Window.prose_estimated`).
-* Prefix. The first call's cache read + cache write (spec 001 "Fixed prefix"; its first prompt is inside
-  it), else its prompt less what it carried; after a boundary, lowered to that call's size if above it.
-* Boundaries (`placement.boundaries`). A compaction, `/clear` or unmarked drop restarts the rows from the
-  prefix; a summary lands in its own row `summary`. A microcompaction removes the results it cleared.
+  or less tokens withdrawn.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from contexttrace.analysis.estimator import estimate_trace
+from contexttrace.analysis.estimator import calibrated_rates, estimate_trace
 from contexttrace.analysis.metrics import output_is_lower_bound
-from contexttrace.analysis.placement import Boundary, boundaries, result_source
+from contexttrace.analysis.placement import boundaries, result_source
 from contexttrace.analysis.threads import thread_ids, thread_note
-from contexttrace.analysis.tokens import CHARS_PER_TOKEN, result_tokens
+from contexttrace.analysis.tokens import result_tokens
+from contexttrace.analysis.window import window_choice
 from contexttrace.reading.contract import THREAD_MAIN
+from contexttrace.reports.claude_context import claude_categories
+from contexttrace.reports.sources_walk import OTHER_PARTS, ROWS, Call, Item, reference_of, walk
 from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
 
 if TYPE_CHECKING:
@@ -56,12 +56,16 @@ if TYPE_CHECKING:
 #: `output_lower_bound_calls` and `hidden_thinking_calls`).
 SCHEMA_VERSION = 3
 
-#: The rows, in table order: spec 001's "Context sources", with the compaction summary as its own row.
-ROWS = ("prefix", "files", "bash", "mcp", "agent", "web", "other_results", "prompts", "harness", "thinking",
-        "tool_inputs", "prose", "summary", "other")  # fmt: skip
+#: The rows a harness listing fills (`ATTACHMENT_ROWS`): the parts of the prefix the trace writes the text of.
+PREFIX_PARTS = ("memory", "skills", "custom_agents", "deferred_tools", "mcp_instructions")
 #: Each row's label in the table.
 ROW_LABELS: dict[str, str] = {
-    "prefix": "prefix",
+    "prefix": "system prompt + tools, not itemised in the trace",
+    "memory": "memory files",
+    "skills": "skills",
+    "custom_agents": "custom agents",
+    "deferred_tools": "deferred tools",
+    "mcp_instructions": "mcp instructions",
     "files": "files",
     "bash": "bash output",
     "mcp": "mcp results",
@@ -76,16 +80,22 @@ ROW_LABELS: dict[str, str] = {
     "summary": "summary",
     "other": "other",
 }
+#: `events.attachment_type` → its row: the listings Claude Code's `/context` counts apart from the messages
+#: (a CLAUDE.md read in a subfolder; the skill, agent, deferred tool and MCP instruction listings). Every
+#: other attachment is `harness`.
+ATTACHMENT_ROWS: dict[str, str] = {
+    "nested_memory": "memory",
+    "skill_listing": "skills",
+    "agent_listing_delta": "custom_agents",
+    "deferred_tools_delta": "deferred_tools",
+    "mcp_instructions_delta": "mcp_instructions",
+}
 #: `events` kinds that are prompts (what a person, a command or the harness wrote as a user message).
 PROMPT_KINDS = frozenset({"prompt", "meta", "command", "interrupt", "task_notification", "subagent_prompt"})
 #: Tokens of a pasted image whose size the trace does not state (spec 001).
 PROMPT_IMAGE_TOKENS = 1_500
-#: Withdrawal order of a step whose prompt grew less than the previous output (then the rest in proportion).
-WITHDRAW_FIRST = ("other", "thinking")
 #: `--at` values besides a call number.
 AT_CHOICES = ("last", "peak")
-#: Boundaries with a marker line (`placement.boundaries`): what lands after the line is in the new window.
-MARKED = frozenset({"compaction", "clear"})
 
 
 def is_at_choice(at: str) -> bool:
@@ -95,30 +105,6 @@ def is_at_choice(at: str) -> bool:
     (True, True, False, False)
     """
     return at in AT_CHOICES or (at.isascii() and at.isdigit() and int(at) > 0)
-
-
-@dataclass(frozen=True)
-class _Item:
-    seq: int
-    row: str
-    tokens: int
-    tool_use_id: str | None = None
-    turn: bool = False  # a prompt the person typed (`events.kind == "prompt"`): a human turn
-
-
-@dataclass(frozen=True)
-class _Call:
-    seq: int
-    prompt: int | None
-    output: int
-    cache: int
-    thinking: int  # thinking chars / 4 (0 when hidden)
-    inputs: int  # tool input chars / 4
-    text: int  # text chars / 4
-    ts_ms: int | None
-    final: bool = True  # `output` is the final count (else a lower bound: `metrics.output_is_lower_bound`)
-    has_thinking: bool = False
-    hidden: bool = False  # thinking blocks with no text (a signature only, or redacted): the trace hides them
 
 
 @dataclass(frozen=True)
@@ -154,6 +140,11 @@ class SourcesReport(ReadingDiagnostics):
     steps: list[dict[str, Any]]
     output_lower_bound_calls: int = 0
     hidden_thinking_calls: int = 0
+    netted: int = 0
+    calibration: dict[str, Any] = field(default_factory=dict)
+    other_parts: dict[str, int] = field(default_factory=dict)
+    surface: dict[str, Any] | None = None
+    claude_context: dict[str, Any] | None = None
     thread_found: bool = True  # `thread` names a thread of the trace (not in the JSON: `unknown_thread`)
     thread_list: list[str] = field(default_factory=list)  # the trace's thread keys, main first
 
@@ -176,39 +167,55 @@ class SourcesReport(ReadingDiagnostics):
             "overflow_raw": self.overflow_raw,
             "reconciled": self.reconciled,
             "withdrawn": self.withdrawn,
+            "netted": self.netted,
             "harness_per_turn": self.harness_per_turn,
             "thinking_exact": self.thinking_exact,
             "output_lower_bound_calls": self.output_lower_bound_calls,
             "hidden_thinking_calls": self.hidden_thinking_calls,
             "timestamps_known": self.timestamps_known,
             "estimator": self.estimator,
+            "calibration": self.calibration,
+            "other_parts": self.other_parts,
+            "surface": self.surface,
+            "claude_context": self.claude_context,
             "steps": self.steps,
             "skipped_lines": self.skipped_lines,
             "warnings": self.warnings,
         }
 
 
-def _calls(trace: Trace, thread: str) -> list[_Call]:
-    """The thread's calls by seq; a prompt of 0 (usage unreadable) is None."""
+def tokens_at(chars: int | None, chars_per_token: float) -> int:
+    """≈ tokens of `chars` characters at `chars_per_token` (floor; 0 for none).
+
+    >>> tokens_at(1000, 2.5), tokens_at(None, 4), tokens_at(7, 4)
+    (400, 0, 1)
+    """
+    return int((chars or 0) / chars_per_token)
+
+
+def _calls(trace: Trace, thread: str, rates: dict[str, float]) -> list[Call]:
+    """The thread's calls by seq, their outputs' parts at the thread's rates; a prompt of 0 (usage
+    unreadable) is None."""
     v = trace.view("calls")
     cols = [v.get_column(c).to_list() for c in ("seq", "thread", "prompt_tokens", "output_tokens",
-            "cache_read_tokens", "cache_write_tokens", "has_thinking", "thinking_chars", "tool_input_chars",
-            "text_chars", "ts_ms", "stop_reason")]  # fmt: skip
+            "has_thinking", "thinking_chars", "tool_input_chars", "text_chars", "ts_ms", "stop_reason")]  # fmt: skip
     out = []
-    for seq, th, prompt, out_t, cr, cw, has_think, think, inp, text, ts, stop in zip(*cols, strict=True):
+    output, inputs = rates["output"], rates["inputs"]
+    for seq, th, prompt, out_t, has_think, think, inp, text, ts, stop in zip(*cols, strict=True):
         if th != thread:
             continue
         has_think = has_think is True
-        thinking = (think or 0) // CHARS_PER_TOKEN if has_think else 0
-        out.append(_Call(seq, prompt or None, out_t or 0, (cr or 0) + (cw or 0), thinking,
-                         (inp or 0) // CHARS_PER_TOKEN, (text or 0) // CHARS_PER_TOKEN, ts,
-                         not output_is_lower_bound(stop), has_think, has_think and not think))  # fmt: skip
+        thinking = tokens_at(think, output) if has_think else 0
+        out.append(Call(seq, prompt or None, out_t or 0, thinking, tokens_at(inp, inputs),
+                         tokens_at(text, output), ts, not output_is_lower_bound(stop), has_think,
+                         has_think and not think))  # fmt: skip
     out.sort(key=lambda c: c.seq)
     return out
 
 
-def _items(trace: Trace, thread: str) -> list[_Item]:
-    """The thread's tool results, prompts, attachments and compaction summaries as items to place, by seq."""
+def _items(trace: Trace, thread: str, rates: dict[str, float]) -> list[Item]:
+    """The thread's tool results, prompts, attachments and compaction summaries as items to place, by seq,
+    at the thread's rates (results: `results`; prompts, attachments and summaries: `prompts`)."""
     uses = trace.view("tool_uses")
     use_of = {
         tid: (name, rp)
@@ -220,7 +227,7 @@ def _items(trace: Trace, thread: str) -> list[_Item]:
         )
         if tid is not None
     }
-    items: list[_Item] = []
+    items: list[Item] = []
     res = trace.view("tool_results")
     cols = [res.get_column(c).to_list() for c in ("seq", "thread", "tool_use_id", "result_chars", "result_images",
             "result_image_pixels", "result_images_sized")]  # fmt: skip
@@ -228,182 +235,25 @@ def _items(trace: Trace, thread: str) -> list[_Item]:
         if th == thread:
             name, read_path = use_of.get(tid, (None, None)) if tid is not None else (None, None)
             row = result_source(name, read_path)
-            items.append(_Item(seq, row, result_tokens(chars, images, pixels, sized), tid))
+            tokens = tokens_at(chars, rates["results"]) + result_tokens(0, images, pixels, sized)
+            items.append(Item(seq, row, tokens, tid))
     ev = trace.view("events")
-    cols = [ev.get_column(c).to_list() for c in ("seq", "thread", "kind", "text_chars", "images")]
-    for seq, th, kind, chars, images in zip(*cols, strict=True):
+    cols = [ev.get_column(c).to_list() for c in ("seq", "thread", "kind", "text_chars", "images", "attachment_type")]
+    for seq, th, kind, chars, images, attached in zip(*cols, strict=True):
         if th != thread:
             continue
-        tokens = (chars or 0) // CHARS_PER_TOKEN
+        tokens = tokens_at(chars, rates["prompts"])
         if kind in PROMPT_KINDS:
-            items.append(_Item(seq, "prompts", tokens + (images or 0) * PROMPT_IMAGE_TOKENS, None, kind == "prompt"))
+            items.append(Item(seq, "prompts", tokens + (images or 0) * PROMPT_IMAGE_TOKENS, None, kind == "prompt"))
         elif kind == "attachment":
-            items.append(_Item(seq, "harness", tokens))
+            items.append(Item(seq, ATTACHMENT_ROWS.get(attached, "harness"), tokens))
         elif kind == "compact_summary":
-            items.append(_Item(seq, "summary", tokens))
+            items.append(Item(seq, "summary", tokens))
     items.sort(key=lambda i: i.seq)
     return items
 
 
-class _Window:
-    """The rows of one window as the steps build them (ints), with the raw estimates beside them."""
-
-    def __init__(self, prefix: int) -> None:
-        self.rows = dict.fromkeys(ROWS, 0)
-        self.rows["prefix"] = prefix
-        self.raw = prefix  # what the rows would sum to with no reconciliation and no withdrawal
-        self.placed: dict[str, tuple[str, int, int]] = {}  # tool_use_id → (row, placed, raw)
-        self.reconciled = 0
-        self.withdrawn = 0
-        self.turn_prompts = 0
-        self.thinking_estimated = False  # a call with thinking blocks (visible or hidden) since the reference
-        self.prose_estimated = False  # prose holds an estimate, or a final output less estimates (finding 3)
-
-    def remove(self, cleared: frozenset[str]) -> None:
-        """Take the results a microcompaction cleared off their rows."""
-        for tid in cleared:
-            found = self.placed.pop(tid, None)
-            if found is not None:
-                row, placed, raw = found
-                self.rows[row] -= min(placed, self.rows[row])
-                self.raw -= raw
-
-    def add_output(self, call: _Call) -> list[_Item]:
-        """The previous call's output, now part of the prompt: thinking, tool inputs, prose. A final count is
-        split into the rows; a lower bound is returned as three estimates for the step to place."""
-        self.thinking_estimated |= call.has_thinking
-        if not call.final:
-            self.prose_estimated = True
-            estimates = (("thinking", call.thinking), ("tool_inputs", call.inputs), ("prose", call.text))
-            return [_Item(call.seq, row, tokens) for row, tokens in estimates if tokens]
-        if call.hidden:  # the output holds thinking the trace does not show: prose is the text, thinking the rest
-            inputs = min(call.inputs, call.output)
-            prose = min(call.text, call.output - inputs)
-            thinking = call.output - inputs - prose
-        else:
-            thinking = min(call.thinking, call.output)
-            inputs = min(call.inputs, call.output - thinking)
-            prose = call.output - thinking - inputs
-        self.prose_estimated |= bool(thinking or inputs or call.hidden)
-        for row, tokens in (("thinking", thinking), ("tool_inputs", inputs), ("prose", prose)):
-            self.rows[row] += tokens
-        self.raw += call.output
-        return []
-
-    def step(self, size: int, items: list[_Item]) -> None:
-        """Place `items` so that the rows sum to `size` (module docstring, "Steps")."""
-        gap = size - sum(self.rows.values())
-        total = sum(i.tokens for i in items)
-        self.raw += total
-        self.turn_prompts += sum(i.turn for i in items)
-        if gap < 0:
-            self.reconciled += total
-            self._withdraw(-gap)
-            return
-        keep = total <= gap
-        placed = 0
-        for i in items:
-            tokens = i.tokens if keep else i.tokens * gap // total
-            self.rows[i.row] += tokens
-            if i.tool_use_id is not None:
-                self.placed[i.tool_use_id] = (i.row, tokens, i.tokens)
-            placed += tokens
-        self.reconciled += total - placed
-        self.rows["other"] += gap - placed
-
-    def _withdraw(self, excess: int) -> None:
-        self.withdrawn += excess
-        for row in WITHDRAW_FIRST:
-            take = min(excess, self.rows[row])
-            self.rows[row] -= take
-            excess -= take
-        rest = [r for r in ROWS if r not in WITHDRAW_FIRST and r != "prefix" and self.rows[r] > 0]
-        pool = sum(self.rows[r] for r in rest)
-        if excess and pool:
-            share = min(excess, pool)
-            taken = 0
-            prose = self.rows["prose"]
-            for r in rest:
-                take = self.rows[r] * share // pool
-                self.rows[r] -= take
-                taken += take
-            for r in sorted(rest, key=lambda r: -self.rows[r]):
-                if taken >= share:
-                    break
-                take = min(share - taken, self.rows[r])
-                self.rows[r] -= take
-                taken += take
-            excess -= taken
-            self.prose_estimated |= self.rows["prose"] < prose
-        self.rows["prefix"] -= min(excess, self.rows["prefix"])
-
-
-@dataclass(frozen=True)
-class _Snap:
-    """The window at one measured call."""
-
-    rows: dict[str, int]
-    overflow_raw: int
-    reconciled: int
-    withdrawn: int
-    turns: int
-    reference: dict[str, Any]
-    thinking_estimated: bool = False
-    prose_estimated: bool = False
-
-
-def _reference(b: Boundary | None, first: _Call | None) -> dict[str, Any]:
-    if b is None:
-        return {"kind": "session_start", "call": 1 if first else None, "delta_tokens": None,
-                "ts_ms": first.ts_ms if first else None, "microcompactions": 0}  # fmt: skip
-    return {"kind": b.kind, "call": b.call, "delta_tokens": b.delta, "ts_ms": b.ts_ms, "microcompactions": 0}
-
-
-def _walk(calls: list[_Call], items: list[_Item], bounds: list[Boundary]) -> list[_Snap | None]:
-    """The window at every call of the thread (None for a call whose usage could not be read)."""
-    full = {b.call: b for b in bounds if b.cleared is None and b.call is not None}
-    micro: dict[int, list[frozenset[str]]] = {}
-    for b in bounds:
-        if b.cleared is not None and b.call is not None:
-            micro.setdefault(b.call, []).append(b.cleared)
-    seqs = [i.seq for i in items]
-    pos, prev_seq = 0, -1
-    win: _Window | None = None
-    prefix0: int | None = None
-    waiting: list[_Item] = []  # items landed on calls whose usage could not be read
-    outputs: list[_Call] = []  # outputs not yet carried into a measured prompt
-    reference = _reference(None, calls[0] if calls else None)
-    snaps: list[_Snap | None] = []
-    for n, c in enumerate(calls, 1):
-        end = bisect_right(seqs, c.seq)
-        landed, pos = waiting + items[pos:end], end
-        opened = full.get(n)
-        if opened is not None:
-            cut = opened.seq if opened.kind in MARKED else prev_seq
-            landed = [i for i in landed if i.seq > cut]
-            win, outputs, reference = None, [], _reference(opened, c)
-        for cleared in micro.get(n, ()):
-            reference["microcompactions"] += 1
-            if win is not None:
-                win.remove(cleared)
-        prev_seq = c.seq
-        if c.prompt is None:
-            waiting, outputs = landed, [*outputs, c]
-            snaps.append(None)
-            continue
-        if win is None:
-            if prefix0 is None:
-                prefix0 = min(c.cache, c.prompt) if c.cache else max(0, c.prompt - sum(i.tokens for i in landed))
-            win = _Window(min(prefix0, c.prompt))
-        estimates = [i for o in outputs for i in win.add_output(o)]
-        win.step(c.prompt, estimates + landed)
-        waiting, outputs = [], [c]
-        snaps.append(_Snap(dict(win.rows), max(0, win.raw - c.prompt), win.reconciled, win.withdrawn,
-                           win.turn_prompts, dict(reference), win.thinking_estimated, win.prose_estimated))  # fmt: skip
-    return snaps
-
-
-def _chosen(at: str, calls: list[_Call]) -> tuple[int | None, str | None]:
+def _chosen(at: str, calls: list[Call]) -> tuple[int | None, str | None]:
     """(0-based index of the chosen call, or None; a warning when `at` names no measured call)."""
     measured = [k for k, c in enumerate(calls) if c.prompt is not None]
     if not measured:
@@ -435,10 +285,10 @@ def source_rows(
     """The rows of one call as the JSON lists them: `source` (a key of `ROWS`), `label`, `tokens`, `share`
     (tokens / size, 0–1, None when the size is 0) and `estimated` (≈): every row but thinking and prose
     (spec 001); thinking when `thinking_estimated` (a call since the reference wrote thinking blocks: the
-    trace writes no thinking tokens), prose when `prose_estimated` (`_Window.prose_estimated`).
+    trace writes no thinking tokens), prose when `prose_estimated` (`Window.prose_estimated`).
 
     >>> r = source_rows(dict.fromkeys(ROWS, 0) | {"prefix": 750, "files": 250}, 1000)
-    >>> [(x["source"], x["tokens"], x["share"], x["estimated"]) for x in r[:2]]
+    >>> [(x["source"], x["tokens"], x["share"], x["estimated"]) for x in r if x["tokens"]]
     [('prefix', 750, 0.75, True), ('files', 250, 0.25, True)]
     """
     exact = {"thinking": not thinking_estimated, "prose": not prose_estimated}
@@ -450,7 +300,7 @@ def source_rows(
 
 
 def build_sources(
-    trace: Trace, window: int | None = None, at: str = "last", thread: str = THREAD_MAIN
+    trace: Trace, window: int | None = None, at: str = "last", thread: str = THREAD_MAIN, calibrated: bool = True
 ) -> SourcesReport:
     """Compute the `context sources` readings of one trace.
 
@@ -459,7 +309,8 @@ def build_sources(
     trace
         A trace from `read_trace`.
     window
-        Unused: no figure here depends on the window's size (the runner passes `--window` to every build).
+        `--window` in tokens, or None: only the `/context` view reads it (`claude_context`: its free space,
+        against `analysis.window.window_choice`); the rows never depend on the window.
     at
         The call whose window the rows describe: ``"last"`` (the thread's last measured call), ``"peak"``
         (its largest prompt, the first on ties) or a call number (``"62"``, 1-based as `--calls`).
@@ -467,6 +318,9 @@ def build_sources(
         Whose window is read: ``"main"`` or an id of `thread_ids` (a subagent's thread key, its agent id,
         ``agent-<id>``, or the Task / Agent tool_use id that started it). An id the trace lacks gives no
         rows, a warning naming the trace's threads and `thread_found` False.
+    calibrated
+        True: estimate at the thread's own characters per token (`estimator.calibrated_rates`); False:
+        at spec 001's 4 for every kind (the rule the fit falls back to).
 
     Returns
     -------
@@ -480,15 +334,17 @@ def build_sources(
     ValueError
         `at` is neither ``last``, ``peak`` nor a positive integer.
     """
-    del window
     if not is_at_choice(at):
         raise ValueError(f"--at {at!r}: last, peak or a call number from 1")
     at = at if at in AT_CHOICES else str(int(at))  # `--at 007` is call 7
     ids = thread_ids(trace)
     found = thread in ids
     thread = ids.get(thread, thread)
-    calls = _calls(trace, thread)
-    snaps = _walk(calls, _items(trace, thread), boundaries(trace, thread))
+    estimator = estimate_trace(trace, thread)
+    calibration = calibrated_rates(estimator if calibrated else {})
+    rates = {kind: r["chars_per_token"] for kind, r in calibration.items()}
+    calls = _calls(trace, thread, rates)
+    snaps = walk(calls, _items(trace, thread, rates), boundaries(trace, thread))
     k, note = _chosen(at, calls)
     warnings = list(trace.warnings) + ([note] if note else [])
     if not calls:
@@ -501,19 +357,35 @@ def build_sources(
         for n, (c, s) in enumerate(zip(calls, snaps, strict=True), 1)
     ]
     harness = snap.rows["harness"] / snap.turns if snap is not None and snap.turns else None
+    view = None
+    if snap is not None and k is not None:
+        choice = window_choice(trace, window)
+        view = claude_categories(snap.rows, size or 0, (choice.tokens, choice.source), trace.format,
+                                 trace.cli_version, _model(trace, calls[k].seq))  # fmt: skip
     return SourcesReport(
         trace=trace.name, path=trace.path, format=trace.format, session_id=trace.session_id, thread=thread,
         at=at, call=k + 1 if k is not None else None, calls=len(calls), context_tokens=size,
-        reference=snap.reference if snap is not None else _reference(None, None),
+        reference=snap.reference if snap is not None else reference_of(None, None),
         sources=source_rows(snap.rows, size or 0, snap.thinking_estimated, snap.prose_estimated) if snap else [],
         overflow_raw=snap.overflow_raw if snap else 0, reconciled=snap.reconciled if snap else 0,
-        withdrawn=snap.withdrawn if snap else 0, harness_per_turn=harness,
+        withdrawn=snap.withdrawn if snap else 0, netted=snap.netted if snap else 0, harness_per_turn=harness,
         thinking_exact=not any(c.has_thinking for c in calls),
         timestamps_known=any(c.ts_ms is not None for c in calls),
         output_lower_bound_calls=sum(not c.final for c in calls), hidden_thinking_calls=sum(c.hidden for c in calls),
-        estimator=estimate_trace(trace, thread), steps=steps, **reading_diagnostics(trace, warnings),
+        estimator=estimator, steps=steps, **reading_diagnostics(trace, warnings),
+        calibration=calibration, other_parts=dict(snap.other_parts) if snap else dict.fromkeys(OTHER_PARTS, 0),
+        surface=trace.surface if thread == THREAD_MAIN else None, claude_context=view,
         thread_found=found, thread_list=[k for k, v in ids.items() if k == v],
     )  # fmt: skip
+
+
+def _model(trace: Trace, seq: int) -> str | None:
+    """The model of the call at `seq` (`calls.model`), else the one the start-up line names."""
+    v = trace.view("calls")
+    for s, m in zip(v.get_column("seq").to_list(), v.get_column("model").to_list(), strict=True):
+        if s == seq and m:
+            return str(m)
+    return (trace.surface or {}).get("model")
 
 
 def unknown_thread(reports: list[SourcesReport], thread: str) -> str | None:

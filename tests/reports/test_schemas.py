@@ -45,7 +45,8 @@ FINGERPRINTS = {
     # format gains codex and gemini; health.signals[]: has_data replaces abstained and effective_weight
     ("trace", 3): "226dbde4817a",
     ("usage", 3): "98158c0c8374",  # format gains codex and gemini
-    ("sources", 3): "293fb876c1ef",  # format gains codex and gemini
+    ("sources", 3): "a160ea7138f2",  # format gains codex and gemini; rows split the prefix (memory, skills,
+    # custom_agents, deferred_tools, mcp_instructions); netted, calibration, other_parts, surface, claude_context
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini
 }
 

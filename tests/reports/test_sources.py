@@ -50,8 +50,10 @@ def attachment(chars):
 
 
 def _sources(write, *records, at="last"):
+    """The rows of a hand-built trace at spec 001's 4 chars/token (the arithmetic the docstrings do): a
+    few synthetic steps are no calibration."""
     (trace,) = read_trace(write("t.jsonl", *records))
-    return build_sources(trace, at=at)
+    return build_sources(trace, at=at, calibrated=False)
 
 
 def _rows(report):
@@ -258,7 +260,8 @@ def test_hidden_thinking_is_not_exact_zero(write):
     est = _estimated(r)
     assert est["thinking"] is True and est["prose"] is True
     text = render_sources_table(analyze([write("h.jsonl", call("m1", 0, 0, 10_000, 900, thinking="", text="a" * 400),
-                                               call("m2", 0, 0, 11_000))], build=build_sources))  # fmt: skip
+                                               call("m2", 0, 0, 11_000))],
+                                        build=partial(build_sources, calibrated=False)))  # fmt: skip
     assert "≈800" in text and "thinking hidden in 1 call " in text
 
 
@@ -463,15 +466,16 @@ def test_every_sample_sums_to_the_size_at_every_call(sample_sources, sample_repo
     assert steps == sum(r.calls - r.unmeasured_calls for r in sample_reports.values()) == 661 + 255
 
 
-#: Per sample (its last call): context size, overflow_raw, reconciled, withdrawn, the prefix row.
+#: Per sample (its last call, rows at the trace's own calibration): context size, overflow_raw, reconciled,
+#: withdrawn, the prefix row (the first prompt less what it carried).
 SAMPLE_FIGURES = {
-    "b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl": (106060, 0, 0, 0, 26447),
-    "b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl": (66603, 0, 1700, 0, 27860),
-    "b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl": (68182, 0, 1499, 0, 16340),
-    "b-ccl-image-and-errors.jsonl": (78284, 0, 2987, 3458, 16399),
-    "b-ccl-thinking-sonnet45.jsonl": (72484, 0, 434, 0, 16376),
-    "a-ralph-subagent-opus45-haiku45.jsonl#1": (133511, 0, 0, 0, 25101),
-    "a-ralph-27runs-with-separators.jsonl#1": (80284, 0, 0, 0, 26327),
+    "b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl": (106060, 0, 0, 0, 26394),
+    "b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl": (66603, 0, 0, 0, 22370),
+    "b-ccl-flat-agent-files-v2037/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl": (68182, 1093, 1361, 0, 16238),
+    "b-ccl-image-and-errors.jsonl": (78284, 6716, 4660, 3458, 16399),
+    "b-ccl-thinking-sonnet45.jsonl": (72484, 0, 1816, 0, 15715),
+    "a-ralph-subagent-opus45-haiku45.jsonl#1": (133511, 0, 2011, 0, 25104),
+    "a-ralph-27runs-with-separators.jsonl#1": (80284, 0, 797, 0, 26329),
 }
 
 
@@ -486,7 +490,8 @@ def test_partial_outputs_of_a_real_sample_are_not_capped(sample_sources):
     """Finding 1 on b-ccl-image-and-errors: all 101 calls were written with no stop_reason (their output
     a lower bound). Its tool inputs row at the last call is Σ over calls 1–100 of (characters of each
     call's tool_use inputs as compact JSON) // 4, computed here from the raw lines: 9,189 (1,778 when
-    capped at the output); prose is ≈ and at most their text // 4 (4,046)."""
+    capped at the output); prose is ≈ and at most their text // 4 (4,046). The rows take the same
+    characters at the trace's own rates (`calibration`: inputs 2.91, output 2.68 chars/token)."""
     per_call: dict[str, list[int]] = {}
     for line in (SAMPLES / "b-ccl-image-and-errors.jsonl").read_text().splitlines():
         rec = orjson.loads(line)
@@ -503,7 +508,12 @@ def test_partial_outputs_of_a_real_sample_are_not_capped(sample_sources):
     r = sample_sources["b-ccl-image-and-errors.jsonl"]
     rows = {x["source"]: x for x in r.sources}
     assert (len(per_call), inputs, text) == (101, 9189, 4046)
-    assert rows["tool_inputs"]["tokens"] == inputs and rows["prose"]["tokens"] <= text
+    rate_in, rate_out = (r.calibration[k]["chars_per_token"] for k in ("inputs", "output"))
+    assert (rate_in, rate_out) == (2.908, 2.6812)
+    at_rate = sum(int(i / rate_in) for i, _ in earlier)
+    # placed whole but where a step's estimates overshot its growth (reconciled) or it shrank (withdrawn)
+    assert at_rate == 12_652 and 1_778 < rows["tool_inputs"]["tokens"] == 12_226 <= at_rate
+    assert rows["prose"]["tokens"] <= sum(int(t / rate_out) for _, t in earlier)
     assert rows["prose"]["estimated"] and r.output_lower_bound_calls == 101
 
 
@@ -512,7 +522,8 @@ def test_hidden_thinking_of_a_real_sample(sample_sources):
     text (a signature only), every output final. Computed here from the raw lines over calls 1–16: per
     call, inputs i = min(input chars // 4, output), prose p = min(text chars // 4, output − i), thinking
     the rest (hidden) — Σ thinking 14,466, Σ prose 402 (the final outputs are placed whole: nothing of
-    them is reconciled or withdrawn here). Before, thinking read exact 0 and prose ≈14,868."""
+    them is reconciled or withdrawn here). Before, thinking read exact 0 and prose ≈14,868. The rows take
+    the characters at the trace's own rates (`calibration`), the same rule."""
     per_call: dict[str, dict] = {}
     path = SAMPLES / "b-ccl-agent-teams-opus47" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
     for line in path.read_text().splitlines():
@@ -529,14 +540,19 @@ def test_hidden_thinking_of_a_real_sample(sample_sources):
                 c["text"] += len(block["text"])
             elif block["type"] == "thinking" and not block["thinking"]:
                 c["hidden"] = True
-    thinking = prose = 0
-    for c in list(per_call.values())[:-1]:
-        i = min(c["inputs"] // 4, c["out"])
-        p = min(c["text"] // 4, c["out"] - i) if c["hidden"] else c["out"] - i
-        thinking, prose = thinking + c["out"] - i - p, prose + p
     r = sample_sources["b-ccl-agent-teams-opus47/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"]
     rows = {x["source"]: x for x in r.sources}
-    assert (len(per_call), sum(c["hidden"] for c in per_call.values()), thinking, prose) == (17, 14, 14466, 402)
+
+    def split(rate_in, rate_out):
+        thinking = prose = 0
+        for c in list(per_call.values())[:-1]:
+            i = min(int(c["inputs"] / rate_in), c["out"])
+            p = min(int(c["text"] / rate_out), c["out"] - i) if c["hidden"] else c["out"] - i
+            thinking, prose = thinking + c["out"] - i - p, prose + p
+        return thinking, prose
+
+    assert (len(per_call), sum(c["hidden"] for c in per_call.values()), *split(4, 4)) == (17, 14, 14466, 402)
+    thinking, prose = split(r.calibration["inputs"]["chars_per_token"], r.calibration["output"]["chars_per_token"])
     assert (r.hidden_thinking_calls, r.output_lower_bound_calls, r.thinking_exact) == (14, 0, False)
     assert (rows["thinking"]["tokens"], rows["prose"]["tokens"]) == (thinking, prose)
     assert rows["thinking"]["estimated"] and rows["prose"]["estimated"]
@@ -547,7 +563,7 @@ def test_compaction_sample_reference_is_call_62(sample_sources):
     (164,831 → 36,081 tokens), its summary in its own row; at call 61 it is the session start."""
     r = sample_sources["b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"]
     assert (r.reference["kind"], r.reference["call"], r.reference["delta_tokens"]) == ("compaction", 62, -128750)
-    assert _rows(r)["summary"] == 3935
+    assert _rows(r)["summary"] == 6022
     at61 = analyze([str(COMPACTION)], build=partial(build_sources, at="61")).reports[0]
     assert at61.reference["kind"] == "session_start" and at61.context_tokens == 164831
     assert "summary" not in _rows(at61)
@@ -579,7 +595,7 @@ def test_cli_json_and_table(write):
     assert obj["schema_version"] == SCHEMA_VERSIONS["sources"] and obj["call"] == 2 and len(obj["steps"]) == 2
     assert [s["source"] for s in obj["sources"]] == list(ROWS)
     out = CliRunner().invoke(app, ["context", "sources", path, "--no-cache", "--steps", "--at", "1"])
-    assert out.exit_code == 0 and "call 1 of 2 (1)" in out.stdout and "| prefix" in out.stdout
+    assert out.exit_code == 0 and "call 1 of 2 (1)" in out.stdout and "| system prompt + tools" in out.stdout
     bad = CliRunner().invoke(app, ["context", "sources", path, "--at", "nope"])
     assert bad.exit_code == 2
 
@@ -594,7 +610,7 @@ def test_panel_for_the_html_report(write):
     (trace,) = read_trace(write("t.jsonl", call("m1", 0, 0, 1000), call("m2", 0, 0, 1100)))
     panel = sources_panel_of(build_sources(trace))
     assert panel["kind"] == "table" and panel["rows"] == [
-        {"source": "prefix", "tokens": "≈1,000", "share": "91%"},
+        {"source": "system prompt + tools, not itemised in the trace", "tokens": "≈1,000", "share": "91%"},
         {"source": "other", "tokens": "≈100", "share": "9%"},
     ]
     (empty,) = read_trace(write("e.jsonl", prompt("x")))

@@ -194,6 +194,8 @@ class Attachment(Struct):
     type: Any = None
     content: Any = None
     filename: Any = None  # edited_text_file: the file edited outside the model
+    addedLines: Any = None  # deferred_tools_delta, agent_listing_delta: the lines the listing adds
+    addedBlocks: Any = None  # mcp_instructions_delta: each MCP server's instructions added
 
 
 class Line(Struct):
