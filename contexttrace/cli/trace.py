@@ -68,6 +68,8 @@ def trace_command(
     label_needs_db(label, db)
     build = build_report_with_cost if needs_cost(options) else None  # priced only when a threshold or sort asks
     run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build)
+    # the fill column: with --window, or when a trace states its own window (a Codex rollout, a Gemini session)
+    fill = window is not None or any(getattr(r, "fill", None) is not None for r in run.reports)
     view = show_view(run, "trace", options, output=output, db=db, label=label, wide=wide,
-                     with_window=window is not None, with_calls=calls, explain=explain, color=color)  # fmt: skip
+                     with_window=fill, with_calls=calls, explain=explain, color=color)  # fmt: skip
     finish(run, paths or [], view)

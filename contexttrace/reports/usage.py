@@ -94,6 +94,8 @@ class UsageReport:
     fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
     #: `label`, `project`, `cwd`, `start`, `start_source` (`facts.trace_facts`)
     facts: dict[str, Any] = field(default_factory=dict)
+    #: figures the trace cannot give and why (`Trace.unrecorded`): their cells show `–`; not a JSON key
+    unrecorded: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: every reading, raw numbers (`with_calls` is ignored)."""
@@ -180,6 +182,7 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         format=trace.format,
         session_id=trace.session_id,
         window=choice.tokens,
+        unrecorded=dict(trace.unrecorded),
         window_source=choice.source,
         price_table_date=table.date,
         total=total,
