@@ -153,3 +153,16 @@ def test_format_is_decided_by_content_not_name(tmp_path):
     assert is_session(GLOB.read_bytes()[:65536])
     assert not is_session((SAMPLES / "b-ccl-thinking-sonnet45.jsonl").read_bytes()[:65536])
     assert not is_session((SAMPLES / "c-codex-0.41-small.jsonl").read_bytes()[:65536])
+
+
+def test_window_follows_the_model_table(tmp_path):
+    """Gemini CLI's table gives Gemma 4 a 256,000-token window: the session's last model decides."""
+    lines = [
+        {"sessionId": "s1", "projectHash": "p", "startTime": "2026-05-01T10:00:00Z"},
+        _gemini("g1", 100, model="gemini-2.5-flash"),
+        _gemini("g2", 120, model="gemma-4-31b-it"),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    [trace] = read_trace(path)
+    assert (trace.window_tokens, trace.window_source) == (256_000, "model table")

@@ -20,6 +20,9 @@ rules below rest on is in docs/formats.md ("Codex CLI").
   the model's window from CLI 0.48), kept as the trace states it, with that source.
 * **A compaction** is a `compacted` line; the size before it is the last call's prompt (exact), the size
   after it the next call's (the estimate Codex writes in between is not a call).
+* **A fork** (``forked_from_id``, or a second `session_meta` of another id) starts with its parent's lines,
+  copied in one burst: until the first gap of `REPLAY_GAP_MS` between two lines, its calls, items and
+  events are the parent's and left out (`Trace.inherited_calls`, with a warning).
 * **A tool result's failure** is read from its text, since Codex records no success flag: a non-zero exit
   code (``"exit_code": N`` in JSON output, ``Exit code: N``, ``Process exited with code N``) or a sandbox
   refusal.

@@ -3,9 +3,11 @@
 Two shapes, told apart by their content: a whole JSON document ``{sessionId, projectHash, startTime,
 lastUpdated, messages: [...]}`` (CLIs before 0.39), and JSON lines (0.39 and later): a metadata line, then
 message records that replace an earlier record of the same ``id`` (a message is written again whole when
-its tool calls or tokens change), ``{"$set": {...}}`` updates (``messages`` among them replaces the whole
-list: a checkpoint written after a compression), and ``{"$rewindTo": id}`` (that message and every later
-one removed). What the rules rest on is in docs/formats.md ("Gemini CLI").
+its tool calls or tokens change), ``{"$set": {...}}`` updates (``messages`` among them rewrites the list: a
+checkpoint, written after a compression or a masking), and ``{"$rewindTo": id}`` (that message and every
+later one cut from what the CLI resumes). The trace keeps every message ever written, each as last written:
+a rewound or rewritten call was made and held what it held. What the rules rest on is in docs/formats.md
+("Gemini CLI").
 
 * **A model call** is a ``gemini`` message with ``tokens``: ``input`` is the whole prompt with
   ``cached`` a part of it, ``output`` leaves out ``thoughts`` (billed as output, so counted in the
@@ -15,8 +17,9 @@ one removed). What the rules rest on is in docs/formats.md ("Gemini CLI").
   person's refusal). The result is dated by the call's ``timestamp`` (its completion).
 * **The window** is not recorded: it is the CLI's model table (`GEMINI_WINDOW_TOKENS` for every Gemini
   model), with that source.
-* **A compression** is visible only as the CLI's own notice, an ``info`` message: "compressed from: X to
-  Y tokens" gives both sizes as the CLI states them.
+* **A compression** is the CLI's own notice, an ``info`` message ("compressed from: X to Y tokens" gives
+  both sizes as the CLI states them), or a ``$set.messages`` checkpoint that brings new message ids (the
+  summary), its sizes the calls' around it.
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ from contexttrace.reading.values import epoch_ms, token_count
 
 #: Gemini CLI's `tokenLimit` for the Gemini models (2.x and 3.x, and its default for any other model).
 GEMINI_WINDOW_TOKENS = 1_048_576
+#: The models Gemini CLI's table gives another window (`tokenLimit`; any other model: `GEMINI_WINDOW_TOKENS`).
+MODEL_WINDOWS = {
+    "gemini-1.5-pro": 2_097_152,
+    "gemini-2.0-flash-preview-image-generation": 32_000,
+    "gemma-4-31b-it": 256_000,
+    "gemma-4-26b-a4b-it": 256_000,
+}
 #: `Trace.window_source` of that window (`render.explain.WINDOW_SOURCES` gives its words).
 WINDOW_SOURCE = "model table"
 #: How many skipped lines are named one by one.
@@ -347,6 +357,7 @@ def read_session(path: str, fh: IO[bytes], companions: Sequence[SourceFile] = ()
                 why = " ".join(str(exc).split())[:120]
                 notes.append(LineNote(path, index + 1, f"message not read ({type(exc).__name__}: {why})"))
     session_id = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else None
+    models = [m for m in session.tables["calls"]["model"] if m is not None]  # the window of the last one's
     warnings = []
     if meta.get("$rewound"):
         warnings.append(
@@ -365,7 +376,7 @@ def read_session(path: str, fh: IO[bytes], companions: Sequence[SourceFile] = ()
         files=[path],
         warnings=warnings,
         timestamps_ms=sorted(session.stamps),
-        window_tokens=GEMINI_WINDOW_TOKENS,
+        window_tokens=MODEL_WINDOWS.get(models[-1] if models else "", GEMINI_WINDOW_TOKENS),
         window_source=WINDOW_SOURCE,
     )
     return [trace]
