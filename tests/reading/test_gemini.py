@@ -166,3 +166,23 @@ def test_window_follows_the_model_table(tmp_path):
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     [trace] = read_trace(path)
     assert (trace.window_tokens, trace.window_source) == (256_000, "model table")
+
+
+def test_injected_session_context_is_no_prompt(tmp_path):
+    """Newer CLIs write their start-up context as a user message (``<session_context>``): not a person's
+    prompt, so not a turn."""
+    context = {
+        "id": "u0",
+        "type": "user",
+        "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}],
+    }
+    lines = [
+        {"sessionId": "s1", "projectHash": "p", "startTime": "2026-05-01T10:00:00Z"},
+        context | {"timestamp": "2026-05-01T10:00:00Z"},
+        {"id": "u1", "timestamp": "2026-05-01T10:00:01Z", "type": "user", "content": [{"text": "fix it"}]},
+        _gemini("g1", 100),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    [trace] = read_trace(path)
+    assert trace.view("events").get_column("kind").to_list() == ["meta", "prompt"]

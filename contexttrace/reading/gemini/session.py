@@ -51,6 +51,8 @@ WINDOW_SOURCE = "model table"
 MAX_LINE_NOTES = 20
 #: Tools whose `args` name one file they read or write.
 _PATH_ARGS = ("file_path", "absolute_path", "path")
+#: User-role messages Gemini CLI writes itself (start-up context), told from a person's prompt by their start.
+INJECTED_STARTS = ("<session_context>",)
 #: The mark `_messages` leaves where a checkpoint compressed the history (no message id has it).
 COMPACTION = "$compaction"
 _COMPRESSED = re.compile(r"compressed from:?\s*([\d,]+)\s*to\s*([\d,]+)\s*tokens", re.I)
@@ -295,8 +297,9 @@ class _Session:
         compressed = _COMPRESSED.search(text) if kind == "info" else None
         if kind == COMPACTION:  # a checkpoint's compression: its sizes are the calls' around it
             self.add("events", row | {"kind": "compact_boundary", "trigger": None})
-        elif kind == "user":
-            self.add("events", row | {"kind": "prompt", "images": 0})
+        elif kind == "user":  # the context the CLI injects itself (newer CLIs) is no person's prompt
+            injected = text.lstrip().startswith(INJECTED_STARTS)
+            self.add("events", row | {"kind": "meta" if injected else "prompt", "images": 0})
         elif kind == "error":
             self.add("events", row | {"kind": "api_error"})
         elif compressed:
