@@ -76,7 +76,9 @@ def trace_command(
     build = build_report_with_cost if needs_cost(options) else None  # priced only when a threshold or sort asks
     with command_notes(quiet, verbose) as notes:
         run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build, notes=notes)
+        # the fill column: with --window, or when a trace states its own window (a Codex rollout, a Gemini session)
+        fill = window is not None or any(getattr(r, "fill", None) is not None for r in run.reports)
         view = show_view(run, "trace", options, output=output, db=db, label=label, wide=wide,
-                         with_window=window is not None, with_calls=calls, explain=explain, color=color,
+                         with_window=fill, with_calls=calls, explain=explain, color=color,
                          notes=notes, format_given=fmt is not None or json)  # fmt: skip
         finish(run, paths or [], view, notes=notes, allow_empty=allow_empty)

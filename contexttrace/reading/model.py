@@ -230,6 +230,9 @@ class Trace:
     #: `model_context_window`); None when it states none (Claude Code states its window in `result`).
     window_tokens: int | None = None
     window_source: str | None = None
+    #: Figures this trace cannot give, and why: ``"tokens"`` (no per-call usage: calls, prompt sizes, tokens
+    #: and cost), ``"compactions"``. Shown as `–` with the reason, never as 0.
+    unrecorded: dict[str, str] = field(default_factory=dict)
 
     @property
     def has(self) -> Capabilities:

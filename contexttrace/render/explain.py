@@ -32,6 +32,9 @@ WINDOW_SOURCES = {
     "default": "Claude Code's default; the trace does not say",
     "peak": "assumed: the peak exceeds 200,000",
     "model [1m]": "a model id ends in [1m]",
+    "model_context_window": "as the rollout states it: Codex CLI's model_context_window (from CLI 0.48, 95 % of "
+    "the model's window)",
+    "model table": "Gemini CLI's model table for the session's model; the session does not record it",
 }
 #: At most this many call numbers are listed per factor.
 CALLS_SHOWN = 8

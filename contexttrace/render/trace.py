@@ -79,20 +79,39 @@ def weather_cell(w: dict[str, Any] | None) -> str:
     return f"{w.get('emoji') or ''} {w['level']}".strip()
 
 
+#: A cell the trace's format cannot give (`TraceReport.unrecorded`): never 0; stderr says why.
+UNRECORDED = "–"
+
+
+def unrecorded_cell(r: Any, what: str, cell: str) -> str:
+    """`cell`, or `UNRECORDED` when the trace cannot give `what` (``"tokens"``, ``"compactions"``).
+
+    >>> from types import SimpleNamespace
+    >>> unrecorded_cell(SimpleNamespace(unrecorded={"tokens": "why"}), "tokens", "0"), unrecorded_cell(None, "x", "3")
+    ('–', '3')
+    """
+    return UNRECORDED if what in (getattr(r, "unrecorded", None) or {}) else cell
+
+
 def _fill_cell(r: Any) -> str:
     """The `fill` cell: peak ÷ window as a percentage, ``!`` after it when the peak exceeds the window."""
-    return measured_cell(r, r.fill, fmt_percent) + ("!" if r.fill is not None and r.fill > 1 else "")
+    cell = measured_cell(r, r.fill, fmt_percent) + ("!" if r.fill is not None and r.fill > 1 else "")
+    return unrecorded_cell(r, "tokens", cell)
+
+
+def _token_cell(r: Any, value: Any) -> str:
+    return unrecorded_cell(r, "tokens", measured_cell(r, value))
 
 
 #: Column header → how to get the cell from a report. `fill` is dropped when no window was given.
 COLUMNS: list[tuple[str, Any]] = [
     ("trace", lambda r: r.trace),
-    ("calls", lambda r: fmt_int(r.calls)),
-    ("first", lambda r: measured_cell(r, r.first)),
-    ("peak", lambda r: measured_cell(r, r.peak)),
+    ("calls", lambda r: unrecorded_cell(r, "tokens", fmt_int(r.calls))),
+    ("first", lambda r: _token_cell(r, r.first)),
+    ("peak", lambda r: _token_cell(r, r.peak)),
     ("fill", _fill_cell),
-    ("growth", lambda r: measured_cell(r, r.growth)),
-    ("compact", lambda r: fmt_int(r.compact)),
+    ("growth", lambda r: _token_cell(r, r.growth)),
+    ("compact", lambda r: unrecorded_cell(r, "compactions", fmt_int(r.compact))),
     ("tools", lambda r: fmt_int(r.tools)),
     ("failed", lambda r: failed_cell(r.failed, r.denied)),
     ("repeat", lambda r: fmt_int(r.repeat)),
@@ -158,6 +177,23 @@ def render_table_notes(run: RunResult) -> list[str]:
     """
     lines = (largest_results_line(r.trace, r) for r in run.reports)
     return [safe_text(line) for line in lines if line is not None]
+
+
+def unrecorded_line(name: str, r: Any) -> str | None:
+    """``<name>: – for what the trace cannot give (token counts, compactions): <reason>``, or None.
+
+    >>> from types import SimpleNamespace
+    >>> unrecorded_line("t", SimpleNamespace(unrecorded={"tokens": "none written", "compactions": "none written"}))
+    't: – for what the trace cannot give (token counts, compactions): none written'
+    """
+    gone = getattr(r, "unrecorded", None) or {}
+    names = {"tokens": "token counts", "compactions": "compactions"}
+    by_reason: dict[str, list[str]] = {}
+    for what, why in gone.items():
+        by_reason.setdefault(why, []).append(names.get(what, what))
+    head = f"{name}: {UNRECORDED} for what the trace cannot give"
+    parts = [f"{head} ({', '.join(w)}): {why}" for why, w in by_reason.items()]
+    return "; ".join(parts) or None
 
 
 def prompt_series(r: TraceReport) -> str:

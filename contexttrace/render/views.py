@@ -18,9 +18,11 @@ from contexttrace.render.trace import (
     COLUMNS,
     EXTRA_COLUMNS,
     SERIES_INDENT,
+    UNRECORDED,
     failed_cell,
     largest_results_line,
     prompt_series,
+    unrecorded_line,
 )
 from contexttrace.render.usage import USAGE_HEADERS, render_usage_notes, usage_breakdown, usage_cells
 from contexttrace.reports.trace import RunResult
@@ -109,6 +111,8 @@ def _usage_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
     rows = []
     for label, rec, r in zip(view.labels, view.records, view.reports, strict=True):
         first, *rest = usage_cells(label, r.total, r.turn_figures["turns"])
+        if "tokens" in r.unrecorded:  # no token count at all: every figure but the turns is unknown
+            rest = [cell if i == 1 else UNRECORDED for i, cell in enumerate(rest)]
         rows.append([first, *_fact_cells(view, rec), *rest])
         if r.subagents["calls"]:
             first, *rest = usage_cells("  ↳ subagents", r.subagents, None)
@@ -385,6 +389,10 @@ def render_view_notes(view: Any, markdown: bool = False, by_label: bool = False)
             out.extend([line] if line is not None else [])
     elif view.kind == "usage":
         out.extend(render_usage_notes(_run_of(view)))
+    if view.kind in ("trace", "usage"):
+        for label, r in zip(view.labels, view.reports, strict=True):
+            line = unrecorded_line(label if markdown else r.trace, r)
+            out.extend([line] if line is not None else [])
     return [safe_text(x) for x in out]
 
 

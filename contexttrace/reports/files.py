@@ -38,7 +38,7 @@ import orjson
 from contexttrace.analysis.paths import PathIndex, path_key, resolve_path, strings
 from contexttrace.analysis.placement import FILE_TOOLS, Boundary, boundaries, removed_by, touched_path
 from contexttrace.analysis.tokens import CHARS_PER_TOKEN, result_tokens
-from contexttrace.reading.contract import THREAD_MAIN
+from contexttrace.reading.contract import SHELL_TOOLS, THREAD_MAIN
 from contexttrace.reading.text import path_words
 from contexttrace.reports.tools import error_class
 from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
@@ -62,17 +62,22 @@ DROPPED = "DROPPED"
 #: Spec 001: re-reads are flagged ⚠ from this many.
 REREAD_WARN = 3
 
-#: Tools that read a file (with Bash when its command is a reader: `tool_uses.read_path`).
-READ_TOOLS = frozenset({"Read"})
-#: Tools that write a file; the input key whose text is written (≈ tokens written).
+#: Tools that read a file (Claude Code's Read, Gemini CLI's read_file; with a shell tool when its command is
+#: a reader: `tool_uses.read_path`).
+READ_TOOLS = frozenset({"Read", "read_file"})
+#: Tools that write a file; the input key whose text is written (≈ tokens written). Codex CLI's apply_patch
+#: writes the added lines of its patch (its input is the patch text).
 WRITE_TOOLS: dict[str, str] = {
     "Edit": "new_string",
     "Write": "content",
     "MultiEdit": "edits",
     "NotebookEdit": "new_source",
+    "write_file": "content",
+    "replace": "new_string",
+    "apply_patch": "input",
 }
 #: Writes that need the file's old content (an edit from memory is spec 003's "forgot what I told it").
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit", "replace", "apply_patch"})
 #: Bash readers that print part of a file (a ranged read); `cat` prints it whole.
 _RANGED_SHELL = re.compile(r"^\s*(?:sed|head|tail)\b")
 
@@ -249,6 +254,10 @@ def _minutes(ms: int) -> str:
 def _written_chars(name: str, inp: dict[str, Any]) -> int:
     """Characters a write's input puts in the file: Write's content, Edit's new_string, MultiEdit's
     edits' new_strings, NotebookEdit's new_source."""
+    if name == "apply_patch":  # the patch text: its added lines, each without its "+"
+        text = inp.get("input")
+        lines = text.splitlines() if isinstance(text, str) else []
+        return sum(len(line) - 1 for line in lines if line.startswith("+"))
     value = inp.get(WRITE_TOOLS[name])
     if name == "MultiEdit" and isinstance(value, list):
         return sum(len(e["new_string"]) for e in value if isinstance(e, dict) and isinstance(e.get("new_string"), str))
@@ -305,8 +314,12 @@ def _file_of(name: str, fpath: str | None, rpath: str | None, inp: Any) -> tuple
     if fpath is None and name == "NotebookEdit" and isinstance(inp, dict):
         book = inp.get("notebook_path")
         return (book, "notebook_path") if isinstance(book, str) and book else (None, None)
+    if name in SHELL_TOOLS:  # a shell reader's one path (Claude Code's Bash, Codex's and Gemini's shells)
+        return rpath or None, None
+    if name in READ_TOOLS or name in WRITE_TOOLS:
+        return fpath or None, ("file_path" if fpath else None)
     path = touched_path(name, fpath, rpath)  # (the rule `context sources` classifies by: placement)
-    return path, (None if path is None or name == "Bash" else "file_path")
+    return path, (None if path is None else "file_path")
 
 
 def _uses(trace: Trace, cut: int | None) -> tuple[list[_Use], list[str | None]]:
@@ -318,7 +331,7 @@ def _uses(trace: Trace, cut: int | None) -> tuple[list[_Use], list[str | None]]:
         if cut is not None and seq >= cut:
             continue
         if kind != THREAD_MAIN:
-            if (name == "Bash" and rpath) or (name in FILE_TOOLS and fpath):
+            if (name in SHELL_TOOLS and rpath) or ((name in FILE_TOOLS or name in WRITE_TOOLS) and fpath):
                 others.append(tid)
             continue
         try:
@@ -361,7 +374,7 @@ def _touches(uses: list[_Use], results: dict[str, tuple[Any, ...]], rows: dict[s
             if cls == "file_changed":
                 steps.append((seq, "changed", None, False))
             continue
-        inp = use.inp if isinstance(use.inp, dict) else {}
+        inp = use.inp if isinstance(use.inp, dict) else {"input": use.inp}
         if use.name in WRITE_TOOLS:
             row["writes"] += 1
             row["tokens_written"] += _written_chars(use.name, inp) // CHARS_PER_TOKEN
@@ -375,7 +388,10 @@ def _touches(uses: list[_Use], results: dict[str, tuple[Any, ...]], rows: dict[s
         if use.name in READ_TOOLS:
             ranged = inp.get("offset") is not None or inp.get("limit") is not None
         else:
-            ranged = _RANGED_SHELL.match(str(inp.get("command", ""))) is not None
+            command = inp.get("command", inp.get("cmd", ""))
+            if isinstance(command, list):  # Codex CLI's argv, ["bash", "-lc", script]
+                command = command[-1] if command else ""
+            ranged = _RANGED_SHELL.match(str(command)) is not None
         row["ranged_reads"] += ranged
         steps.append((seq, "read", use.tid, ranged))
 

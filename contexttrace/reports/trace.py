@@ -17,7 +17,7 @@ from contexttrace.analysis.health import health_of
 from contexttrace.analysis.session import session_rows_of
 from contexttrace.analysis.tool_figures import largest_results_of, tool_counts_of, tool_figures_of
 from contexttrace.analysis.weather import weather_of
-from contexttrace.analysis.window import context_windows, window_choice_of
+from contexttrace.analysis.window import context_windows, stated_window, window_choice_of
 from contexttrace.reading import LineNote, Trace
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
 
@@ -81,6 +81,8 @@ class TraceReport:
     #: main calls whose prompt size is unknown (usage unreadable, `metrics.measured`), left out of
     #: first/peak/growth/fill; not a JSON key (the warning says it)
     unmeasured_calls: int = 0
+    #: figures the trace cannot give and why (`Trace.unrecorded`): their cells show `–`; not a JSON key
+    unrecorded: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: raw numbers, stable keys (`--calls` adds `prompt_tokens`)."""
@@ -285,7 +287,9 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     trace
         A trace from `read_trace`.
     window
-        The context window in tokens (`--window`), or None: then `fill` is None.
+        The context window in tokens (`--window`), or None: then `fill` and `window` are the trace's own
+        window's (`window.stated_window`: a Codex rollout's `model_context_window`, Gemini CLI's model
+        table), or None when the trace states none (Claude Code's traces).
 
     Returns
     -------
@@ -297,7 +301,11 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     """
     rows = FrameRows(trace)  # the frames read once into Python rows, shared by every figure
     series = [int(c[1]) for c in rows.main_calls]
-    ctx = metrics.context_figures(series, window)
+    fill_window = window
+    if window is None:  # the window the trace itself states (a Codex rollout, a Gemini session) gives the fill
+        stated = stated_window(trace, [c[1] for c in rows.main_calls])
+        fill_window = stated.tokens if stated is not None else None
+    ctx = metrics.context_figures(series, fill_window)
     tools = tool_figures_of(rows)
     counts = metrics.thread_call_counts_of(rows.call_kinds)
     main_seqs = [c[0] for c in rows.main_calls]
@@ -314,7 +322,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         first=ctx["first"],
         peak=ctx["peak"],
         fill=ctx["fill"],
-        window=window,
+        window=fill_window,
         growth=ctx["growth"],
         compact=len(events),
         **figures,
@@ -341,6 +349,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         extra={"health": health_of(session, choice), "weather": weather_of(session, choice.tokens)},
         facts=trace_facts(trace),
         unmeasured_calls=ctx["unmeasured"],
+        unrecorded=dict(trace.unrecorded),
     )
 
 

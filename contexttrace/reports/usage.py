@@ -96,6 +96,8 @@ class UsageReport:
     facts: dict[str, Any] = field(default_factory=dict)
     #: The calls' usage by message time (`time_buckets`), for `--group-by day|week|month`; not in the JSON.
     time_buckets: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    #: figures the trace cannot give and why (`Trace.unrecorded`): their cells show `–`; not a JSON key
+    unrecorded: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: every reading, raw numbers (`with_calls` is ignored)."""
@@ -182,6 +184,7 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         format=trace.format,
         session_id=trace.session_id,
         window=choice.tokens,
+        unrecorded=dict(trace.unrecorded),
         window_source=choice.source,
         price_table_date=table.date,
         total=total,

@@ -4,6 +4,7 @@ the failure rule, and a rollout without token counts."""
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 
@@ -11,7 +12,7 @@ import orjson
 import pytest
 
 from contexttrace import analyze, read_trace
-from contexttrace.reading.codex.rollout import failed, is_rollout
+from contexttrace.reading.codex.rollout import failed, is_rollout, read_rollout
 
 from ..conftest import GOOD, SAMPLES
 
@@ -231,3 +232,42 @@ def test_compaction_is_counted_with_the_sizes_around_it():
     [event] = report.compaction_events
     assert (event["pre_tokens"], before[-1], after) == (244_674, 244_674, 4_804)
     assert report.prompt_tokens[len(before) - 1 : len(before) + 1] == [244_674, 4_804]
+
+
+def test_fork_replay_is_the_parents_and_left_out():
+    """A forked rollout (``forked_from_id``; the parent's ``session_meta`` copied after its own) starts with
+    the parent's lines copied in one burst: their calls are the parent's (left out, counted in
+    `inherited_calls`, said in a warning); the fork's own calls start after the burst."""
+
+    def line(ts, kind, payload):
+        return orjson.dumps({"timestamp": f"2026-03-01T10:00:{ts}Z", "type": kind, "payload": payload})
+
+    def count(ts, total, prompt):
+        last = {"input_tokens": prompt, "cached_input_tokens": 0, "output_tokens": 10}
+        info = {"total_token_usage": {"total_tokens": total}, "last_token_usage": last, "model_context_window": 258_400}
+        return line(ts, "event_msg", {"type": "token_count", "info": info})
+
+    def said(ts, text):
+        return line(
+            ts, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+        )
+
+    use = {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c1"}
+    lines = [
+        line("00.000", "session_meta", {"id": "child", "forked_from_id": "parent", "cli_version": "0.111.0"}),
+        line("00.001", "session_meta", {"id": "parent", "cli_version": "0.110.0"}),
+        line("00.002", "turn_context", {"model": "gpt-5.3-codex"}),
+        said("00.003", "a"),
+        count("00.004", 1_010, 1_000),
+        line("00.005", "response_item", use),
+        line("00.006", "response_item", {"type": "function_call_output", "call_id": "c1", "output": "Exit code: 1"}),
+        count("00.007", 2_170, 1_150),
+        said("30.000", "b"),
+        count("35.000", 3_430, 1_250),
+    ]  # fmt: skip
+    [trace] = read_rollout("fork.jsonl", io.BytesIO(b"\n".join(lines) + b"\n"))
+    assert trace.view("calls").get_column("prompt_tokens").to_list() == [1_250]
+    assert (trace.inherited_calls, trace.view("tool_uses").height, trace.session_id) == (2, 0, "child")
+    assert trace.warnings == [
+        "a fork of session parent: the 2 call(s) it copied from it at its start are the parent's, left out here"
+    ]

@@ -19,34 +19,73 @@ SHELL = SAMPLES / "d-gemini-sessions/chats/session-2025-12-26T04-02-b68abb2e.jso
 CANCELLED = SAMPLES / "d-gemini-sessions/chats/session-2025-12-30T01-16-3f9ce747.json"
 
 
+def _gemini(mid, prompt, **extra):
+    tokens = {"input": prompt, "output": 10, "cached": 0, "thoughts": 0, "tool": 0, "total": prompt + 10}
+    msg = {"id": mid, "timestamp": "2026-05-01T10:00:00Z", "type": "gemini", "content": "", "tokens": tokens}
+    return msg | extra
+
+
 def test_jsonl_form_folds_upserts_sets_and_rewinds(tmp_path):
     """The JSON-lines form (CLI 0.39+, built here from the documented record kinds: no licensed real file
-    of this form was found): a message written again under its id replaces the first, ``$rewindTo``
-    removes that message and the rest, ``$set.messages`` replaces the whole list."""
-
-    def gemini(mid, prompt):
-        tokens = {"input": prompt, "output": 10, "cached": 0, "thoughts": 0, "tool": 0, "total": prompt + 10}
-        return {"id": mid, "timestamp": "2026-05-01T10:00:00Z", "type": "gemini", "content": "", "tokens": tokens}
-
+    of this form was found): a message written again under its id replaces the first; a call ``$rewindTo``
+    cut was made (counted, and said); a ``$set.messages`` checkpoint that brings new ids (a compression's
+    summary) is a compaction, its sizes the calls around it, and the calls before it stay."""
     lines = [
         {"sessionId": "s1", "projectHash": "p", "startTime": "2026-05-01T10:00:00Z", "lastUpdated": "x"},
         {"id": "u1", "timestamp": "2026-05-01T10:00:00Z", "type": "user", "content": "hi"},
-        gemini("g1", 100),
-        gemini("g1", 150),  # the same message again (its tokens arrived): replaces the first
+        _gemini("g1", 100),
+        _gemini("g1", 150),  # the same message again (its tokens arrived): replaces the first
         {"$set": {"lastUpdated": "2026-05-01T10:00:01Z"}},
-        gemini("g2", 200),
-        gemini("g3", 300),
-        {"$rewindTo": "g3"},  # g3 and after removed
-        gemini("g4", 400),
+        _gemini("g2", 200),
+        _gemini("g3", 300),
+        {"$rewindTo": "g3"},  # g3 and after cut from the session; g3's call was made
+        _gemini("g4", 400),
     ]
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     [trace] = read_trace(path)
-    assert trace.view("calls").get_column("prompt_tokens").to_list() == [150, 200, 400]
-    checkpoint = [*lines, {"$set": {"messages": [gemini("c1", 50)]}}, gemini("g5", 80)]
+    assert trace.view("calls").get_column("prompt_tokens").to_list() == [150, 200, 300, 400]
+    assert trace.warnings == [
+        "1 rewind(s) ($rewindTo) cut messages from the session: their calls were made and are counted"
+    ]
+    summary = {"id": "c0", "timestamp": "2026-05-01T10:01:00Z", "type": "user", "content": "<state_snapshot>…"}
+    checkpoint = [*lines, {"$set": {"messages": [summary, _gemini("g4", 400)]}}, _gemini("g5", 80)]
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in checkpoint))
-    [trace] = read_trace(path)
-    assert trace.view("calls").get_column("prompt_tokens").to_list() == [50, 80]
+    report = analyze([path]).reports[0]
+    assert report.prompt_tokens == [150, 200, 300, 400, 80]
+    [event] = report.compaction_events
+    assert (report.compact, event["call"], event["context_before"], event["context_after"]) == (1, 5, 400, 80)
+    masked = [*lines, {"$set": {"messages": [_gemini("g4", 400)]}}]  # masking rewrites: no new id, no compaction
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in masked))
+    assert analyze([path]).reports[0].compact == 0
+
+
+def test_subagent_sessions_under_the_parent_folder_are_found(tmp_path):
+    """A subagent's session (CLI 0.37+: ``chats/<parentSessionId>/<id>.jsonl``, linked by its tool call's
+    ``agentId``) is found by the folder scan beside its parent and read as a session of its own."""
+    chats = tmp_path / "proj" / "chats"
+    (chats / "parent-uuid").mkdir(parents=True)
+    parent = [
+        {"sessionId": "parent-uuid", "projectHash": "p", "startTime": "2026-05-01T10:00:00Z", "kind": "main"},
+        {"id": "u1", "timestamp": "2026-05-01T10:00:00Z", "type": "user", "content": "look around"},
+        _gemini("g1", 1_000, toolCalls=[{"id": "t1", "name": "codebase_investigator", "args": {"objective": "x"},
+                                         "status": "success", "agentId": "sub-uuid",
+                                         "result": [{"functionResponse": {"id": "t1", "name": "codebase_investigator",
+                                                                          "response": {"output": "found it"}}}]}]),
+        _gemini("g2", 1_200),
+    ]  # fmt: skip
+    sub = [
+        {"sessionId": "sub-uuid", "projectHash": "p", "startTime": "2026-05-01T10:00:01Z", "kind": "subagent"},
+        {"id": "s-u", "timestamp": "2026-05-01T10:00:01Z", "type": "user", "content": "x"},
+        _gemini("s-g1", 700),
+        _gemini("s-g2", 900),
+        _gemini("s-g3", 950),
+    ]
+    (chats / "session-2026-05-01T10-00-parentuu.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in parent))
+    (chats / "parent-uuid" / "sub-uuid.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in sub))
+    run = analyze([tmp_path])
+    figures = sorted((r.session_id, r.calls, r.first, r.peak, r.tools) for r in run.reports)
+    assert figures == [("parent-uuid", 2, 1_000, 1_200, 1), ("sub-uuid", 3, 700, 950, 0)]
 
 
 def _model_messages(path):
@@ -101,7 +140,7 @@ def test_output_counts_thoughts_and_cache_is_part_of_input():
 def test_window_is_the_model_table_and_says_so():
     """A session records no window: the CLI's model table (1,048,576 for Gemini models), with that source."""
     [trace] = read_trace(GLOB)
-    assert (trace.window_tokens, trace.window_source) == (GEMINI_WINDOW_TOKENS, "model table (Gemini CLI)")
+    assert (trace.window_tokens, trace.window_source) == (GEMINI_WINDOW_TOKENS, "model table")
     assert GEMINI_WINDOW_TOKENS == 1_048_576
 
 
@@ -114,3 +153,36 @@ def test_format_is_decided_by_content_not_name(tmp_path):
     assert is_session(GLOB.read_bytes()[:65536])
     assert not is_session((SAMPLES / "b-ccl-thinking-sonnet45.jsonl").read_bytes()[:65536])
     assert not is_session((SAMPLES / "c-codex-0.41-small.jsonl").read_bytes()[:65536])
+
+
+def test_window_follows_the_model_table(tmp_path):
+    """Gemini CLI's table gives Gemma 4 a 256,000-token window: the session's last model decides."""
+    lines = [
+        {"sessionId": "s1", "projectHash": "p", "startTime": "2026-05-01T10:00:00Z"},
+        _gemini("g1", 100, model="gemini-2.5-flash"),
+        _gemini("g2", 120, model="gemma-4-31b-it"),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    [trace] = read_trace(path)
+    assert (trace.window_tokens, trace.window_source) == (256_000, "model table")
+
+
+def test_injected_session_context_is_no_prompt(tmp_path):
+    """Newer CLIs write their start-up context as a user message (``<session_context>``): not a person's
+    prompt, so not a turn."""
+    context = {
+        "id": "u0",
+        "type": "user",
+        "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}],
+    }
+    lines = [
+        {"sessionId": "s1", "projectHash": "p", "startTime": "2026-05-01T10:00:00Z"},
+        context | {"timestamp": "2026-05-01T10:00:00Z"},
+        {"id": "u1", "timestamp": "2026-05-01T10:00:01Z", "type": "user", "content": [{"text": "fix it"}]},
+        _gemini("g1", 100),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    [trace] = read_trace(path)
+    assert trace.view("events").get_column("kind").to_list() == ["meta", "prompt"]

@@ -20,6 +20,9 @@ rules below rest on is in docs/formats.md ("Codex CLI").
   the model's window from CLI 0.48), kept as the trace states it, with that source.
 * **A compaction** is a `compacted` line; the size before it is the last call's prompt (exact), the size
   after it the next call's (the estimate Codex writes in between is not a call).
+* **A fork** (``forked_from_id``, or a second `session_meta` of another id) starts with its parent's lines,
+  copied in one burst: until the first gap of `REPLAY_GAP_MS` between two lines, its calls, items and
+  events are the parent's and left out (`Trace.inherited_calls`, with a warning).
 * **A tool result's failure** is read from its text, since Codex records no success flag: a non-zero exit
   code (``"exit_code": N`` in JSON output, ``Exit code: N``, ``Process exited with code N``) or a sandbox
   refusal.
@@ -55,11 +58,17 @@ INJECTED_STARTS = (
 )
 #: How many skipped lines are named one by one.
 MAX_LINE_NOTES = 20
+#: Why a rollout of a CLI before 0.32 gives no token figure and no compaction.
+LEGACY_NO_TOKENS = "a Codex CLI before 0.32 wrote no token counts and no compaction"
 
 _EXIT_CODE = re.compile(r"^(?:Exit code: |.*?Process exited with code )(-?\d+)", re.S)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _REFUSALS = ("failed in sandbox", "exec command rejected", "patch rejected", "aborted by user")
 
+
+#: A fork's copy of its parent's history is written in one burst at its start: the first gap between two
+#: lines' write times longer than this (ms) ends it (the person's next prompt comes later).
+REPLAY_GAP_MS = 2_000
 
 #: How many of a file's first lines `is_rollout` looks at: one damaged line must not hide a rollout.
 SNIFF_LINES = 8
@@ -185,6 +194,9 @@ class _Rollout:
         self.notes: list[LineNote] = []
         self.skipped = 0
         self.legacy = False
+        self.fork_of: str | None = None  # the parent session a fork replays at its start
+        self.replaying = False
+        self.inherited = 0  # the parent's calls the replay held
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         for col, values in self.tables[table].items():
@@ -210,6 +222,9 @@ class _Rollout:
         self.prev_total = grand
         if not prompt and not output:
             return  # an estimate after a compaction or a full window: no call
+        if self.replaying:
+            self.inherited += 1  # a call of the parent's, copied by the fork: the parent's own
+            return
         cached = token_count(last.get("cached_input_tokens")) or 0
         call = {
             "seq": seq,
@@ -436,10 +451,22 @@ def _route(r: _Rollout, kind: Any, payload: Any, seq: int, line: int, ts: int | 
             r.turn_cwd = payload["cwd"]
     elif kind == "compacted":
         r.compacted(seq, line, ts)
-    elif kind == "session_meta" and r.session_id is None:
-        r.session_id = payload.get("id") if isinstance(payload.get("id"), str) else None
+    elif kind == "session_meta":
+        _session_meta(r, payload)
+
+
+def _session_meta(r: _Rollout, payload: dict[str, Any]) -> None:
+    """The rollout's own session line, or (in a fork) its parent's, copied: the replay starts there."""
+    own = payload.get("id") if isinstance(payload.get("id"), str) else None
+    if r.session_id is None:
+        r.session_id = own
         r.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         r.cli_version = payload.get("cli_version") if isinstance(payload.get("cli_version"), str) else None
+        parent = payload.get("forked_from_id")
+        if isinstance(parent, str) and parent:
+            r.fork_of, r.replaying = parent, True
+    elif own is not None and own != r.session_id and r.fork_of is None and r.calls == 0:
+        r.fork_of, r.replaying = own, True
 
 
 def _record(r: _Rollout, rec: dict[str, Any], number: int, ts: int | None) -> None:
@@ -453,6 +480,16 @@ def _record(r: _Rollout, rec: dict[str, Any], number: int, ts: int | None) -> No
         r.session_id = rec["id"] if isinstance(rec["id"], str) else None
     elif kind == "message" or kind in MODEL_ITEMS:
         _route(r, "response_item", rec, r.seq, number, ts)  # a bare item (CLIs before 0.32)
+
+
+def _copied(rec: dict[str, Any]) -> bool:
+    """Whether a line of a fork's replay is left out: the parent's items, events and compactions are; its
+    session, turn-context and token-count lines are read (the model, the window, the running totals)."""
+    kind = rec.get("type")
+    if kind == "event_msg":
+        payload = rec.get("payload")
+        return not (isinstance(payload, dict) and payload.get("type") == "token_count")
+    return kind in ("response_item", "compacted")
 
 
 def _feed(r: _Rollout, fh: IO[bytes]) -> int:
@@ -480,8 +517,11 @@ def _feed(r: _Rollout, fh: IO[bytes]) -> int:
             ts = epoch_ms(rec.get("timestamp"))
             if ts is not None:
                 r.stamps.append(ts)
+            if r.replaying and ts is not None and r.prev_ts is not None and ts - r.prev_ts > REPLAY_GAP_MS:
+                r.replaying = False  # the fork's own lines begin after the burst that copied its parent's
             try:
-                _record(r, rec, number, ts)
+                if not (r.replaying and _copied(rec)):  # the parent's items and events, copied: the parent's
+                    _record(r, rec, number, ts)
             except Exception as exc:  # the line firewall: a value no rule expected costs this line only
                 r.skip(number, f"not read ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
             if ts is not None:
@@ -526,8 +566,15 @@ def read_rollout(path: str, fh: IO[bytes], companions: Sequence[SourceFile] = ()
     if r.session_id is None and not r.tables["calls"]["seq"]:
         raise TraceFormatError(path, "no Codex CLI rollout record")
     r.boundary()
+    if r.fork_of is not None:
+        r.warnings.append(
+            f"a fork of session {r.fork_of}: the {r.inherited} call(s) it copied from it at its start are the "
+            "parent's, left out here"
+        )
+    unrecorded: dict[str, str] = {}
     if r.legacy:
         r.warnings.append("a rollout of a CLI before 0.32: it records no token counts, so no call is measured")
+        unrecorded = {"tokens": LEGACY_NO_TOKENS, "compactions": LEGACY_NO_TOKENS}
     trace = Trace(
         name=path,
         path=path,
@@ -544,5 +591,7 @@ def read_rollout(path: str, fh: IO[bytes], companions: Sequence[SourceFile] = ()
         timestamps_ms=sorted(r.stamps),
         window_tokens=r.window,
         window_source="model_context_window" if r.window else None,
+        unrecorded=unrecorded,
+        inherited_calls=r.inherited,
     )
     return [trace]

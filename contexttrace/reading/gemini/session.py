@@ -3,9 +3,11 @@
 Two shapes, told apart by their content: a whole JSON document ``{sessionId, projectHash, startTime,
 lastUpdated, messages: [...]}`` (CLIs before 0.39), and JSON lines (0.39 and later): a metadata line, then
 message records that replace an earlier record of the same ``id`` (a message is written again whole when
-its tool calls or tokens change), ``{"$set": {...}}`` updates (``messages`` among them replaces the whole
-list: a checkpoint written after a compression), and ``{"$rewindTo": id}`` (that message and every later
-one removed). What the rules rest on is in docs/formats.md ("Gemini CLI").
+its tool calls or tokens change), ``{"$set": {...}}`` updates (``messages`` among them rewrites the list: a
+checkpoint, written after a compression or a masking), and ``{"$rewindTo": id}`` (that message and every
+later one cut from what the CLI resumes). The trace keeps every message ever written, each as last written:
+a rewound or rewritten call was made and held what it held. What the rules rest on is in docs/formats.md
+("Gemini CLI").
 
 * **A model call** is a ``gemini`` message with ``tokens``: ``input`` is the whole prompt with
   ``cached`` a part of it, ``output`` leaves out ``thoughts`` (billed as output, so counted in the
@@ -15,8 +17,9 @@ one removed). What the rules rest on is in docs/formats.md ("Gemini CLI").
   person's refusal). The result is dated by the call's ``timestamp`` (its completion).
 * **The window** is not recorded: it is the CLI's model table (`GEMINI_WINDOW_TOKENS` for every Gemini
   model), with that source.
-* **A compression** is visible only as the CLI's own notice, an ``info`` message: "compressed from: X to
-  Y tokens" gives both sizes as the CLI states them.
+* **A compression** is the CLI's own notice, an ``info`` message ("compressed from: X to Y tokens" gives
+  both sizes as the CLI states them), or a ``$set.messages`` checkpoint that brings new message ids (the
+  summary), its sizes the calls' around it.
 """
 
 from __future__ import annotations
@@ -35,10 +38,23 @@ from contexttrace.reading.values import epoch_ms, token_count
 
 #: Gemini CLI's `tokenLimit` for the Gemini models (2.x and 3.x, and its default for any other model).
 GEMINI_WINDOW_TOKENS = 1_048_576
+#: The models Gemini CLI's table gives another window (`tokenLimit`; any other model: `GEMINI_WINDOW_TOKENS`).
+MODEL_WINDOWS = {
+    "gemini-1.5-pro": 2_097_152,
+    "gemini-2.0-flash-preview-image-generation": 32_000,
+    "gemma-4-31b-it": 256_000,
+    "gemma-4-26b-a4b-it": 256_000,
+}
+#: `Trace.window_source` of that window (`render.explain.WINDOW_SOURCES` gives its words).
+WINDOW_SOURCE = "model table"
 #: How many skipped lines are named one by one.
 MAX_LINE_NOTES = 20
 #: Tools whose `args` name one file they read or write.
 _PATH_ARGS = ("file_path", "absolute_path", "path")
+#: User-role messages Gemini CLI writes itself (start-up context), told from a person's prompt by their start.
+INJECTED_STARTS = ("<session_context>",)
+#: The mark `_messages` leaves where a checkpoint compressed the history (no message id has it).
+COMPACTION = "$compaction"
 _COMPRESSED = re.compile(r"compressed from:?\s*([\d,]+)\s*to\s*([\d,]+)\s*tokens", re.I)
 _SESSION_HEAD = re.compile(rb'^\s*\{\s*"(?:sessionId|projectHash)"\s*:')
 
@@ -100,7 +116,7 @@ def _messages(data: bytes, path: str, notes: list[LineNote]) -> tuple[dict[str, 
     if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
         return whole, [m for m in whole["messages"] if isinstance(m, dict)], 0
     meta: dict[str, Any] = {}
-    order: list[str] = []
+    order: list[str] = []  # message ids by first appearance, and `COMPACTION` where a checkpoint compressed
     by_id: dict[str, dict[str, Any]] = {}
     skipped = 0
     for number, raw in enumerate(stripped.split(b"\n"), start=1):
@@ -117,20 +133,11 @@ def _messages(data: bytes, path: str, notes: list[LineNote]) -> tuple[dict[str, 
             skipped += 1
             continue
         if "$rewindTo" in rec:
-            target = rec["$rewindTo"]
-            cut = order.index(target) if target in order else 0
-            for gone in order[cut:]:
-                by_id.pop(gone, None)
-            del order[cut:]
+            meta["$rewound"] = meta.get("$rewound", 0) + 1  # the calls it cut were made: kept
         elif isinstance(rec.get("$set"), dict):
             update = rec["$set"]
             if isinstance(update.get("messages"), list):
-                order = []
-                by_id = {}
-                for m in update["messages"]:
-                    if isinstance(m, dict) and isinstance(m.get("id"), str):
-                        order.append(m["id"])
-                        by_id[m["id"]] = m
+                _checkpoint(update["messages"], order, by_id)
             meta |= {k: v for k, v in update.items() if k != "messages"}
         elif isinstance(rec.get("id"), str) and "type" in rec:
             if rec["id"] not in by_id:
@@ -138,7 +145,21 @@ def _messages(data: bytes, path: str, notes: list[LineNote]) -> tuple[dict[str, 
             by_id[rec["id"]] = rec
         elif "sessionId" in rec:
             meta |= rec
-    return meta, [by_id[i] for i in order], skipped
+    return meta, [by_id[i] if i != COMPACTION else {"type": COMPACTION} for i in order], skipped
+
+
+def _checkpoint(messages: list[Any], order: list[str], by_id: dict[str, dict[str, Any]]) -> None:
+    """A ``$set.messages`` checkpoint: its messages replace those of their ids; one of a new id (the
+    summary a compression writes) marks a compression before the first of them. The messages it leaves
+    out stay: their calls were made, and held what they held."""
+    fresh = [m for m in messages if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"] not in by_id]
+    if fresh:
+        order.append(COMPACTION)
+    for m in messages:
+        if isinstance(m, dict) and isinstance(m.get("id"), str):
+            if m["id"] not in by_id:
+                order.append(m["id"])
+            by_id[m["id"]] = m
 
 
 _BASE = {"thread": THREAD_MAIN, "thread_kind": THREAD_MAIN}
@@ -274,8 +295,11 @@ class _Session:
         text = _text(msg.get("content"))
         row = _BASE | {"seq": self.seq, "line": index + 1, "ts_ms": ts, "text_chars": len(text)}
         compressed = _COMPRESSED.search(text) if kind == "info" else None
-        if kind == "user":
-            self.add("events", row | {"kind": "prompt", "images": 0})
+        if kind == COMPACTION:  # a checkpoint's compression: its sizes are the calls' around it
+            self.add("events", row | {"kind": "compact_boundary", "trigger": None})
+        elif kind == "user":  # the context the CLI injects itself (newer CLIs) is no person's prompt
+            injected = text.lstrip().startswith(INJECTED_STARTS)
+            self.add("events", row | {"kind": "meta" if injected else "prompt", "images": 0})
         elif kind == "error":
             self.add("events", row | {"kind": "api_error"})
         elif compressed:
@@ -336,6 +360,13 @@ def read_session(path: str, fh: IO[bytes], companions: Sequence[SourceFile] = ()
                 why = " ".join(str(exc).split())[:120]
                 notes.append(LineNote(path, index + 1, f"message not read ({type(exc).__name__}: {why})"))
     session_id = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else None
+    models = [m for m in session.tables["calls"]["model"] if m is not None]  # the window of the last one's
+    warnings = []
+    if meta.get("$rewound"):
+        warnings.append(
+            f"{meta['$rewound']} rewind(s) ($rewindTo) cut messages from the session: their calls were made "
+            "and are counted"
+        )
     trace = Trace(
         name=path,
         path=path,
@@ -346,8 +377,9 @@ def read_session(path: str, fh: IO[bytes], companions: Sequence[SourceFile] = ()
         line_notes=notes,
         skipped_by_file={path: skipped} if skipped else {},
         files=[path],
+        warnings=warnings,
         timestamps_ms=sorted(session.stamps),
-        window_tokens=GEMINI_WINDOW_TOKENS,
-        window_source="model table (Gemini CLI)",
+        window_tokens=MODEL_WINDOWS.get(models[-1] if models else "", GEMINI_WINDOW_TOKENS),
+        window_source=WINDOW_SOURCE,
     )
     return [trace]
