@@ -64,7 +64,6 @@ def show_view(
     db: Path | None,
     label: str | None,
     wide: bool,
-    with_window: bool = False,
     with_calls: bool = False,
     breakdown: bool = False,
     explain: bool = False,
@@ -90,8 +89,8 @@ def show_view(
     """
     view = make_view(run, kind, options)
     fmt = options.fmt
-    drop = [] if wide or output else columns_to_drop(view, terminal_width(), with_window)
-    text = render_view(view, with_window=with_window, with_calls=with_calls, breakdown=breakdown,
+    drop = [] if wide or output else columns_to_drop(view, terminal_width())
+    text = render_view(view, with_calls=with_calls, breakdown=breakdown,
                        explain=explain and fmt == Format.MARKDOWN, drop=drop)  # fmt: skip
     paint = False
     if explain and fmt == Format.TABLE and view.records:

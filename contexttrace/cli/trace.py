@@ -60,14 +60,14 @@ def trace_command(
     engine: EngineOpt = EngineName.LOCAL,
     scheduler: SchedulerOpt = None,
 ) -> None:
-    """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
+    """Per trace: model calls, first/peak prompt, fill (peak ÷ the window, given, stated or inferred), growth, compactions, tools, failed (and denied),
     repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
     options = view_options("trace", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
-                           totals=totals, with_calls=calls, window=window)  # fmt: skip
+                           totals=totals, with_calls=calls)  # fmt: skip
     label_needs_db(label, db)
     build = build_report_with_cost if needs_cost(options) else None  # priced only when a threshold or sort asks
     run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build)
     view = show_view(run, "trace", options, output=output, db=db, label=label, wide=wide,
-                     with_window=window is not None, with_calls=calls, explain=explain, color=color)  # fmt: skip
+                     with_calls=calls, explain=explain, color=color)  # fmt: skip
     finish(run, paths or [], view)

@@ -19,8 +19,7 @@ def _unchecked_text(u: Any) -> str:
         what = "health not graded" if t.metric.kind == "grade" else "no weather"
         return f"{u.trace}: {what} (nothing measured: no main-thread model call), not a breach of {t.text}"
     if u.reason == "no_value":
-        why = " (fill needs --window)" if t.metric.name == "fill" else ""
-        return f"{u.trace}: no {t.metric.name}{why}, not checked against {t.text}"
+        return f"{u.trace}: no {t.metric.name}, not checked against {t.text}"
     shown = fmt_usd(u.value, lower_bound=True) if t.metric.kind == "usd" else "≥ " + fmt_metric(t.metric.kind, u.value)
     return f"{u.trace}: {t.metric.name} {shown} is a lower bound; the true figure may breach {t.text}"
 

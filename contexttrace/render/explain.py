@@ -23,13 +23,16 @@ BAR_FULL, BAR_HALF, BAR_EMPTY = "█", "▌", "░"
 HEALTH_POINT = "█"
 #: The mark under the health bar where a compaction happened.
 COMPACTION_MARK = "┆"
-#: How the window was chosen, in words (here and on the report page).
+#: How the window was chosen, in words (here and on the report page), each led by its origin
+#: (`window.window_origin`: given, stated by the trace, inferred).
 WINDOW_SOURCES = {
-    "option": "from --window",
-    "modelUsage": "from the result line's modelUsage",
-    "default": "Claude Code's default; the trace does not say",
-    "peak": "assumed: the peak exceeds 200,000",
-    "model [1m]": "a model id ends in [1m]",
+    "option": "given: --window",
+    "modelUsage": "stated: the result line's modelUsage",
+    "model [1m]": "stated: a model id ends in [1m]",
+    "model_context_window": "stated: the rollout's model_context_window",
+    "model table (Gemini CLI)": "stated: Gemini CLI's model table",
+    "default": "inferred: Claude Code's default; the trace does not say",
+    "peak": "inferred: the peak exceeds 200,000",
 }
 #: At most this many call numbers are listed per factor.
 CALLS_SHOWN = 8
@@ -84,11 +87,7 @@ def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
     """
     if h["grade"] is None:
         return [f"  health – {h['reason']}"]
-    source = h["window_source"]
-    lines = [
-        f"  health {h['grade']} {h['score']}/100 · window {fmt_int(h['window'])} tokens "
-        f"({WINDOW_SOURCES.get(source, source)})"
-    ]
+    lines = [f"  health {h['grade']} {h['score']}/100"]  # the window and its source: `fill_line`, above it
     for sig in h["signals"]:
         bar = _breakdown_bar(sig["value"], sig["grade"], color)
         if sig["abstained"]:
@@ -139,7 +138,8 @@ def render_health_bar(h: dict[str, Any], color: bool = False) -> list[str]:
 
 
 def weather_stats(st: dict[str, Any], fill: Fraction | None, missing: str = "-") -> list[str]:
-    """Spec 002's tooltip stats of a sunny or fair trace: context, tool errors, cache hit, latency, compactions.
+    """Spec 002's tooltip stats of a sunny or fair trace: the last call's fill (spec 002's context), tool
+    errors, cache hit, latency, compactions.
 
     Parameters
     ----------
@@ -155,7 +155,7 @@ def weather_stats(st: dict[str, Any], fill: Fraction | None, missing: str = "-")
     denied = st.get("tool_denials")
     latency = st.get("latency_ratio")
     return [
-        f"context {fmt_percent(fill if fill is not None else st.get('context_fill_frac'))}",
+        f"last call's fill {fmt_percent(fill if fill is not None else st.get('context_fill_frac'))}",
         f"{fmt_int(st.get('tool_errors'))} tool errors" + (f" (+{denied} denied, not counted)" if denied else ""),
         f"cache hit {fmt_percent(st.get('cache_hit_frac'))}",
         "latency " + (missing if latency is None else f"{fmt_ratio(latency)}× baseline"),
@@ -211,6 +211,31 @@ def exact_fill(prompt_tokens: Sequence[int | None], window: int | None) -> Fract
     return Fraction(last, window) if last is not None and window else None
 
 
+def window_words(source: str | None) -> str:
+    """How a window was chosen in words (`WINDOW_SOURCES`), led by its origin; an unlisted source a trace
+    states is ``stated: <source>``.
+
+    >>> window_words("default"), window_words("trace")
+    ("inferred: Claude Code's default; the trace does not say", 'stated: trace')
+    """
+    return WINDOW_SOURCES.get(source or "", f"stated: {source}")
+
+
+def fill_line(r: Any) -> str:
+    """The fill line of `--explain`: the peak as a share of the window, with the window and its source.
+
+    >>> from types import SimpleNamespace
+    >>> fill_line(SimpleNamespace(fill=0.82, peak=164_000, window=200_000, window_source="default", calls=3))
+    "  fill 82%: peak 164,000 of a 200,000-token window (inferred: Claude Code's default; the trace does not say)"
+    """
+    if r.fill is None or not r.window:
+        return "  fill –: no model call"
+    return (
+        f"  fill {fmt_percent(r.fill)}: peak {fmt_int(r.peak)} of a {fmt_int(r.window)}-token window "
+        f"({window_words(r.window_source)})"
+    )
+
+
 def render_explain(run: RunResult, color: bool = False) -> str:
     """Render `--explain`: per trace, the health breakdown, the health bar and the weather tooltip.
 
@@ -232,7 +257,7 @@ def render_explain(run: RunResult, color: bool = False) -> str:
         if h is None or w is None:
             continue
         fill = exact_fill(getattr(r, "prompt_tokens", []), h.get("window"))
-        lines = [r.trace, *render_health_panel(h, color), *render_health_bar(h, color)]
+        lines = [r.trace, fill_line(r), *render_health_panel(h, color), *render_health_bar(h, color)]
         lines += render_weather_tooltip(w, fill)
         blocks.append("\n".join(lines))
     return safe_text("\n\n".join(blocks))

@@ -108,6 +108,20 @@ def fmt_int(value: int | None) -> str:
     return MISSING if value is None else f"{value:,}"
 
 
+def fmt_window(tokens: int) -> str:
+    """A context window short, as `--window` takes it: whole thousands as ``200k``, whole millions as ``1M``,
+    else the exact count (``258,400``), so the short form never rounds.
+
+    >>> fmt_window(200_000), fmt_window(1_000_000), fmt_window(272_000), fmt_window(1_048_576)
+    ('200k', '1M', '272k', '1,048,576')
+    """
+    if tokens % 1_000_000 == 0:
+        return f"{tokens // 1_000_000:,}M"
+    if tokens % 1_000 == 0:
+        return f"{tokens // 1_000:,}k"
+    return fmt_int(tokens)
+
+
 def fmt_tokens(tokens: int, estimated: bool) -> str:
     """A token count, ``≈`` before it when it is estimated (never before 0: nothing is exact).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contexttrace.analysis.window import window_origin
 from contexttrace.render.text import (
     ESTIMATE_MARK,
     fmt_decimal,
@@ -266,7 +267,8 @@ def _turn_readings(r: Any) -> list[str]:
     return [
         f"turns {fmt_int(f['turns'])}",
         f"median calls/turn {'-' if median is None else fmt_value(median, 'calls')}",
-        f"context {fmt_int(f['context_tokens'])} of {fmt_int(r.window)} ({r.window_source})",
+        f"last call's context {fmt_int(f['context_tokens'])} of {fmt_int(r.window)} "
+        f"({window_origin(r.window_source)}: {r.window_source})",
         f"velocity {'-' if velocity is None else fmt_int(round(velocity)) + '/turn'}",
         f"autocompact at {fmt_int(f['autocompact_threshold_tokens'])} ({f['autocompact_threshold_source']})",
         f"turns until autocompact {fmt_decimal(f['turns_until_autocompact'], 1, estimate=True)}",

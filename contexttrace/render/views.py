@@ -26,7 +26,7 @@ from contexttrace.reports.trace import RunResult
 from contexttrace.select.filters import in_zone
 
 #: Columns a narrow terminal leaves out first, least important first; the others always stay.
-TRACE_DROP_ORDER = ("result chars", "growth", "first", "project", "repeat", "start", "failed", "tools", "compact",
+TRACE_DROP_ORDER = ("result chars", "window", "growth", "first", "project", "repeat", "start", "failed", "tools", "compact",
                     "weather", "cost USD")  # fmt: skip
 USAGE_DROP_ORDER = ("cache write", "fresh input", "turns", "project", "start", "hit", "cache read", "output")
 #: The label of the totals row (bold in markdown).
@@ -67,10 +67,10 @@ def fmt_start(record: dict[str, Any], tz: Any = None) -> str:
     return mark + moment.strftime("%Y-%m-%d %H:%M") + zone
 
 
-def _grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:
+def _grid(view: Any) -> tuple[list[str], list[list[str]], int]:
     """Headers, rows (the totals row last, if any) and how many leading columns are text (left-aligned)."""
     if view.kind == "trace":
-        return _trace_grid(view, with_window)
+        return _trace_grid(view)
     if view.kind == "usage":
         return _usage_grid(view)
     return _group_grid(view)
@@ -86,8 +86,8 @@ def _fact_headers(view: Any) -> list[str]:
     return ["project", "start"] if view.options.scan else []
 
 
-def _trace_grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:
-    columns = [c for c in COLUMNS[1:] if with_window or c[0] != "fill"]
+def _trace_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
+    columns = COLUMNS[1:]
     with_cost = any("cost_usd" in r for r in view.records)
     cost = [("cost USD", lambda r: fmt_usd(r.extra.get("cost_usd"), bool(r.extra.get("cost_is_lower_bound"))))]
     columns += (cost if with_cost else []) + EXTRA_COLUMNS
@@ -147,7 +147,7 @@ def table_width(text: str) -> int:
     return max((max(wcswidth(line), len(line)) for line in text.splitlines()), default=0)
 
 
-def columns_to_drop(view: Any, width: int | None, with_window: bool = False) -> list[str]:
+def columns_to_drop(view: Any, width: int | None) -> list[str]:
     """The columns a terminal `width` columns wide cannot show, least important first (`TRACE_DROP_ORDER`,
     `USAGE_DROP_ORDER`): dropped one by one until the table fits or none is left to drop.
 
@@ -158,7 +158,7 @@ def columns_to_drop(view: Any, width: int | None, with_window: bool = False) -> 
     """
     if width is None or not view.records or view.options.fmt != "table" or view.kind == "usage-group":
         return []
-    headers, rows, left = _grid(view, with_window)
+    headers, rows, left = _grid(view)
     order = TRACE_DROP_ORDER if view.kind == "trace" else USAGE_DROP_ORDER
     dropped: list[str] = []
     for header in [None, *(h for h in order if h in headers)]:
@@ -191,7 +191,6 @@ def markdown_table(headers: list[str], rows: list[list[str]], left: int, total: 
 
 def render_view(
     view: Any,
-    with_window: bool = False,
     with_calls: bool = False,
     breakdown: bool = False,
     explain: bool = False,
@@ -203,8 +202,6 @@ def render_view(
     ----------
     view
         From `views.make_view`.
-    with_window
-        Show `context trace`'s `fill` column.
     with_calls
         Table and markdown: each trace's prompt series under the table (markdown: a fenced code block).
     breakdown
@@ -231,7 +228,7 @@ def render_view(
         return render_csv(view)
     if not view.records:
         return ""
-    headers, rows, left = _grid(view, with_window)
+    headers, rows, left = _grid(view)
     headers, rows = _without(headers, rows, drop)
     left -= sum(1 for h in drop if h in ("project", "start"))
     series = []

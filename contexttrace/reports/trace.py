@@ -26,8 +26,9 @@ from contexttrace.reports.schemas import SCHEMA_VERSIONS
 class TraceReport:
     """The figures of one trace (spec 004), ready to render.
 
-    Token figures are tokens, sizes are characters or bytes as their names say, `fill` is a fraction
-    (None without a window). Everything here is exact except where a key's docstring in
+    Token figures are tokens, sizes are characters or bytes as their names say, `fill` is the peak as a
+    fraction of the effective `window` (`window.window_choice`, its origin in `window_source`; None without a
+    main call). Everything here is exact except where a key's docstring in
     `metrics.tool_figures` says ≈ (`persisted_bytes`).
     """
 
@@ -81,6 +82,8 @@ class TraceReport:
     #: main calls whose prompt size is unknown (usage unreadable, `metrics.measured`), left out of
     #: first/peak/growth/fill; not a JSON key (the warning says it)
     unmeasured_calls: int = 0
+    #: where `window` came from (`window.WindowChoice.source`: ``"option"``, ``"modelUsage"``, ...)
+    window_source: str | None = None
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: raw numbers, stable keys (`--calls` adds `prompt_tokens`)."""
@@ -97,6 +100,7 @@ class TraceReport:
             "peak": self.peak,
             "fill": self.fill,
             "window": self.window,
+            "window_source": self.window_source,
             "growth": self.growth,
             "compact": self.compact,
             "tools": self.tools,
@@ -285,7 +289,8 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     trace
         A trace from `read_trace`.
     window
-        The context window in tokens (`--window`), or None: then `fill` is None.
+        The context window in tokens (`--window`), or None: then `fill` is measured against the trace's own
+        window (`window.window_choice`: stated by the trace, else inferred), named in `window_source`.
 
     Returns
     -------
@@ -304,6 +309,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     events = metrics.compaction_events_of(rows.bounds, main_seqs, series) if rows.bounds else []
     session = session_rows_of(trace, rows)
     choice = window_choice_of(trace, [c[4] for c in rows.main_calls], [c[1] for c in rows.main_calls], window)
+    fill = metrics.fill_of(series, choice.tokens)
     figures: dict[str, Any] = {**{key: tools[key] for key in TOOL_FIGURES}, **metrics.durations(trace)}
     return TraceReport(
         trace=trace.name,
@@ -313,8 +319,8 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         calls=counts["calls"],
         first=ctx["first"],
         peak=ctx["peak"],
-        fill=ctx["fill"],
-        window=window,
+        fill=fill,
+        window=choice.tokens,
         growth=ctx["growth"],
         compact=len(events),
         **figures,
@@ -341,6 +347,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         extra={"health": health_of(session, choice), "weather": weather_of(session, choice.tokens)},
         facts=trace_facts(trace),
         unmeasured_calls=ctx["unmeasured"],
+        window_source=choice.source,
     )
 
 

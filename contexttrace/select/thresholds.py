@@ -81,7 +81,7 @@ TRACE_METRICS: dict[str, Metric] = {
         _count("calls", "main-thread model calls"),
         Metric("first", "tokens", "prompt tokens of the first main call", _key("first"), "max"),
         Metric("peak", "tokens", "the largest main-call prompt, tokens", _key("peak"), "max"),
-        Metric("fill", "fraction", "peak / --window, a fraction (0.8 or 80%); needs --window", _key("fill"), "max"),
+        Metric("fill", "fraction", "peak / the window (--window, else the trace's), a fraction (0.8 or 80%)", _key("fill"), "max"),
         Metric("growth", "tokens", "peak - first, tokens", _key("growth"), "max"),
         _count("compact", "compactions"),
         _count("tools", "main-thread tool calls"),

@@ -42,7 +42,7 @@ FINGERPRINTS = {
     ("tools", 3): "55630ac1d7c1",  # server_tools (server_tool_use blocks apart from tools); format gains codex, gemini
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
-    ("trace", 3): "76705273d6dc",  # format gains codex and gemini
+    ("trace", 3): "a2cb6d123f1b",  # format gains codex and gemini; window always set, window_source
     ("usage", 3): "98158c0c8374",  # format gains codex and gemini
     ("sources", 3): "293fb876c1ef",  # format gains codex and gemini
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from contexttrace.render.explain import WINDOW_SOURCES, call_numbers, exact_fill, weather_stats
+from contexttrace.render.explain import call_numbers, exact_fill, weather_stats, window_words
 from contexttrace.render.html.growth import NO_GRADE_COLOR, compaction_detail, compaction_label, grade_color, utc_text
 from contexttrace.render.html.section import TraceSection
 from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_percent, fmt_usd
@@ -202,7 +202,7 @@ def _health_view(report: TraceReport) -> dict[str, Any]:
         "title": f"Context Health: {grade} (score: {h.get('score')}/100)" if grade else "Context Health: not graded",
         "signals": signals,
         "window": fmt_int(h.get("window")),
-        "window_source": WINDOW_SOURCES.get(h.get("window_source") or "", h.get("window_source")),
+        "window_source": window_words(h.get("window_source")),
         "axis": "time" if h.get("timeline_axis") == "time" else "calls",
     }
 
@@ -279,7 +279,7 @@ def _section_notes(s: TraceSection) -> list[str]:
         )
     if h.get("window_source") not in (None, "option"):
         window = h.get("window") or r.window
-        notes.append(f"window {fmt_int(window)}: {WINDOW_SOURCES.get(h['window_source'], h['window_source'])}")
+        notes.append(f"window {fmt_int(window)}: {window_words(h['window_source'])}")
     if s.threshold.get("tokens") and s.threshold.get("source") != "observed":
         notes.append(
             f"autocompact threshold ≈ {fmt_int(s.threshold['tokens'])}: window − 20,000 output reserve − 13,000 "

@@ -1,0 +1,57 @@
+"""What a new user reads on the bundled samples: one fill, named re-read measures, named subagent counts,
+undated starts shown unknown, one cost format, weather factors in words, consumers and left-out files named.
+
+Each test runs the CLI as a person does (fixed COLUMNS, no colour) and asserts the text printed.
+"""
+
+from __future__ import annotations
+
+import orjson
+from typer.testing import CliRunner
+
+from contexttrace.cli.app import app
+
+from ..conftest import SAMPLES
+
+runner = CliRunner()
+ENV = {"COLUMNS": "120", "NO_COLOR": "1", "TZ": "UTC"}
+COMPACTION = str(SAMPLES / "b-spotter-compaction")
+CODEX = str(SAMPLES / "c-codex-0.65-compaction.jsonl")
+
+
+def _run(*args: str) -> tuple[str, str, int]:
+    out = runner.invoke(app, list(args), env=ENV, catch_exceptions=False)
+    return out.stdout, out.stderr, out.exit_code
+
+
+def _cells(table: str, row: int = 0) -> dict[str, str]:
+    """The cells of a pipe table's row (0 = the first after the rule), keyed by header."""
+    lines = table.splitlines()
+    headers = [c.strip() for c in lines[0].strip("|").split("|")]
+    return dict(zip(headers, (c.strip() for c in lines[2 + row].strip("|").split("|")), strict=True))
+
+
+def test_fill_is_the_peak_over_the_window_with_its_source_everywhere():
+    """Without --window the table shows the fill the gauge and index show (82 %), the window's origin beside
+    it; --explain names the same fill and window; weather's context is named the last call's fill."""
+    stdout, _, code = _run("context", "trace", "--no-cache", "--explain", COMPACTION, CODEX)
+    assert code == 0
+    first, codex = _cells(stdout), _cells(stdout, 1)
+    assert (first["peak"], first["fill"], first["window"]) == ("164,831", "82%", "200k inferred")
+    assert (codex["peak"], codex["fill"], codex["window"]) == ("244,674", "95%", "258,400 stated")
+    assert (
+        "  fill 82%: peak 164,831 of a 200,000-token window (inferred: Claude Code's default; the trace does "
+        "not say)" in stdout
+    )
+    assert "  fill 95%: peak 244,674 of a 258,400-token window (stated: the rollout's model_context_window)" in stdout
+    assert "    last call's fill 53% · 5 tool errors" in stdout and "context 53%" not in stdout
+    given, _, _ = _run("context", "trace", "--no-cache", "--window", "400k", COMPACTION)
+    assert (_cells(given)["fill"], _cells(given)["window"]) == ("41%", "400k given")
+    data = orjson.loads(_run("context", "trace", "--no-cache", "--json", COMPACTION)[0])[0]
+    assert (data["fill"], data["window"], data["window_source"]) == (164_831 / 200_000, 200_000, "default")
+
+
+def test_fill_threshold_needs_no_window():
+    """`--fail-on fill>0.8` is checked against the trace's own window: the compaction sample breaches it."""
+    _, stderr, code = _run("context", "trace", "--no-cache", "--fail-on", "fill>0.8", COMPACTION)
+    assert code == 3 and "breach:" in stderr and "fill 0.8242 > 0.8 (--fail-on fill>0.8)" in stderr
