@@ -34,6 +34,17 @@ WINDOW_SOURCES = {
     "default": "inferred: Claude Code's default; the trace does not say",
     "peak": "inferred: the peak exceeds 200,000",
 }
+#: Spec 002's weather signals in words, by their JSON key (`weather.signals[].name`, kept as it is in JSON).
+FACTOR_NAMES = {
+    "ctx_pressure": "context pressure",
+    "compaction_scar": "compaction scar",
+    "truncation": "truncated output",
+    "stuck": "stuck on failures",
+    "latency_drift": "latency drift",
+    "error_cluster": "recent errors",
+    "error_cumulative": "errors overall",
+    "cache_health": "cache health",
+}
 #: At most this many call numbers are listed per factor.
 CALLS_SHOWN = 8
 
@@ -51,6 +62,15 @@ def _breakdown_bar(value: int | None, grade: str | None, color: bool) -> str:
     full, half = divmod(value * BREAKDOWN_CELLS, 100)
     filled = BAR_FULL * full + (BAR_HALF if half >= 50 else "")
     return _paint(filled, GRADE_COLORS[grade], color) + BAR_EMPTY * (BREAKDOWN_CELLS - len(filled))
+
+
+def factor_name(key: str) -> str:
+    """A weather signal's key (`ctx_pressure`) as a person reads it (`FACTOR_NAMES`); an unknown key as is.
+
+    >>> factor_name("ctx_pressure"), factor_name("error_cumulative"), factor_name("new_key")
+    ('context pressure', 'errors overall', 'new_key')
+    """
+    return FACTOR_NAMES.get(key, key)
 
 
 def call_numbers(calls: list[int], shown: int = CALLS_SHOWN) -> str:
@@ -183,20 +203,20 @@ def render_weather_tooltip(w: dict[str, Any], fill: Fraction | None = None) -> l
     worst = w.get("worst")
     if worst and worst["level"] != w["level"]:  # worse than now (a worst of the same level says nothing)
         where = f"after call #{worst['call']}"
-        causes = f": {', '.join(worst['factors'][:2])}" if worst.get("factors") else ""
+        causes = f": {', '.join(factor_name(k) for k in worst['factors'][:2])}" if worst.get("factors") else ""
         lines[0] += f" (worst: {worst['emoji']} {worst['level']} {fmt_decimal(worst['score'], 2)} {where}{causes})"
     if w["level"] in ("sunny", "fair"):
         lines.append("    " + " · ".join(weather_stats(w["stats"], fill)))
     else:
         called: list[int] = []
         for f in w["factors"]:
-            lines.append(f"    {f['name']} {fmt_decimal(f['severity'], 2)}: {f['why']}")
+            lines.append(f"    {factor_name(f['name'])} {fmt_decimal(f['severity'], 2)}: {f['why']}")
             called.extend(c for c in f["calls"] if c not in called)
         if called:
             lines.append(f"    → look at {_calls_text(sorted(called))}")
     idle = [s for s in w["signals"] if s["severity"] is None]
     if idle:
-        lines.append("    not judged: " + "; ".join(f"{s['name']} — {s['why']}" for s in idle))
+        lines.append("    not judged: " + "; ".join(f"{factor_name(s['name'])} — {s['why']}" for s in idle))
     return lines
 
 

@@ -55,3 +55,14 @@ def test_fill_threshold_needs_no_window():
     """`--fail-on fill>0.8` is checked against the trace's own window: the compaction sample breaches it."""
     _, stderr, code = _run("context", "trace", "--no-cache", "--fail-on", "fill>0.8", COMPACTION)
     assert code == 3 and "breach:" in stderr and "fill 0.8242 > 0.8 (--fail-on fill>0.8)" in stderr
+
+
+def test_weather_factors_print_in_words_and_keep_their_keys_in_json():
+    """The worst weather's causes and the signals not judged read as spec 002 means them; JSON keeps the keys."""
+    stdout, _, _ = _run("context", "trace", "--no-cache", "--explain", COMPACTION)
+    assert "(worst: ⛈️ stormy 1.18 after call #52: latency drift, context pressure)" in stdout
+    assert "not judged: truncated output — no call records its stop_reason" in stdout
+    for key in ("latency_drift", "ctx_pressure", "compaction_scar", "error_cumulative"):
+        assert key not in stdout
+    data = orjson.loads(_run("context", "trace", "--no-cache", "--json", COMPACTION)[0])[0]
+    assert data["weather"]["worst"]["factors"][:2] == ["latency_drift", "ctx_pressure"]

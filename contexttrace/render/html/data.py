@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from contexttrace.render.explain import call_numbers, exact_fill, weather_stats, window_words
+from contexttrace.render.explain import call_numbers, exact_fill, factor_name, weather_stats, window_words
 from contexttrace.render.html.growth import NO_GRADE_COLOR, compaction_detail, compaction_label, grade_color, utc_text
 from contexttrace.render.html.section import TraceSection
 from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_percent, fmt_usd
@@ -217,7 +217,7 @@ def _weather_view(report: TraceReport) -> dict[str, Any]:
     stat_lines = weather_stats(stats, fill, missing=MISSING) if level in ("sunny", "fair") and stats else []
     factors = [
         {
-            "name": f["name"],
+            "name": factor_name(f["name"]),
             "severity": fmt_decimal(f["severity"], 2),
             "width": max(0.0, min(1.0, float(f["severity"]))) * 100,
             "why": f.get("why") or "",
@@ -243,13 +243,13 @@ def _weather_view(report: TraceReport) -> dict[str, Any]:
                 "level": worst["level"],
                 "score": fmt_decimal(worst["score"], 2),
                 "call": worst.get("call"),
-                "factors": ", ".join(worst.get("factors") or []),
+                "factors": ", ".join(factor_name(k) for k in worst.get("factors") or []),
             }
             if worst and worst.get("level") != level
             else None
         ),
         "idle": [
-            {"name": s["name"], "why": s.get("why") or ""} for s in w.get("signals") or [] if s.get("severity") is None
+            {"name": factor_name(s["name"]), "why": s.get("why") or ""} for s in w.get("signals") or [] if s.get("severity") is None
         ],
     }
 
