@@ -26,8 +26,8 @@ from contexttrace.reports.trace import RunResult
 from contexttrace.select.filters import in_zone
 
 #: Columns a narrow terminal leaves out first, least important first; the others always stay.
-TRACE_DROP_ORDER = ("result chars", "window", "growth", "first", "project", "repeat", "start", "failed", "tools", "compact",
-                    "weather", "cost USD")  # fmt: skip
+TRACE_DROP_ORDER = ("result chars", "window", "growth", "first", "project", "repeat", "start", "failed", "tools",
+                    "compact", "weather", "cost USD")  # fmt: skip
 USAGE_DROP_ORDER = ("cache write", "fresh input", "turns", "project", "start", "hit", "cache read", "output")
 #: The label of the totals row (bold in markdown).
 TOTAL_LABEL = "total"

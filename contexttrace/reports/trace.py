@@ -265,10 +265,15 @@ class RunResult:
 
     reports: list[Any] = field(default_factory=list)  # TraceReport for `context trace`; other commands' own
     failures: list[TraceFailure] = field(default_factory=list)
-    left_out: int = 0  # files a directory scan found with no model call
+    left_out_files: list[str] = field(default_factory=list)  # files a directory scan found with no model call
     orphan_agent_files: int = 0  # flat agent-*.jsonl files whose session file was not found beside them
     warnings: list[str] = field(default_factory=list)  # about the run as a whole (not one trace)
     searched: list[str] = field(default_factory=list)  # where the traces were looked for (paths or roots)
+
+    @property
+    def left_out(self) -> int:
+        """How many files a directory scan found with no model call (`left_out_files`), left out."""
+        return len(self.left_out_files)
 
     @property
     def ok(self) -> bool:

@@ -66,3 +66,13 @@ def test_weather_factors_print_in_words_and_keep_their_keys_in_json():
         assert key not in stdout
     data = orjson.loads(_run("context", "trace", "--no-cache", "--json", COMPACTION)[0])[0]
     assert data["weather"]["worst"]["factors"][:2] == ["latency_drift", "ctx_pressure"]
+
+
+def test_files_with_no_model_call_are_named(tmp_path):
+    """A folder scan names the file it left out, not only how many."""
+    legacy = tmp_path / "c-codex-legacy-2025-08.jsonl"
+    legacy.write_bytes((SAMPLES / "c-codex-legacy-2025-08.jsonl").read_bytes())
+    (tmp_path / "good.jsonl").write_bytes((SAMPLES / "b-ccl-thinking-sonnet45.jsonl").read_bytes())
+    _, stderr, code = _run("context", "trace", "--no-cache", str(tmp_path))
+    assert code == 0
+    assert f"1 file(s) with no model call left out: {legacy}" in stderr.splitlines()

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from contexttrace.render.diagnostics import left_out_line
 from contexttrace.render.explain import call_numbers, exact_fill, factor_name, weather_stats, window_words
 from contexttrace.render.html.growth import NO_GRADE_COLOR, compaction_detail, compaction_label, grade_color, utc_text
 from contexttrace.render.html.section import TraceSection
@@ -249,7 +250,9 @@ def _weather_view(report: TraceReport) -> dict[str, Any]:
             else None
         ),
         "idle": [
-            {"name": factor_name(s["name"]), "why": s.get("why") or ""} for s in w.get("signals") or [] if s.get("severity") is None
+            {"name": factor_name(s["name"]), "why": s.get("why") or ""}
+            for s in w.get("signals") or []
+            if s.get("severity") is None
         ],
     }
 
@@ -513,6 +516,7 @@ def build_page(
         "sections": [_section_view(i, s) for i, s in enumerate(sections)],
         "failures": [f.message for f in run.failures],
         "left_out": run.left_out,
+        "left_out_line": left_out_line(run.left_out_files) if run.left_out else "",
         "orphan_agent_files": run.orphan_agent_files,
         "run_warnings": list(run.warnings),
         "compare": compare,
