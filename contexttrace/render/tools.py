@@ -99,7 +99,9 @@ def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
     if not rows:
         return None
     top = "; ".join(
-        f"{c['tool']} ≈{fmt_int(c['tokens_to_context'])} tokens at call {c['call']}" for c in r.top_consumers[:3]
+        f"{c['tool']}{' ' + c['target'] if c.get('target') else ''} ≈{fmt_int(c['tokens_to_context'])} tokens at "
+        f"call {c['call']}"
+        for c in r.top_consumers[:3]
     )
     note = f"Top context consumers (main thread): {top}" if top else None
     return {"id": "tools", "title": "Tools (context tools)", "kind": "table", "columns": PANEL_COLUMNS,
@@ -168,7 +170,8 @@ def _notes(r: ToolsReport) -> list[str]:
             call = f"call {c['call']}" if c["call"] is not None else "no call after it"
             cleared = ", cleared" if c["cleared"] else ""
             tokens = fmt_int(c["tokens_to_context"])
-            out.append(safe_text(f"  {i}. {c['tool']} ≈{tokens} tokens{mark}, {call}{cleared}, "
+            target = f" {c['target']}" if c.get("target") else ""
+            out.append(safe_text(f"  {i}. {c['tool']}{target} ≈{tokens} tokens{mark}, {call}{cleared}, "
                                  f"re-read {fmt_int(c['reread_calls'])}× {fmt_usd(c['reread_tax_usd'])}"))  # fmt: skip
     return out
 

@@ -76,3 +76,15 @@ def test_files_with_no_model_call_are_named(tmp_path):
     _, stderr, code = _run("context", "trace", "--no-cache", str(tmp_path))
     assert code == 0
     assert f"1 file(s) with no model call left out: {legacy}" in stderr.splitlines()
+
+
+def test_top_context_consumers_name_the_file_or_command():
+    """Each top consumer names what it read (the file, relative to the session's folder) or ran (the command)."""
+    stdout, _, code = _run(
+        "context", "tools", "--no-cache", COMPACTION, str(SAMPLES / "c-codex-0.111-exec-command.jsonl")
+    )
+    assert code == 0
+    assert "  1. Read lib/spotter_web/live/pane_list_live.ex ≈7,699 tokens, call 6," in stdout
+    assert "  1. exec_command dotnet build MicroCalc.sln --configuration Release --no-restore ≈6,684 tokens" in stdout
+    data = orjson.loads(_run("context", "tools", "--no-cache", "--json", COMPACTION)[0])[0]
+    assert data["top_consumers"][0]["target"] == "lib/spotter_web/live/pane_list_live.ex"

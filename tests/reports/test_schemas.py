@@ -39,7 +39,8 @@ FINGERPRINTS = {
     ("sources", 1): "4762256e0657",
     ("files", 1): "eadc57c55d2e",
     ("tools", 2): "e9abbe18a72e",  # top_consumers gain capped (⊘ for a result cut at a cap)
-    ("tools", 3): "55630ac1d7c1",  # server_tools (server_tool_use blocks apart from tools); format gains codex, gemini
+    ("tools", 3): "e0ad0cefec93",  # server_tools (server_tool_use blocks apart from tools); format gains codex, gemini;
+    # top_consumers[].target
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
     ("trace", 3): "a2cb6d123f1b",  # format gains codex and gemini; window always set, window_source
