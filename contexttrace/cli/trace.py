@@ -61,7 +61,8 @@ def trace_command(
     scheduler: SchedulerOpt = None,
 ) -> None:
     """Per trace: model calls, first/peak prompt, fill (peak ÷ the window, given, stated or inferred), growth,
-    compactions, tools, failed (and denied), repeated calls, result chars, health grade and weather. The largest tool results are noted on stderr."""
+    compactions, tools, failed (and denied), repeated calls, result chars, health grade and weather. The
+    largest tool results are noted on stderr."""
     options = view_options("trace", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
                            totals=totals, with_calls=calls)  # fmt: skip

@@ -64,6 +64,20 @@ def _breakdown_bar(value: int | None, grade: str | None, color: bool) -> str:
     return _paint(filled, GRADE_COLORS[grade], color) + BAR_EMPTY * (BREAKDOWN_CELLS - len(filled))
 
 
+#: Spec 000's signals as printed, where the name alone could be another measure's: Re-reads counts Read calls
+#: of a file read before, not the identical repeated calls of `repeat` nor the tokens `context tools` resends.
+SIGNAL_NAMES = {"Re-reads": "File re-reads"}
+
+
+def signal_name(name: str) -> str:
+    """A health signal's name as printed (`SIGNAL_NAMES`; the JSON keeps spec 000's).
+
+    >>> signal_name("Re-reads"), signal_name("Context Fill")
+    ('File re-reads', 'Context Fill')
+    """
+    return SIGNAL_NAMES.get(name, name)
+
+
 def factor_name(key: str) -> str:
     """A weather signal's key (`ctx_pressure`) as a person reads it (`FACTOR_NAMES`); an unknown key as is.
 
@@ -110,6 +124,7 @@ def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
     lines = [f"  health {h['grade']} {h['score']}/100"]  # the window and its source: `fill_line`, above it
     for sig in h["signals"]:
         bar = _breakdown_bar(sig["value"], sig["grade"], color)
+        sig = {**sig, "name": signal_name(sig["name"])}
         if sig["abstained"]:
             lines.append(f"    {sig['name']:<16} {bar}   –        abstains: {sig['why']}")
         else:

@@ -110,7 +110,7 @@ COLUMNS: list[tuple[str, Any]] = [
     ("compact", lambda r: fmt_int(r.compact)),
     ("tools", lambda r: fmt_int(r.tools)),
     ("failed", lambda r: failed_cell(r.failed, r.denied)),
-    ("repeat", lambda r: fmt_int(r.repeat)),
+    ("repeated calls", lambda r: fmt_int(r.repeat)),
     ("result chars", lambda r: fmt_int(r.result_chars)),
 ]
 

@@ -26,8 +26,8 @@ from contexttrace.reports.trace import RunResult
 from contexttrace.select.filters import in_zone
 
 #: Columns a narrow terminal leaves out first, least important first; the others always stay.
-TRACE_DROP_ORDER = ("result chars", "window", "growth", "first", "project", "repeat", "start", "failed", "tools",
-                    "compact", "weather", "cost USD")  # fmt: skip
+TRACE_DROP_ORDER = ("result chars", "window", "growth", "first", "project", "repeated calls", "start", "failed",
+                    "tools", "compact", "weather", "cost USD")  # fmt: skip
 USAGE_DROP_ORDER = ("cache write", "fresh input", "turns", "project", "start", "hit", "cache read", "output")
 #: The label of the totals row (bold in markdown).
 TOTAL_LABEL = "total"
@@ -40,7 +40,7 @@ _TRACE_TOTAL_CELLS: dict[str, Any] = {
     "compact": lambda t: fmt_int(t["compact"]),
     "tools": lambda t: fmt_int(t["tools"]),
     "failed": lambda t: failed_cell(t["failed"], t["denied"]),
-    "repeat": lambda t: fmt_int(t["repeat"]),
+    "repeated calls": lambda t: fmt_int(t["repeat"]),
     "result chars": lambda t: fmt_int(t["result_chars"]),
     "cost USD": lambda t: fmt_usd(t.get("cost_usd"), bool(t.get("cost_is_lower_bound"))),
 }

@@ -40,7 +40,7 @@ def test_cli_table_columns_and_lines():
         "compact",
         "tools",
         "failed",
-        "repeat",
+        "repeated calls",
         "result chars",
     ]
     assert "largest tool results (chars): Read 55,483" in out.stderr

@@ -88,3 +88,14 @@ def test_top_context_consumers_name_the_file_or_command():
     assert "  1. exec_command dotnet build MicroCalc.sln --configuration Release --no-restore ≈6,684 tokens" in stdout
     data = orjson.loads(_run("context", "tools", "--no-cache", "--json", COMPACTION)[0])[0]
     assert data["top_consumers"][0]["target"] == "lib/spotter_web/live/pane_list_live.ex"
+
+
+def test_three_measures_of_reading_again_have_three_names():
+    """spec 004's identical calls are `repeated calls`, spec 000's are File re-reads, `context tools`' are
+    resent tokens: no two share a name on one trace."""
+    stdout, _, _ = _run("context", "trace", "--no-cache", "--explain", COMPACTION)
+    assert _cells(stdout)["repeated calls"] == "0"
+    assert "    File re-reads    ██░░░░░░░░  20 F   15%  16 of 31 file reads re-read a file already read" in stdout
+    tools, _, _ = _run("context", "tools", "--no-cache", COMPACTION)
+    assert tools.splitlines()[1].rstrip().endswith("resent cost |")
+    assert "call 6, resent 56× ≈$0.2156" in tools and "re-read 56×" not in tools

@@ -22,7 +22,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contexttrace.render.diagnostics import left_out_line
-from contexttrace.render.explain import call_numbers, exact_fill, factor_name, weather_stats, window_words
+from contexttrace.render.explain import (
+    call_numbers,
+    exact_fill,
+    factor_name,
+    signal_name,
+    weather_stats,
+    window_words,
+)
 from contexttrace.render.html.growth import NO_GRADE_COLOR, compaction_detail, compaction_label, grade_color, utc_text
 from contexttrace.render.html.section import TraceSection
 from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_percent, fmt_usd
@@ -184,7 +191,7 @@ def _health_view(report: TraceReport) -> dict[str, Any]:
         grade = sig.get("grade")
         signals.append(
             {
-                "name": sig["name"],
+                "name": signal_name(sig["name"]),
                 "value": sig.get("value"),
                 "grade": grade,
                 "color": grade_color(grade),
@@ -354,7 +361,7 @@ def _figures(r: TraceReport) -> list[tuple[str, str]]:
         ("compact", fmt_int(r.compact)),
         ("tools", fmt_int(r.tools)),
         ("failed", failed_cell(r.failed, r.denied)),
-        ("repeat", fmt_int(r.repeat)),
+        ("repeated calls", fmt_int(r.repeat)),
         ("result chars", fmt_int(r.result_chars)),
         ("subagent calls", fmt_int(r.subagent_calls)),
     ]
@@ -371,7 +378,7 @@ INDEX_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("compact", "compact", True),
     ("tools", "tools", True),
     ("failed", "failed", True),
-    ("repeat", "repeat", True),
+    ("repeated calls", "repeat", True),
     ("result chars", "result_chars", True),
     ("health", "health", True),
     ("weather", "weather", True),
