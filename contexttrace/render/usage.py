@@ -13,6 +13,7 @@ from typing import Any
 from contexttrace.analysis.window import window_origin
 from contexttrace.render.text import (
     ESTIMATE_MARK,
+    LOWER_BOUND_MARK,
     fmt_decimal,
     fmt_duration,
     fmt_int,
@@ -45,7 +46,7 @@ def output_cell(totals: dict[str, Any]) -> str:
     modelUsage gave the final count (`output_is_lower_bound` is then false).
     """
     lower = totals.get("output_is_lower_bound", bool(totals.get("output_lower_bound_calls")))
-    return ("≥ " if lower else "") + fmt_int(totals["output_tokens"])
+    return (LOWER_BOUND_MARK if lower else "") + fmt_int(totals["output_tokens"])
 
 
 def cost_cell(totals: dict[str, Any]) -> str:

@@ -99,3 +99,19 @@ def test_three_measures_of_reading_again_have_three_names():
     tools, _, _ = _run("context", "tools", "--no-cache", COMPACTION)
     assert tools.splitlines()[1].rstrip().endswith("resent cost |")
     assert "call 6, resent 56× ≈$0.2156" in tools and "re-read 56×" not in tools
+
+
+def test_one_cost_format_and_compare_marks_every_lower_bound():
+    """Every cost reads `≈$` (an estimate) or `≥$` (a lower bound), never `≥ $`; compare's range of a condition
+    with a lower-bound run is marked as its median is."""
+    stdout, _, _ = _run("context", "usage", "--no-cache", COMPACTION)
+    row, sub = _cells(stdout), _cells(stdout, 1)
+    assert (row["cost USD"], sub["cost USD"], row["output"]) == ("≥$10.11", "≥$0.5875", "≥28,899")
+    a, b = str(SAMPLES / "a-ralph-27runs-with-separators.jsonl"), str(SAMPLES / "b-ccl-print-mode-sessions")
+    stdout, _, _ = _run("context", "compare", "--no-cache", "-c", f"a={a}", "-c", f"b={b}")
+    cost = [line for line in stdout.splitlines() if line.startswith("| cost ")]
+    assert [(_c[4].strip(), _c[5].strip()) for _c in (line.split("|") for line in cost)] == [
+        ("≈$0.1566", "≈$0.1014–$2.15"),
+        ("≥$0.1597", "≥$0.1498–$0.1697"),
+    ]
+    assert "≥ $" not in stdout

@@ -144,7 +144,7 @@ def test_missing_subagents_warned_by_both_reports_once(tmp_path):
     assert orjson.loads(traced.stdout)[0]["warnings"] == [note]
     used = runner.invoke(app, ["context", "usage", path])
     assert used.stderr.count("referenced but not found") == 1
-    assert "cost is a lower bound ≥ $0.0318: subagents are missing" in used.stderr  # (10,500 × $3 + 20 × $15) / 1M
+    assert "cost is a lower bound ≥$0.0318: subagents are missing" in used.stderr  # (10,500 × $3 + 20 × $15) / 1M
 
 
 def test_calls_with_unreadable_usage_are_not_graded_as_measured():
