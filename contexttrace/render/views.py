@@ -31,8 +31,8 @@ TRACE_DROP_ORDER = ("result chars", "window", "growth", "first", "project", "rep
 USAGE_DROP_ORDER = ("cache write", "fresh input", "turns", "project", "start", "hit", "cache read", "output")
 #: The label of the totals row (bold in markdown).
 TOTAL_LABEL = "total"
-#: The mark of a start that is a file's modification time, not a timestamp of the trace (stream-json).
-MTIME_MARK = "≈"
+#: The start cell of a trace that records no moment (a stream-json run, standard input): unknown.
+NO_START = "–"
 
 #: `context trace` columns that add up → their totals cell (`filters.trace_totals`); others stay empty.
 _TRACE_TOTAL_CELLS: dict[str, Any] = {
@@ -47,8 +47,8 @@ _TRACE_TOTAL_CELLS: dict[str, Any] = {
 
 
 def fmt_start(record: dict[str, Any], tz: Any = None) -> str:
-    """A record's `start` as local ``YYYY-MM-DD HH:MM`` in `tz` (None: the local zone), marked
-    `MTIME_MARK` when it is the file's modification time; ``"-"`` without one.
+    """A record's `start` as local ``YYYY-MM-DD HH:MM`` in `tz` (None: the local zone); `NO_START` when the
+    trace records none (never its file's modification time).
 
     >>> from zoneinfo import ZoneInfo
     >>> fmt_start({"start": "2026-02-12T16:02:25.284Z", "start_source": "timestamp"}, ZoneInfo("Europe/Paris"))
@@ -57,14 +57,13 @@ def fmt_start(record: dict[str, Any], tz: Any = None) -> str:
     from datetime import UTC, datetime
 
     if not record.get("start"):
-        return "-"
+        return NO_START
     moment, zone = datetime.fromisoformat(record["start"]), ""
     try:
         moment = in_zone(moment, tz)
     except OverflowError:  # a start `tz` cannot show (year 9999 read east of UTC): shown in UTC, so marked
         moment, zone = moment.astimezone(UTC), " UTC"
-    mark = MTIME_MARK if record.get("start_source") == "file_mtime" else ""
-    return mark + moment.strftime("%Y-%m-%d %H:%M") + zone
+    return moment.strftime("%Y-%m-%d %H:%M") + zone
 
 
 def _grid(view: Any) -> tuple[list[str], list[list[str]], int]:
@@ -345,8 +344,8 @@ def render_view_notes(view: Any, markdown: bool = False) -> list[str]:
     Returns
     -------
     list of str
-        How many traces the selection kept; traces left out for having no date; that stream-json runs
-        are dated by their file's modification time (`MTIME_MARK`); then, under a table only (JSON and
+        How many traces the selection kept; how many `--since`/`--until` could not place (no start
+        recorded: left out); then, under a table only (JSON and
         CSV hold these figures), per trace the largest tool results (`context trace`; named as the
         diagnostics name it on stderr, by the table's label in markdown) or the cost notes (`context
         usage`, `render_usage_notes`).
@@ -357,12 +356,8 @@ def render_view_notes(view: Any, markdown: bool = False) -> list[str]:
         out.append(f"{fmt_int(len(view.selected.kept))} of {fmt_int(view.total_records)} traces selected "
                    f"({_selection_text(sel, view.options.tz)})")  # fmt: skip
     if view.selected.undated:
-        out.append(f"{fmt_int(view.selected.undated)} trace(s) with no date (standard input) left out by "
-                   "--since/--until")  # fmt: skip
-    dated = view.dated_by_mtime if view.kind != "usage-group" else view.selected.dated_by_mtime
-    if dated and (view.options.scan or sel.by_time or view.options.group_by in ("day", "week", "month")):
-        out.append(f"{MTIME_MARK}start: {fmt_int(dated)} stream-json run(s) have no timestamps: dated by their "
-                   "file's modification time (when it was last written)")  # fmt: skip
+        out.append(f"--since/--until could not place {fmt_int(view.selected.undated)} trace(s): no start "
+                   "recorded (stream-json runs without timestamps, standard input); left out")  # fmt: skip
     if view.options.fmt not in ("table", "markdown"):
         return [safe_text(x) for x in out]
     if view.kind == "trace":
