@@ -1,9 +1,9 @@
 """The facts every per-trace JSON record carries: its short label, project, working directory and start.
 
 `trace_facts` reads them from a `Trace` (a trace with no timestamp has no start: never its file's
-modification time); every report builder stores them in its record, and `select.filters` filters, sorts and groups the records
-by them (`--since`, `--until`, `--project`, `--session`, `--group-by`). Nothing here prints or formats a
-number beyond the ISO 8601 text of `start`.
+modification time); every report builder stores them in its record, and `select.filters` filters, sorts
+and groups the records by them (`--since`, `--until`, `--project`, `--session`, `--group-by`). Nothing here
+prints or formats a number beyond the ISO 8601 text of `start`.
 """
 
 from __future__ import annotations

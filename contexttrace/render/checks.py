@@ -20,7 +20,10 @@ def _unchecked_text(u: Any) -> str:
         return f"{u.trace}: {what} (nothing measured: no main-thread model call), not a breach of {t.text}"
     if u.reason == "no_value":
         return f"{u.trace}: no {t.metric.name}, not checked against {t.text}"
-    shown = fmt_usd(u.value, lower_bound=True) if t.metric.kind == "usd" else LOWER_BOUND_MARK + fmt_metric(t.metric.kind, u.value)
+    if t.metric.kind == "usd":
+        shown = fmt_usd(u.value, lower_bound=True)
+    else:
+        shown = LOWER_BOUND_MARK + fmt_metric(t.metric.kind, u.value)
     return f"{u.trace}: {t.metric.name} {shown} is a lower bound; the true figure may breach {t.text}"
 
 
