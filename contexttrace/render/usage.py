@@ -111,8 +111,7 @@ def render_usage_table(run: RunResult, breakdown: bool = False, notes: bool = Tr
     rows = []
     for r in run.reports:
         rows.append(usage_cells(r.trace, r.total, r.turn_figures["turns"]))
-        if r.subagents["calls"]:
-            rows.append(usage_cells("  ↳ subagents", r.subagents, None))
+        rows.extend(usage_cells(label, part, None) for label, part in side_rows(r))
     lines = [pipe_table(rows, USAGE_HEADERS)]
     note_lines = render_usage_notes(run) if notes else []
     if note_lines:
@@ -257,6 +256,18 @@ def _agents_table(agents: list[dict[str, Any]]) -> str:
     ]
     headers = ["agent", "type", "description", "calls", "output", "cost USD", "duration", "returned"]
     return pipe_table(rows, [*headers, "return ratio"], left=3)
+
+
+#: The rows under a trace's in the usage table: its subagent threads, and the compaction summariser apart
+#: (`context trace`'s `subagent_calls` and `compaction_calls`), each only when it made a call.
+SIDE_LABELS = (("  ↳ subagents", "subagent_threads"), ("  ↳ compaction summary", "compaction_threads"))
+
+
+def side_rows(r: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The (label, totals) of each `SIDE_LABELS` row a usage report shows: those with calls."""
+    return [
+        (label, getattr(r, key)) for label, key in SIDE_LABELS if getattr(r, key, None) and getattr(r, key)["calls"]
+    ]
 
 
 def _turn_readings(r: Any) -> list[str]:

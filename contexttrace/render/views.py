@@ -21,7 +21,7 @@ from contexttrace.render.trace import (
     largest_results_line,
     prompt_series,
 )
-from contexttrace.render.usage import USAGE_HEADERS, render_usage_notes, usage_breakdown, usage_cells
+from contexttrace.render.usage import USAGE_HEADERS, render_usage_notes, side_rows, usage_breakdown, usage_cells
 from contexttrace.reports.trace import RunResult
 from contexttrace.select.filters import in_zone
 
@@ -108,8 +108,8 @@ def _usage_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
     for label, rec, r in zip(view.labels, view.records, view.reports, strict=True):
         first, *rest = usage_cells(label, r.total, r.turn_figures["turns"])
         rows.append([first, *_fact_cells(view, rec), *rest])
-        if r.subagents["calls"]:
-            first, *rest = usage_cells("  ↳ subagents", r.subagents, None)
+        for side, part in side_rows(r):
+            first, *rest = usage_cells(side, part, None)
             rows.append([first, *[""] * len(facts), *rest])
     if view.totals is not None:
         first, *rest = usage_cells(TOTAL_LABEL, view.totals["total"], view.totals["turns"])

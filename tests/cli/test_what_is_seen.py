@@ -106,7 +106,7 @@ def test_one_cost_format_and_compare_marks_every_lower_bound():
     with a lower-bound run is marked as its median is."""
     stdout, _, _ = _run("context", "usage", "--no-cache", COMPACTION)
     row, sub = _cells(stdout), _cells(stdout, 1)
-    assert (row["cost USD"], sub["cost USD"], row["output"]) == ("≥$10.11", "≥$0.5875", "≥28,899")
+    assert (row["cost USD"], sub["cost USD"], row["output"]) == ("≥$10.11", "≥$0.4507", "≥28,899")
     a, b = str(SAMPLES / "a-ralph-27runs-with-separators.jsonl"), str(SAMPLES / "b-ccl-print-mode-sessions")
     stdout, _, _ = _run("context", "compare", "--no-cache", "-c", f"a={a}", "-c", f"b={b}")
     cost = [line for line in stdout.splitlines() if line.startswith("| cost ")]
@@ -115,3 +115,20 @@ def test_one_cost_format_and_compare_marks_every_lower_bound():
         ("≥$0.1597", "≥$0.1498–$0.1697"),
     ]
     assert "≥ $" not in stdout
+
+
+def test_subagent_calls_and_the_compaction_summariser_are_two_named_counts():
+    """The usage table's `↳ subagents` row counts what `context trace --json` calls subagent_calls (12); the
+    compaction summariser's call is its own row, `↳ compaction summary`, as compaction_calls counts it."""
+    stdout, _, _ = _run("context", "usage", "--no-cache", "--breakdown", COMPACTION)
+    sub, comp = _cells(stdout, 1), _cells(stdout, 2)
+    assert (sub["trace"], sub["calls"]) == ("↳ subagents", "12")
+    assert (comp["trace"], comp["calls"]) == ("↳ compaction summary", "1")
+    trace = orjson.loads(_run("context", "trace", "--no-cache", "--json", COMPACTION)[0])[0]
+    assert (trace["subagent_calls"], trace["compaction_calls"]) == (12, 1)
+    usage = orjson.loads(_run("context", "usage", "--no-cache", "--json", COMPACTION)[0])[0]
+    assert (usage["subagent_threads"]["calls"], usage["compaction_threads"]["calls"], usage["subagents"]["calls"]) == (
+        12,
+        1,
+        13,
+    )

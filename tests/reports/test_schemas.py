@@ -44,7 +44,7 @@ FINGERPRINTS = {
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
     ("trace", 3): "a2cb6d123f1b",  # format gains codex and gemini; window always set, window_source
-    ("usage", 3): "98158c0c8374",  # format gains codex and gemini
+    ("usage", 3): "e18908625135",  # format gains codex and gemini; subagent_threads, compaction_threads
     ("sources", 3): "293fb876c1ef",  # format gains codex and gemini
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini
 }
