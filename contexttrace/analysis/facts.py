@@ -1,28 +1,25 @@
 """The facts every per-trace JSON record carries: its short label, project, working directory and start.
 
-`trace_facts` reads them from a `Trace` (and, for a trace with no timestamp, its file's modification time);
-every report builder stores them in its record, and `select.filters` filters, sorts and groups the records
-by them (`--since`, `--until`, `--project`, `--session`, `--group-by`). Nothing here prints or formats a
-number beyond the ISO 8601 text of `start`.
+`trace_facts` reads them from a `Trace` (a trace with no timestamp has no start: never its file's
+modification time); every report builder stores them in its record, and `select.filters` filters, sorts
+and groups the records by them (`--since`, `--until`, `--project`, `--session`, `--group-by`). Nothing here
+prints or formats a number beyond the ISO 8601 text of `start`.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contexttrace.reading.urls import is_url, modified_ms
-
 if TYPE_CHECKING:
     from contexttrace.reading import Trace
 
-#: `start_source`: the trace's first timestamp, or (a stream-json run: no line has one) its file's
-#: modification time, which is when the file was last written, not when the run began.
+#: `start_source`: the trace's first timestamp. A trace without one (a stream-json run: no line has one)
+#: has no start: its file's modification time is when the file was last written, not when the run began,
+#: and every run of one capture would share it.
 START_FROM_TIMESTAMP = "timestamp"
-START_FROM_MTIME = "file_mtime"
 
 #: How many characters of the session id the short label keeps (`project/4d5611e5`).
 SESSION_ID_CHARS = 8
@@ -48,11 +45,9 @@ def trace_facts(trace: Trace) -> dict[str, Any]:
         (Claude Code's encoded project folder, kept as written: ``-home-me-src-app`` cannot be decoded
         for sure, since ``-`` stands for ``/``, ``.`` and ``-`` alike).
         `start` (str or None): ISO 8601 UTC with milliseconds (``2026-02-12T16:02:25.284Z``): the first
-        timestamp of the trace's lines (all threads), exact; a trace with no timestamp (stream-json) takes
-        its file's modification time (a file behind an fsspec URL: its file system's); None for standard
-        input, or when the file is gone since it was read.
-        `start_source`: `START_FROM_TIMESTAMP`, `START_FROM_MTIME`, or None with `start`. Never raises: a
-        modification time that cannot be read leaves `start` None.
+        timestamp of the trace's lines (all threads), exact; None when no line has one (a stream-json run:
+        unknown, never its file's modification time).
+        `start_source`: `START_FROM_TIMESTAMP`, or None with `start`. Never raises.
 
     Examples
     --------
@@ -73,13 +68,6 @@ def trace_facts(trace: Trace) -> dict[str, Any]:
         label = (path.name if trace.path != "-" else "-") + suffix
     start_ms: int | None = trace.timestamps_ms[0] if trace.timestamps_ms else None
     source = START_FROM_TIMESTAMP if start_ms is not None else None
-    if start_ms is None and trace.path != "-":
-        try:
-            # a file behind an fsspec URL is dated by its file system, a local file by its st_mtime
-            start_ms = modified_ms(trace.path) if is_url(trace.path) else int(os.stat(trace.path).st_mtime * 1000)
-            source = START_FROM_MTIME
-        except OSError:  # gone since it was read: no date rather than a wrong one
-            start_ms = None
     return {"label": label, "cwd": cwd, "project": project, "start": iso_utc(start_ms), "start_source": source}
 
 

@@ -224,6 +224,18 @@ def context_figures(series: list[int], window: int | None) -> dict[str, Any]:
     }
 
 
+def fill_of(series: list[int], window: int) -> float | None:
+    """The fill: the peak measured prompt (tokens) as a fraction of `window` (tokens), above 1 when the peak
+    exceeds it; 0.0 when no call was measured, None without a call. Exact (one float division).
+
+    >>> fill_of([0, 100, 300], 400), fill_of([0], 400), fill_of([], 400)
+    (0.75, 0.0, None)
+    """
+    if not series:
+        return None
+    return max((v for v in series if measured(v)), default=0) / window
+
+
 def is_spike(series: list[int], i: int) -> bool:
     """Whether prompt `i` of `series` (tokens) is a transient spike; False for an index at either end.
 

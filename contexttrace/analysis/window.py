@@ -200,6 +200,22 @@ def stated_window(trace: Trace, prompts: list[int | None]) -> WindowChoice | Non
     return WindowChoice(tokens, getattr(trace, "window_source", None) or "trace")
 
 
+#: Where a window comes from, in one word per `WindowChoice.source`: ``given`` (`--window`), ``stated`` by
+#: the trace (its `result` line's `modelUsage`, a ``[1m]`` model id, or its reader's `Trace.window_source`),
+#: or ``inferred`` (Claude Code's default, or the 1M window a steady peak above it needs).
+WINDOW_ORIGINS = {"option": "given", "default": "inferred", "peak": "inferred", "model table": "inferred"}
+
+
+def window_origin(source: str | None) -> str:
+    """The origin of a window in one word: ``given``, ``stated`` or ``inferred`` (`WINDOW_ORIGINS`; every
+    other source is one a trace states).
+
+    >>> window_origin("option"), window_origin("model_context_window"), window_origin("default")
+    ('given', 'stated', 'inferred')
+    """
+    return WINDOW_ORIGINS.get(source or "", "stated")
+
+
 def effective_window(trace: Trace, window: int | None = None) -> int:
     """Return the effective context window of a trace in tokens (see `window_choice` for the rule).
 

@@ -79,9 +79,9 @@ def _window_option(help_text: str) -> Any:
 TraceWindowOpt = Annotated[
     int | None,
     _window_option(
-        "Context window in tokens: 200000, 200k, 1M, 1.5M. Adds the fill column (peak / window); health "
-        "and weather are measured against it. Default for those: what the trace states (the result "
-        "line's modelUsage, a model id ending in [1m]), else 200k (1M when the peak is above it)."
+        "Context window in tokens: 200000, 200k, 1M, 1.5M. Fill (peak / window), health and weather are "
+        "measured against it. Default: what the trace states (the result line's modelUsage, a model id "
+        "ending in [1m], a Codex or Gemini window), else 200k (1M when the peak is above it)."
     ),
 ]
 UsageWindowOpt = Annotated[
@@ -476,20 +476,18 @@ def timezone_of(timezone: str | None) -> tzinfo | None:
         raise typer.BadParameter(str(exc), param_hint="--timezone") from None
 
 
-def thresholds_of(kind: ViewKind, expressions: list[str] | None, no_window: bool) -> tuple[Threshold, ...]:
+def thresholds_of(kind: ViewKind, expressions: list[str] | None) -> tuple[Threshold, ...]:
     """Parse the `--fail-on` expressions against the metrics of a record kind (`thresholds.parse_threshold`).
 
     Raises
     ------
     typer.BadParameter
-        An expression that cannot be checked, or a ``fill`` threshold without `--window` (`no_window`).
+        An expression that cannot be checked.
     """
     try:
         parsed = tuple(parse_threshold(e, metrics_of(kind)) for e in expressions or [])
     except ThresholdError as exc:
         raise typer.BadParameter(str(exc), param_hint="--fail-on") from None
-    if no_window and any(t.metric.name == "fill" for t in parsed):
-        raise typer.BadParameter("fill is peak / --window: give --window with a fill threshold", param_hint="--fail-on")
     return parsed
 
 
@@ -514,7 +512,6 @@ def view_options(
     totals: bool,
     group_by: str | None = None,
     with_calls: bool = False,
-    window: int | None = None,
     output: Path | None = None,
 ) -> ViewOptions:
     """Parse the options `context trace` and `context usage` share into one `views.ViewOptions`.
@@ -539,7 +536,7 @@ def view_options(
         raise typer.BadParameter(f"{sort!r}: valid keys: {', '.join(sort_keys(shown))}", param_hint="--sort")
     return ViewOptions(
         fmt=chosen,
-        thresholds=thresholds_of(shown, fail_on, no_window=window is None),
+        thresholds=thresholds_of(shown, fail_on),
         selection=Selection(since_ms, until_ms, tuple(project or ()), tuple(session or ())),
         sort=sort,
         descending=desc,

@@ -128,7 +128,6 @@ def show_view(
     db: Path | None,
     label: str | None,
     wide: bool,
-    with_window: bool = False,
     with_calls: bool = False,
     breakdown: bool = False,
     explain: bool = False,
@@ -159,8 +158,8 @@ def show_view(
     fmt = options.fmt
     width = terminal_width()
     styled = not format_given and output is None and width is not None and color_enabled(color, sys.stdout)
-    drop = [] if wide or output else columns_to_drop(view, width, with_window, styled=styled)
-    text = render_view(view, with_window=with_window, with_calls=with_calls, breakdown=breakdown,
+    drop = [] if wide or output else columns_to_drop(view, width, styled=styled)
+    text = render_view(view, with_calls=with_calls, breakdown=breakdown,
                        explain=explain and fmt == Format.MARKDOWN, drop=drop,
                        styled=(10_000 if wide else width) if styled else None)  # fmt: skip
     paint = styled

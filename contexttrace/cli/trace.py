@@ -66,19 +66,18 @@ def trace_command(
     verbose: VerboseOpt = False,
     allow_empty: AllowEmptyOpt = False,
 ) -> None:
-    """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
-    repeats, result chars, health grade and weather. The largest tool results are noted on stderr. Rows per
-    day, week, month, project or model instead of per trace: context usage --group-by."""
+    """Per trace: model calls, first/peak prompt, fill (peak ÷ the window, given, stated or inferred), growth,
+    compactions, tools, failed (and denied), repeated calls, result chars, health grade and weather. The
+    largest tool results are noted on stderr. Rows per day, week, month, project or model instead of per
+    trace: context usage --group-by."""
     options = view_options("trace", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
-                           totals=totals, with_calls=calls, window=window, output=output)  # fmt: skip
+                           totals=totals, with_calls=calls, output=output)  # fmt: skip
     label_needs_db(label, db)
     build = build_report_with_cost if needs_cost(options) else None  # priced only when a threshold or sort asks
     with command_notes(quiet, verbose) as notes:
         run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build, notes=notes)
-        # the fill column: with --window, or when a trace states its own window (a Codex rollout, a Gemini session)
-        fill = window is not None or any(getattr(r, "fill", None) is not None for r in run.reports)
         view = show_view(run, "trace", options, output=output, db=db, label=label, wide=wide,
-                         with_window=fill, with_calls=calls, explain=explain, color=color,
+                         with_calls=calls, explain=explain, color=color,
                          notes=notes, format_given=fmt is not None or json)  # fmt: skip
         finish(run, paths or [], view, notes=notes, allow_empty=allow_empty)

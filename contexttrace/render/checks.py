@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contexttrace.render.text import fmt_metric, fmt_usd, safe_text
+from contexttrace.render.text import LOWER_BOUND_MARK, fmt_metric, fmt_usd, safe_text
 
 
 def _unchecked_text(u: Any) -> str:
@@ -19,16 +19,18 @@ def _unchecked_text(u: Any) -> str:
         what = "health not graded" if t.metric.kind == "grade" else "no weather"
         return f"{u.trace}: {what} (nothing measured: no main-thread model call), not a breach of {t.text}"
     if u.reason == "no_value":
-        why = " (fill needs --window)" if t.metric.name == "fill" else ""
-        return f"{u.trace}: no {t.metric.name}{why}, not checked against {t.text}"
-    shown = fmt_usd(u.value, lower_bound=True) if t.metric.kind == "usd" else "≥ " + fmt_metric(t.metric.kind, u.value)
+        return f"{u.trace}: no {t.metric.name}, not checked against {t.text}"
+    if t.metric.kind == "usd":
+        shown = fmt_usd(u.value, lower_bound=True)
+    else:
+        shown = LOWER_BOUND_MARK + fmt_metric(t.metric.kind, u.value)
     return f"{u.trace}: {t.metric.name} {shown} is a lower bound; the true figure may breach {t.text}"
 
 
 def _breach_value(b: Any) -> str:
     """A breach's value as `fmt_metric` writes it, ``≥`` when it is a lower bound (a cost)."""
     value = fmt_metric(b.threshold.metric.kind, b.value)
-    return "≥ " + value.lstrip("≈") if b.lower_bound else value
+    return LOWER_BOUND_MARK + value.lstrip("≈") if b.lower_bound else value
 
 
 def render_check(check: Any) -> list[str]:

@@ -37,7 +37,7 @@ class CompareFormat(StrEnum):
 
 
 #: How a metric is named in the table and the readings (its key is the JSON and CSV name).
-LABELS = {"result_chars": "result chars", "cost_usd": "cost", "health_score": "health"}
+LABELS = {"result_chars": "result chars", "cost_usd": "cost", "health_score": "health", "repeat": "repeated calls"}
 
 #: Columns of the CSV: every key of a row (`compare.metric_row`), in this order.
 CSV_COLUMNS = [
@@ -66,6 +66,10 @@ def _median_cell(row: dict[str, Any]) -> str:
 def _range_cell(row: dict[str, Any]) -> str:
     if row["min"] is None:
         return "–"
+    if row["unit"] == "usd":  # a cost as every cost prints (`fmt_usd`), its mark once before the range: ≥ when a
+        # run's cost is a lower bound, as the median's
+        lower = row["lower_bound_runs"] > 0
+        return f"{fmt_usd(row['min'], lower_bound=lower)}–{fmt_usd(row['max'], estimate=False)}"
     return f"{fmt_value(row['min'], row['unit'])}–{fmt_value(row['max'], row['unit'])}"
 
 

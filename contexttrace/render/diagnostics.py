@@ -45,10 +45,26 @@ def render_diagnostics(run: RunResult) -> list[str]:
         if r.fill is not None and r.fill > 1:
             out.append(safe_text(f"{r.trace}: warning: peak {fmt_int(r.peak)} exceeds the window {fmt_int(r.window)}"))
     if run.left_out:
-        out.append(f"{run.left_out} file(s) with no model call left out")
+        out.append(safe_text(left_out_line(run.left_out_files)))
     if run.orphan_agent_files:
         out.append(f"{run.orphan_agent_files} subagent file(s) left out: their session file is not beside them")
     return out
+
+
+#: At most this many files with no model call are named; the rest are counted.
+LEFT_OUT_NAMED = 5
+
+
+def left_out_line(paths: list[str]) -> str:
+    """The note naming the files a directory scan found with no model call: the first `LEFT_OUT_NAMED`, then
+    how many more.
+
+    >>> left_out_line(["a.jsonl"]), left_out_line([f"{i}.jsonl" for i in range(7)])[-27:]
+    ('1 file(s) with no model call left out: a.jsonl', '3.jsonl, 4.jsonl and 2 more')
+    """
+    named = ", ".join(paths[:LEFT_OUT_NAMED])
+    more = f" and {len(paths) - LEFT_OUT_NAMED} more" if len(paths) > LEFT_OUT_NAMED else ""
+    return f"{len(paths)} file(s) with no model call left out: {named}{more}"
 
 
 def _skipped_lines(run: RunResult) -> list[str]:

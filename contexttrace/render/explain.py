@@ -25,16 +25,28 @@ HEALTH_POINT = "█"
 NO_DATA_MARK = "(no data)"
 #: The mark under the health bar where a compaction happened.
 COMPACTION_MARK = "┆"
-#: How the window was chosen, in words (here and on the report page).
+#: How the window was chosen, in words (here and on the report page), each led by its origin
+#: (`window.window_origin`: given, stated by the trace, inferred).
 WINDOW_SOURCES = {
-    "option": "from --window",
-    "modelUsage": "from the result line's modelUsage",
-    "default": "Claude Code's default; the trace does not say",
-    "peak": "assumed: the peak exceeds 200,000",
-    "model [1m]": "a model id ends in [1m]",
-    "model_context_window": "as the rollout states it: Codex CLI's model_context_window (from CLI 0.48, 95 % of "
-    "the model's window)",
-    "model table": "Gemini CLI's model table for the session's model; the session does not record it",
+    "option": "given: --window",
+    "modelUsage": "stated: the result line's modelUsage",
+    "model [1m]": "stated: a model id ends in [1m]",
+    "model_context_window": "stated: the rollout's model_context_window (Codex CLI from 0.48: 95 % of the model's "
+    "window)",
+    "model table": "inferred: Gemini CLI's model table for the session's model (the session does not record it)",
+    "default": "inferred: Claude Code's default; the trace does not say",
+    "peak": "inferred: the peak exceeds 200,000",
+}
+#: Spec 002's weather signals in words, by their JSON key (`weather.signals[].name`, kept as it is in JSON).
+FACTOR_NAMES = {
+    "ctx_pressure": "context pressure",
+    "compaction_scar": "compaction scar",
+    "truncation": "truncated output",
+    "stuck": "stuck on failures",
+    "latency_drift": "latency drift",
+    "error_cluster": "recent errors",
+    "error_cumulative": "errors overall",
+    "cache_health": "cache health",
 }
 #: At most this many call numbers are listed per factor.
 CALLS_SHOWN = 8
@@ -53,6 +65,29 @@ def _breakdown_bar(value: int | None, grade: str | None, color: bool) -> str:
     full, half = divmod(value * BREAKDOWN_CELLS, 100)
     filled = BAR_FULL * full + (BAR_HALF if half >= 50 else "")
     return _paint(filled, GRADE_COLORS[grade], color) + BAR_EMPTY * (BREAKDOWN_CELLS - len(filled))
+
+
+#: Spec 000's signals as printed, where the name alone could be another measure's: Re-reads counts Read calls
+#: of a file read before, not the identical repeated calls of `repeat` nor the tokens `context tools` resends.
+SIGNAL_NAMES = {"Re-reads": "File re-reads"}
+
+
+def signal_name(name: str) -> str:
+    """A health signal's name as printed (`SIGNAL_NAMES`; the JSON keeps spec 000's).
+
+    >>> signal_name("Re-reads"), signal_name("Context Fill")
+    ('File re-reads', 'Context Fill')
+    """
+    return SIGNAL_NAMES.get(name, name)
+
+
+def factor_name(key: str) -> str:
+    """A weather signal's key (`ctx_pressure`) as a person reads it (`FACTOR_NAMES`); an unknown key as is.
+
+    >>> factor_name("ctx_pressure"), factor_name("error_cumulative"), factor_name("new_key")
+    ('context pressure', 'errors overall', 'new_key')
+    """
+    return FACTOR_NAMES.get(key, key)
 
 
 def call_numbers(calls: list[int], shown: int = CALLS_SHOWN) -> str:
@@ -89,13 +124,10 @@ def render_health_panel(h: dict[str, Any], color: bool = False) -> list[str]:
     """
     if h["grade"] is None:
         return [f"  health – {h['reason']}"]
-    source = h["window_source"]
-    lines = [
-        f"  health {h['grade']} {h['score']}/100 · window {fmt_int(h['window'])} tokens "
-        f"({WINDOW_SOURCES.get(source, source)})"
-    ]
+    lines = [f"  health {h['grade']} {h['score']}/100"]  # the window and its source: `fill_line`, above it
     for sig in h["signals"]:
         bar = _breakdown_bar(sig["value"], sig["grade"], color)
+        sig = {**sig, "name": signal_name(sig["name"])}
         weight = fmt_percent(sig["weight"])
         why = sig["why"] if sig["has_data"] else f"{NO_DATA_MARK} {sig['why']}"
         lines.append(f"    {sig['name']:<16} {bar} {sig['value']:>3} {sig['grade']}  {weight:>4}  {why}")
@@ -135,7 +167,8 @@ def render_health_bar(h: dict[str, Any], color: bool = False) -> list[str]:
 
 
 def weather_stats(st: dict[str, Any], fill: Fraction | None, missing: str = "-") -> list[str]:
-    """Spec 002's tooltip stats of a sunny or fair trace: context, tool errors, cache hit, latency, compactions.
+    """Spec 002's tooltip stats of a sunny or fair trace: the last call's fill (spec 002's context), tool
+    errors, cache hit, latency, compactions.
 
     Parameters
     ----------
@@ -151,7 +184,7 @@ def weather_stats(st: dict[str, Any], fill: Fraction | None, missing: str = "-")
     denied = st.get("tool_denials")
     latency = st.get("latency_ratio")
     return [
-        f"context {fmt_percent(fill if fill is not None else st.get('context_fill_frac'))}",
+        f"last call's fill {fmt_percent(fill if fill is not None else st.get('context_fill_frac'))}",
         f"{fmt_int(st.get('tool_errors'))} tool errors" + (f" (+{denied} denied, not counted)" if denied else ""),
         f"cache hit {fmt_percent(st.get('cache_hit_frac'))}",
         "latency " + (missing if latency is None else f"{fmt_ratio(latency)}× baseline"),
@@ -179,20 +212,20 @@ def render_weather_tooltip(w: dict[str, Any], fill: Fraction | None = None) -> l
     worst = w.get("worst")
     if worst and worst["level"] != w["level"]:  # worse than now (a worst of the same level says nothing)
         where = f"after call #{worst['call']}"
-        causes = f": {', '.join(worst['factors'][:2])}" if worst.get("factors") else ""
+        causes = f": {', '.join(factor_name(k) for k in worst['factors'][:2])}" if worst.get("factors") else ""
         lines[0] += f" (worst: {worst['emoji']} {worst['level']} {fmt_decimal(worst['score'], 2)} {where}{causes})"
     if w["level"] in ("sunny", "fair"):
         lines.append("    " + " · ".join(weather_stats(w["stats"], fill)))
     else:
         called: list[int] = []
         for f in w["factors"]:
-            lines.append(f"    {f['name']} {fmt_decimal(f['severity'], 2)}: {f['why']}")
+            lines.append(f"    {factor_name(f['name'])} {fmt_decimal(f['severity'], 2)}: {f['why']}")
             called.extend(c for c in f["calls"] if c not in called)
         if called:
             lines.append(f"    → look at {_calls_text(sorted(called))}")
     idle = [s for s in w["signals"] if s["severity"] is None]
     if idle:
-        lines.append("    not judged: " + "; ".join(f"{s['name']} — {s['why']}" for s in idle))
+        lines.append("    not judged: " + "; ".join(f"{factor_name(s['name'])} — {s['why']}" for s in idle))
     return lines
 
 
@@ -205,6 +238,31 @@ def exact_fill(prompt_tokens: Sequence[int | None], window: int | None) -> Fract
     """
     last = next((p for p in reversed(prompt_tokens) if measured(p)), None)
     return Fraction(last, window) if last is not None and window else None
+
+
+def window_words(source: str | None) -> str:
+    """How a window was chosen in words (`WINDOW_SOURCES`), led by its origin; an unlisted source a trace
+    states is ``stated: <source>``.
+
+    >>> window_words("default"), window_words("trace")
+    ("inferred: Claude Code's default; the trace does not say", 'stated: trace')
+    """
+    return WINDOW_SOURCES.get(source or "", f"stated: {source}")
+
+
+def fill_line(r: Any) -> str:
+    """The fill line of `--explain`: the peak as a share of the window, with the window and its source.
+
+    >>> from types import SimpleNamespace
+    >>> fill_line(SimpleNamespace(fill=0.82, peak=164_000, window=200_000, window_source="default", calls=3))
+    "  fill 82%: peak 164,000 of a 200,000-token window (inferred: Claude Code's default; the trace does not say)"
+    """
+    if r.fill is None or not r.window:
+        return "  fill –: no model call"
+    return (
+        f"  fill {fmt_percent(r.fill)}: peak {fmt_int(r.peak)} of a {fmt_int(r.window)}-token window "
+        f"({window_words(r.window_source)})"
+    )
 
 
 def render_explain(run: RunResult, color: bool = False) -> str:
@@ -228,7 +286,7 @@ def render_explain(run: RunResult, color: bool = False) -> str:
         if h is None or w is None:
             continue
         fill = exact_fill(getattr(r, "prompt_tokens", []), h.get("window"))
-        lines = [r.trace, *render_health_panel(h, color), *render_health_bar(h, color)]
+        lines = [r.trace, fill_line(r), *render_health_panel(h, color), *render_health_bar(h, color)]
         lines += render_weather_tooltip(w, fill)
         blocks.append("\n".join(lines))
     return safe_text("\n\n".join(blocks))

@@ -31,6 +31,8 @@ MISSING = "-"
 
 #: The mark before an estimated figure (spec 001).
 ESTIMATE_MARK = "≈"
+#: The mark of a lower bound, written against its figure as `ESTIMATE_MARK` is (``≥$0.4474``).
+LOWER_BOUND_MARK = "≥"
 
 
 # -- text that can always be written -------------------------------------------------------------------
@@ -106,6 +108,20 @@ def fmt_int(value: int | None) -> str:
     ('21,390', '-')
     """
     return MISSING if value is None else f"{value:,}"
+
+
+def fmt_window(tokens: int) -> str:
+    """A context window short, as `--window` takes it: whole thousands as ``200k``, whole millions as ``1M``,
+    else the exact count (``258,400``), so the short form never rounds.
+
+    >>> fmt_window(200_000), fmt_window(1_000_000), fmt_window(272_000), fmt_window(1_048_576)
+    ('200k', '1M', '272k', '1,048,576')
+    """
+    if tokens % 1_000_000 == 0:
+        return f"{tokens // 1_000_000:,}M"
+    if tokens % 1_000 == 0:
+        return f"{tokens // 1_000:,}k"
+    return fmt_int(tokens)
 
 
 def fmt_tokens(tokens: int, estimated: bool) -> str:
@@ -216,19 +232,20 @@ def fmt_percent_change(percent: float, places: int = 1) -> str:
 
 def fmt_usd(value: float | None, lower_bound: bool = False, estimate: bool = True) -> str:
     """USD: two decimals from $1 up, four below; ``≈`` marks an estimate (our list-price cost), ``≥`` a
-    lower bound (`usage.LOWER_BOUND_REASONS`), bare an exact or as-written figure; None → ``"-"``.
+    lower bound (`usage.LOWER_BOUND_REASONS`), bare an exact or as-written figure; either mark written
+    against the ``$`` (one cost format everywhere: ``≈$2.18``, ``≥$0.4474``); None → ``"-"``.
 
     Examples
     --------
     >>> fmt_usd(10.1136955), fmt_usd(0.003732), fmt_usd(2.5, lower_bound=True), fmt_usd(-0.2566, estimate=False)
-    ('≈$10.11', '≈$0.0037', '≥ $2.50', '-$0.2566')
+    ('≈$10.11', '≈$0.0037', '≥$2.50', '-$0.2566')
     """
     if value is None:
         return MISSING
     text = f"{abs(value):,.2f}" if abs(value) >= 1 else f"{abs(value):.4f}"
     if not text.strip("0."):  # rounds to nothing: float noise (-4e-16) is neither negative nor $0.0000
         text, value = "0.00", 0.0
-    mark = "≥ " if lower_bound else ESTIMATE_MARK if estimate else ""
+    mark = LOWER_BOUND_MARK if lower_bound else ESTIMATE_MARK if estimate else ""
     return mark + ("-" if value < 0 else "") + "$" + text
 
 

@@ -13,7 +13,7 @@ from contexttrace.reports.tools import ERROR_CLASS_LABELS, THREAD_GROUP_MAIN, To
 from contexttrace.reports.trace import RunResult
 
 HEADERS = ["thread", "tool", "error classes", "calls", "errors", "denied", "p50", "p95", "tokens → ctx",
-           "input → ctx", "re-read tax"]  # fmt: skip
+           "input → ctx", "resent cost"]  # fmt: skip
 #: The table of the server-side tools (`ToolsReport.server_tools`), under the tools table.
 SERVER_HEADERS = ["thread", "server-side tool", "calls", "requests", "input → ctx", "cost USD"]
 #: The line before that table: what a server-side tool is, and why it is apart.
@@ -57,7 +57,7 @@ PANEL_COLUMNS = [
     {"key": "classes", "label": "error classes"},
     {"key": "p95", "label": "p95", "numeric": True},
     {"key": "tokens", "label": "tokens → context", "numeric": True},
-    {"key": "tax", "label": "re-read tax", "numeric": True},
+    {"key": "tax", "label": "resent cost", "numeric": True},
 ]
 
 
@@ -99,7 +99,9 @@ def tools_panel_of(r: ToolsReport) -> dict[str, Any] | None:
     if not rows:
         return None
     top = "; ".join(
-        f"{c['tool']} ≈{fmt_int(c['tokens_to_context'])} tokens at call {c['call']}" for c in r.top_consumers[:3]
+        f"{c['tool']}{' ' + c['target'] if c.get('target') else ''} ≈{fmt_int(c['tokens_to_context'])} tokens at "
+        f"call {c['call']}"
+        for c in r.top_consumers[:3]
     )
     note = f"Top context consumers (main thread): {top}" if top else None
     return {"id": "tools", "title": "Tools (context tools)", "kind": "table", "columns": PANEL_COLUMNS,
@@ -168,8 +170,9 @@ def _notes(r: ToolsReport) -> list[str]:
             call = f"call {c['call']}" if c["call"] is not None else "no call after it"
             cleared = ", cleared" if c["cleared"] else ""
             tokens = fmt_int(c["tokens_to_context"])
-            out.append(safe_text(f"  {i}. {c['tool']} ≈{tokens} tokens{mark}, {call}{cleared}, "
-                                 f"re-read {fmt_int(c['reread_calls'])}× {fmt_usd(c['reread_tax_usd'])}"))  # fmt: skip
+            target = f" {c['target']}" if c.get("target") else ""
+            out.append(safe_text(f"  {i}. {c['tool']}{target} ≈{tokens} tokens{mark}, {call}{cleared}, "
+                                 f"resent {fmt_int(c['reread_calls'])}× {fmt_usd(c['reread_tax_usd'])}"))  # fmt: skip
     return out
 
 

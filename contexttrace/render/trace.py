@@ -10,7 +10,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from contexttrace.render.text import fmt_int, fmt_percent, json_text, pipe_table, safe_text
+from contexttrace.analysis.window import window_origin
+from contexttrace.render.text import fmt_int, fmt_percent, fmt_window, json_text, pipe_table, safe_text
 from contexttrace.reports.trace import RunResult, TraceReport
 
 
@@ -103,18 +104,32 @@ def _token_cell(r: Any, value: Any) -> str:
     return unrecorded_cell(r, "tokens", measured_cell(r, value))
 
 
-#: Column header → how to get the cell from a report. `fill` is dropped when no window was given.
+def window_cell(r: Any) -> str:
+    """The `window` cell: the window the fill is of, short (`fmt_window`), and where it came from in one word
+    (`window.window_origin`: given, stated, inferred); ``-`` without one.
+
+    >>> from types import SimpleNamespace
+    >>> window_cell(SimpleNamespace(window=200_000, window_source="default"))
+    '200k inferred'
+    """
+    if not r.window:
+        return "-"
+    return f"{fmt_window(r.window)} {window_origin(getattr(r, 'window_source', None))}"
+
+
+#: Column header → how to get the cell from a report.
 COLUMNS: list[tuple[str, Any]] = [
     ("trace", lambda r: r.trace),
     ("calls", lambda r: unrecorded_cell(r, "tokens", fmt_int(r.calls))),
     ("first", lambda r: _token_cell(r, r.first)),
     ("peak", lambda r: _token_cell(r, r.peak)),
     ("fill", _fill_cell),
+    ("window", window_cell),
     ("growth", lambda r: _token_cell(r, r.growth)),
     ("compact", lambda r: unrecorded_cell(r, "compactions", fmt_int(r.compact))),
     ("tools", lambda r: fmt_int(r.tools)),
     ("failed", lambda r: failed_cell(r.failed, r.denied)),
-    ("repeat", lambda r: fmt_int(r.repeat)),
+    ("repeated calls", lambda r: fmt_int(r.repeat)),
     ("result chars", lambda r: fmt_int(r.result_chars)),
 ]
 
@@ -125,15 +140,13 @@ EXTRA_COLUMNS: list[tuple[str, Any]] = [
 ]
 
 
-def render_table(run: RunResult, with_window: bool, with_calls: bool = False) -> str:
+def render_table(run: RunResult, with_calls: bool = False) -> str:
     """Render the spec 004 table; with `--calls`, each trace's prompt series under it.
 
     Parameters
     ----------
     run
         Reports to show, in order.
-    with_window
-        Show the `fill` column (only when a window was given: the trace does not say it).
     with_calls
         After a blank line, one line per trace, indented by `SERIES_INDENT`:
         ``<trace>: prompt tokens per call: 1:16,386 2:18,119 ...`` (`prompt_series`).
@@ -146,7 +159,7 @@ def render_table(run: RunResult, with_window: bool, with_calls: bool = False) ->
     """
     if not run.reports:
         return ""
-    columns = [c for c in COLUMNS + EXTRA_COLUMNS if with_window or c[0] != "fill"]
+    columns = COLUMNS + EXTRA_COLUMNS
     rows = [[cell(r) for _, cell in columns] for r in run.reports]
     lines = [pipe_table(rows, [h for h, _ in columns])]
     if with_calls:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from contexttrace.analysis.window import window_origin
 from contexttrace.render.text import (
     ESTIMATE_MARK,
+    LOWER_BOUND_MARK,
     fmt_decimal,
     fmt_duration,
     fmt_int,
@@ -44,7 +46,7 @@ def output_cell(totals: dict[str, Any]) -> str:
     modelUsage gave the final count (`output_is_lower_bound` is then false).
     """
     lower = totals.get("output_is_lower_bound", bool(totals.get("output_lower_bound_calls")))
-    return ("≥ " if lower else "") + fmt_int(totals["output_tokens"])
+    return (LOWER_BOUND_MARK if lower else "") + fmt_int(totals["output_tokens"])
 
 
 def cost_cell(totals: dict[str, Any]) -> str:
@@ -109,8 +111,7 @@ def render_usage_table(run: RunResult, breakdown: bool = False, notes: bool = Tr
     rows = []
     for r in run.reports:
         rows.append(usage_cells(r.trace, r.total, r.turn_figures["turns"]))
-        if r.subagents["calls"]:
-            rows.append(usage_cells("  ↳ subagents", r.subagents, None))
+        rows.extend(usage_cells(label, part, None) for label, part in side_rows(r))
     lines = [pipe_table(rows, USAGE_HEADERS)]
     note_lines = render_usage_notes(run) if notes else []
     if note_lines:
@@ -257,6 +258,18 @@ def _agents_table(agents: list[dict[str, Any]]) -> str:
     return pipe_table(rows, [*headers, "return ratio"], left=3)
 
 
+#: The rows under a trace's in the usage table: its subagent threads, and the compaction summariser apart
+#: (`context trace`'s `subagent_calls` and `compaction_calls`), each only when it made a call.
+SIDE_LABELS = (("  ↳ subagents", "subagent_threads"), ("  ↳ compaction summary", "compaction_threads"))
+
+
+def side_rows(r: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The (label, totals) of each `SIDE_LABELS` row a usage report shows: those with calls."""
+    return [
+        (label, getattr(r, key)) for label, key in SIDE_LABELS if getattr(r, key, None) and getattr(r, key)["calls"]
+    ]
+
+
 def _turn_readings(r: Any) -> list[str]:
     """The turn readings: turns, calls per turn, context and velocity, the autocompact threshold, the band."""
     f = r.turn_figures
@@ -266,7 +279,8 @@ def _turn_readings(r: Any) -> list[str]:
     return [
         f"turns {fmt_int(f['turns'])}",
         f"median calls/turn {'-' if median is None else fmt_value(median, 'calls')}",
-        f"context {fmt_int(f['context_tokens'])} of {fmt_int(r.window)} ({r.window_source})",
+        f"last call's context {fmt_int(f['context_tokens'])} of {fmt_int(r.window)} "
+        f"({window_origin(r.window_source)}: {r.window_source})",
         f"velocity {'-' if velocity is None else fmt_int(round(velocity)) + '/turn'}",
         f"autocompact at {fmt_int(f['autocompact_threshold_tokens'])} ({f['autocompact_threshold_source']})",
         f"turns until autocompact {fmt_decimal(f['turns_until_autocompact'], 1, estimate=True)}",

@@ -24,18 +24,18 @@ from contexttrace.render.trace import (
     prompt_series,
     unrecorded_line,
 )
-from contexttrace.render.usage import USAGE_HEADERS, render_usage_notes, usage_breakdown, usage_cells
+from contexttrace.render.usage import USAGE_HEADERS, render_usage_notes, side_rows, usage_breakdown, usage_cells
 from contexttrace.reports.trace import RunResult
 from contexttrace.select.filters import in_zone
 
 #: Columns a narrow terminal leaves out first, least important first; the others always stay.
-TRACE_DROP_ORDER = ("result chars", "growth", "first", "project", "repeat", "start", "failed", "tools", "compact",
-                    "weather", "cost USD")  # fmt: skip
+TRACE_DROP_ORDER = ("result chars", "window", "growth", "first", "project", "repeated calls", "start", "failed",
+                    "tools", "compact", "weather", "cost USD")  # fmt: skip
 USAGE_DROP_ORDER = ("cache write", "fresh input", "turns", "project", "start", "hit", "cache read", "output")
 #: The label of the totals row (bold in markdown).
 TOTAL_LABEL = "total"
-#: The mark of a start that is a file's modification time, not a timestamp of the trace (stream-json).
-MTIME_MARK = "≈"
+#: The start cell of a trace that records no moment (a stream-json run, standard input): unknown.
+NO_START = "–"
 
 #: `context trace` columns that add up → their totals cell (`filters.trace_totals`); others stay empty.
 _TRACE_TOTAL_CELLS: dict[str, Any] = {
@@ -43,15 +43,15 @@ _TRACE_TOTAL_CELLS: dict[str, Any] = {
     "compact": lambda t: fmt_int(t["compact"]),
     "tools": lambda t: fmt_int(t["tools"]),
     "failed": lambda t: failed_cell(t["failed"], t["denied"]),
-    "repeat": lambda t: fmt_int(t["repeat"]),
+    "repeated calls": lambda t: fmt_int(t["repeat"]),
     "result chars": lambda t: fmt_int(t["result_chars"]),
     "cost USD": lambda t: fmt_usd(t.get("cost_usd"), bool(t.get("cost_is_lower_bound"))),
 }
 
 
 def fmt_start(record: dict[str, Any], tz: Any = None) -> str:
-    """A record's `start` as local ``YYYY-MM-DD HH:MM`` in `tz` (None: the local zone), marked
-    `MTIME_MARK` when it is the file's modification time; ``"-"`` without one.
+    """A record's `start` as local ``YYYY-MM-DD HH:MM`` in `tz` (None: the local zone); `NO_START` when the
+    trace records none (never its file's modification time).
 
     >>> from zoneinfo import ZoneInfo
     >>> fmt_start({"start": "2026-02-12T16:02:25.284Z", "start_source": "timestamp"}, ZoneInfo("Europe/Paris"))
@@ -60,20 +60,19 @@ def fmt_start(record: dict[str, Any], tz: Any = None) -> str:
     from datetime import UTC, datetime
 
     if not record.get("start"):
-        return "-"
+        return NO_START
     moment, zone = datetime.fromisoformat(record["start"]), ""
     try:
         moment = in_zone(moment, tz)
     except OverflowError:  # a start `tz` cannot show (year 9999 read east of UTC): shown in UTC, so marked
         moment, zone = moment.astimezone(UTC), " UTC"
-    mark = MTIME_MARK if record.get("start_source") == "file_mtime" else ""
-    return mark + moment.strftime("%Y-%m-%d %H:%M") + zone
+    return moment.strftime("%Y-%m-%d %H:%M") + zone
 
 
-def _grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:
+def _grid(view: Any) -> tuple[list[str], list[list[str]], int]:
     """Headers, rows (the totals row last, if any) and how many leading columns are text (left-aligned)."""
     if view.kind == "trace":
-        return _trace_grid(view, with_window)
+        return _trace_grid(view)
     if view.kind == "usage":
         return _usage_grid(view)
     return _group_grid(view)
@@ -89,8 +88,8 @@ def _fact_headers(view: Any) -> list[str]:
     return ["project", "start"] if view.options.scan else []
 
 
-def _trace_grid(view: Any, with_window: bool) -> tuple[list[str], list[list[str]], int]:
-    columns = [c for c in COLUMNS[1:] if with_window or c[0] != "fill"]
+def _trace_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
+    columns = COLUMNS[1:]
     with_cost = any("cost_usd" in r for r in view.records)
     cost = [("cost USD", lambda r: fmt_usd(r.extra.get("cost_usd"), bool(r.extra.get("cost_is_lower_bound"))))]
     columns += (cost if with_cost else []) + EXTRA_COLUMNS
@@ -114,8 +113,8 @@ def _usage_grid(view: Any) -> tuple[list[str], list[list[str]], int]:
         if "tokens" in r.unrecorded:  # no token count at all: every figure but the turns is unknown
             rest = [cell if i == 1 else UNRECORDED for i, cell in enumerate(rest)]
         rows.append([first, *_fact_cells(view, rec), *rest])
-        if r.subagents["calls"]:
-            first, *rest = usage_cells("  ↳ subagents", r.subagents, None)
+        for side, part in side_rows(r):
+            first, *rest = usage_cells(side, part, None)
             rows.append([first, *[""] * len(facts), *rest])
     if view.totals is not None:
         first, *rest = usage_cells(TOTAL_LABEL, view.totals["total"], view.totals["turns"])
@@ -152,7 +151,7 @@ def table_width(text: str) -> int:
     return max((max(wcswidth(line), len(line)) for line in text.splitlines()), default=0)
 
 
-def columns_to_drop(view: Any, width: int | None, with_window: bool = False, styled: bool = False) -> list[str]:
+def columns_to_drop(view: Any, width: int | None, styled: bool = False) -> list[str]:
     """The columns a terminal `width` columns wide cannot show, least important first (`TRACE_DROP_ORDER`,
     `USAGE_DROP_ORDER`): dropped one by one until the table fits or none is left to drop. A `styled` table
     (`terminal.rich_table`) fits when its headers wrapped to their longest word fit.
@@ -164,7 +163,7 @@ def columns_to_drop(view: Any, width: int | None, with_window: bool = False, sty
     """
     if width is None or not view.records or view.options.fmt != "table" or view.kind == "usage-group":
         return []
-    headers, rows, left = _grid(view, with_window)
+    headers, rows, left = _grid(view)
     order = TRACE_DROP_ORDER if view.kind == "trace" else USAGE_DROP_ORDER
     dropped: list[str] = []
     for header in [None, *(h for h in order if h in headers)]:
@@ -199,7 +198,6 @@ def markdown_table(headers: list[str], rows: list[list[str]], left: int, total: 
 
 def render_view(
     view: Any,
-    with_window: bool = False,
     with_calls: bool = False,
     breakdown: bool = False,
     explain: bool = False,
@@ -212,8 +210,6 @@ def render_view(
     ----------
     view
         From `views.make_view`.
-    with_window
-        Show `context trace`'s `fill` column.
     with_calls
         Table and markdown: each trace's prompt series under the table (markdown: a fenced code block).
     breakdown
@@ -243,7 +239,7 @@ def render_view(
         return render_csv(view)
     if not view.records:
         return ""
-    headers, rows, left = _grid(view, with_window)
+    headers, rows, left = _grid(view)
     headers, rows = _without(headers, rows, drop)
     left -= sum(1 for h in drop if h in ("project", "start"))
     series = []
@@ -363,8 +359,8 @@ def render_view_notes(view: Any, markdown: bool = False, by_label: bool = False)
     Returns
     -------
     list of str
-        How many traces the selection kept; traces left out for having no date; that stream-json runs
-        are dated by their file's modification time (`MTIME_MARK`); then, under a table only (JSON and
+        How many traces the selection kept; how many `--since`/`--until` could not place (no start
+        recorded: left out); then, under a table only (JSON and
         CSV hold these figures), per trace the largest tool results (`context trace`; named as the
         diagnostics name it on stderr, by the table's label in markdown or with `by_label`) or the cost notes (`context
         usage`, `render_usage_notes`).
@@ -375,12 +371,8 @@ def render_view_notes(view: Any, markdown: bool = False, by_label: bool = False)
         out.append(f"{fmt_int(len(view.selected.kept))} of {fmt_int(view.total_records)} traces selected "
                    f"({_selection_text(sel, view.options.tz)})")  # fmt: skip
     if view.selected.undated:
-        out.append(f"{fmt_int(view.selected.undated)} trace(s) with no date (standard input) left out by "
-                   "--since/--until")  # fmt: skip
-    dated = view.dated_by_mtime if view.kind != "usage-group" else view.selected.dated_by_mtime
-    if dated and (view.options.scan or sel.by_time or view.options.group_by in ("day", "week", "month")):
-        out.append(f"{MTIME_MARK}start: {fmt_int(dated)} stream-json run(s) have no timestamps: dated by their "
-                   "file's modification time (when it was last written)")  # fmt: skip
+        out.append(f"--since/--until could not place {fmt_int(view.selected.undated)} trace(s): no start "
+                   "recorded (stream-json runs without timestamps, standard input); left out")  # fmt: skip
     if view.options.fmt not in ("table", "markdown"):
         return [safe_text(x) for x in out]
     if view.kind == "trace":

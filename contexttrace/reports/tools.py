@@ -281,6 +281,9 @@ def build_tools(trace: Trace, window: int | None = None, table: PriceTable | Non
         row["reread_tax_usd"] = round(row["reread_tax_usd"], USD_DECIMALS)
     consumers.sort(key=lambda c: (-c["tokens_to_context"], c["seq"]))
     top = [{k: v for k, v in c.items() if k != "seq"} for c in consumers[:TOP_CONSUMERS]]
+    targets = use_targets(trace, {c["tool_use_id"] for c in top})
+    for c in top:
+        c["target"] = targets.get(c["tool_use_id"])
     warnings = list(trace.warnings)
     if rows.rows and not timed_any:
         warnings.append("no tool durations: the trace has no timestamps on its tool calls (stream-json writes none)")
@@ -325,6 +328,61 @@ class _ToolRows:
         if (group, tool) not in rows:
             rows[(group, tool)] = _new_row(group, tool, server, label)
         return [rows[(group, label)], rows[(group, tool)]]
+
+
+#: The input keys that name what a tool read or ran, in order, when it has no `file_path`.
+TARGET_KEYS = ("command", "cmd", "url", "pattern", "query", "path", "description")
+#: A target longer than this many characters is cut, ``…`` at its end.
+TARGET_CHARS = 80
+
+
+def use_target(file_path: str | None, input_json: str | None, cwd: str | None = None) -> str | None:
+    """What one tool use read or ran, as a person names it: its `file_path` (relative to `cwd` when under it;
+    a long one cut at its start, so the file's name stays), else the first of `TARGET_KEYS` its input holds
+    as a string (a list of strings, as Codex writes a command, joined by spaces), on one line and cut to
+    `TARGET_CHARS` at its end; None when the input names nothing. Exact as written.
+
+    >>> use_target("/w/p/src/a.py", None, "/w/p"), use_target(None, '{"command":"git status"}')
+    ('src/a.py', 'git status')
+    >>> use_target(None, '{"cmd":["bash","-lc","ls"]}'), use_target(None, '{"x":1}'), use_target(None, "{")
+    ('bash -lc ls', None, None)
+    """
+    if file_path:
+        if cwd and file_path.startswith(cwd.rstrip("/") + "/"):
+            file_path = file_path[len(cwd.rstrip("/")) + 1 :]
+        flat = " ".join(file_path.split())
+        return flat if len(flat) <= TARGET_CHARS else "…" + flat[-(TARGET_CHARS - 1) :]
+    import orjson
+
+    try:
+        given = orjson.loads(input_json) if input_json else None
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(given, dict):
+        return None
+    for key in TARGET_KEYS:
+        value = given.get(key)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            value = " ".join(value)
+        if isinstance(value, str) and value.strip():
+            return _one_line(value)
+    return None
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TARGET_CHARS else flat[: TARGET_CHARS - 1] + "…"
+
+
+def use_targets(trace: Trace, ids: set[str | None]) -> dict[str, str | None]:
+    """`use_target` of each tool use whose id is in `ids` (the first use of an id), by id."""
+    uses = trace.view("tool_uses")
+    out: dict[str, str | None] = {}
+    columns = (uses.get_column(c).to_list() for c in ("tool_use_id", "file_path", "input_json"))
+    for tid, path, given in zip(*columns, strict=True):
+        if tid in ids and tid not in out:
+            out[tid] = use_target(path, given, getattr(trace, "cwd", None))
+    return out
 
 
 def _count_uses(trace: Trace, rows: _ToolRows) -> dict[str, tuple[list[dict[str, Any]], int | None]]:

@@ -17,7 +17,7 @@ from contexttrace.analysis.health import health_of
 from contexttrace.analysis.session import session_rows_of
 from contexttrace.analysis.tool_figures import largest_results_of, tool_counts_of, tool_figures_of
 from contexttrace.analysis.weather import weather_of
-from contexttrace.analysis.window import context_windows, stated_window, window_choice_of
+from contexttrace.analysis.window import context_windows, window_choice_of
 from contexttrace.reading import LineNote, Trace
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
 
@@ -26,8 +26,9 @@ from contexttrace.reports.schemas import SCHEMA_VERSIONS
 class TraceReport:
     """The figures of one trace (spec 004), ready to render.
 
-    Token figures are tokens, sizes are characters or bytes as their names say, `fill` is a fraction
-    (None without a window). Everything here is exact except where a key's docstring in
+    Token figures are tokens, sizes are characters or bytes as their names say, `fill` is the peak as a
+    fraction of the effective `window` (`window.window_choice`, its origin in `window_source`; None without a
+    main call). Everything here is exact except where a key's docstring in
     `metrics.tool_figures` says ≈ (`persisted_bytes`).
     """
 
@@ -83,6 +84,8 @@ class TraceReport:
     unmeasured_calls: int = 0
     #: figures the trace cannot give and why (`Trace.unrecorded`): their cells show `–`; not a JSON key
     unrecorded: dict[str, str] = field(default_factory=dict)
+    #: where `window` came from (`window.WindowChoice.source`: ``"option"``, ``"modelUsage"``, ...)
+    window_source: str | None = None
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         """Return the JSON object of this trace: raw numbers, stable keys (`--calls` adds `prompt_tokens`)."""
@@ -99,6 +102,7 @@ class TraceReport:
             "peak": self.peak,
             "fill": self.fill,
             "window": self.window,
+            "window_source": self.window_source,
             "growth": self.growth,
             "compact": self.compact,
             "tools": self.tools,
@@ -263,10 +267,15 @@ class RunResult:
 
     reports: list[Any] = field(default_factory=list)  # TraceReport for `context trace`; other commands' own
     failures: list[TraceFailure] = field(default_factory=list)
-    left_out: int = 0  # files a directory scan found with no model call
+    left_out_files: list[str] = field(default_factory=list)  # files a directory scan found with no model call
     orphan_agent_files: int = 0  # flat agent-*.jsonl files whose session file was not found beside them
     warnings: list[str] = field(default_factory=list)  # about the run as a whole (not one trace)
     searched: list[str] = field(default_factory=list)  # where the traces were looked for (paths or roots)
+
+    @property
+    def left_out(self) -> int:
+        """How many files a directory scan found with no model call (`left_out_files`), left out."""
+        return len(self.left_out_files)
 
     @property
     def ok(self) -> bool:
@@ -287,9 +296,8 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     trace
         A trace from `read_trace`.
     window
-        The context window in tokens (`--window`), or None: then `fill` and `window` are the trace's own
-        window's (`window.stated_window`: a Codex rollout's `model_context_window`, Gemini CLI's model
-        table), or None when the trace states none (Claude Code's traces).
+        The context window in tokens (`--window`), or None: then `fill` is measured against the trace's own
+        window (`window.window_choice`: stated by the trace, else inferred), named in `window_source`.
 
     Returns
     -------
@@ -301,17 +309,14 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
     """
     rows = FrameRows(trace)  # the frames read once into Python rows, shared by every figure
     series = [int(c[1]) for c in rows.main_calls]
-    fill_window = window
-    if window is None:  # the window the trace itself states (a Codex rollout, a Gemini session) gives the fill
-        stated = stated_window(trace, [c[1] for c in rows.main_calls])
-        fill_window = stated.tokens if stated is not None else None
-    ctx = metrics.context_figures(series, fill_window)
+    ctx = metrics.context_figures(series, window)
     tools = tool_figures_of(rows)
     counts = metrics.thread_call_counts_of(rows.call_kinds)
     main_seqs = [c[0] for c in rows.main_calls]
     events = metrics.compaction_events_of(rows.bounds, main_seqs, series) if rows.bounds else []
     session = session_rows_of(trace, rows)
     choice = window_choice_of(trace, [c[4] for c in rows.main_calls], [c[1] for c in rows.main_calls], window)
+    fill = metrics.fill_of(series, choice.tokens)
     figures: dict[str, Any] = {**{key: tools[key] for key in TOOL_FIGURES}, **metrics.durations(trace)}
     return TraceReport(
         trace=trace.name,
@@ -321,8 +326,8 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         calls=counts["calls"],
         first=ctx["first"],
         peak=ctx["peak"],
-        fill=ctx["fill"],
-        window=fill_window,
+        fill=fill,
+        window=choice.tokens,
         growth=ctx["growth"],
         compact=len(events),
         **figures,
@@ -350,6 +355,7 @@ def build_report(trace: Trace, window: int | None = None) -> TraceReport:
         facts=trace_facts(trace),
         unmeasured_calls=ctx["unmeasured"],
         unrecorded=dict(trace.unrecorded),
+        window_source=choice.source,
     )
 
 

@@ -91,6 +91,10 @@ class UsageReport:
     lines_total: dict[str, Any] = field(default_factory=dict)
     result_only: dict[str, Any] | None = None
     missing_subagents: list[str] = field(default_factory=list)
+    #: `subagents` in its two parts, named apart: the subagent threads, and the compaction summariser's calls
+    #: (each a `costs.token_totals` dict; their calls add up to `subagents["calls"]`)
+    subagent_threads: dict[str, Any] = field(default_factory=dict)
+    compaction_threads: dict[str, Any] = field(default_factory=dict)
     fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
     #: `label`, `project`, `cwd`, `start`, `start_source` (`facts.trace_facts`)
     facts: dict[str, Any] = field(default_factory=dict)
@@ -116,6 +120,8 @@ class UsageReport:
             "result_only": self.result_only,
             "main": self.main,
             "subagents": self.subagents,
+            "subagent_threads": self.subagent_threads,
+            "compaction_threads": self.compaction_threads,
             "cost_usd": self.total["cost_usd"],
             "cost_source": self.total["cost_source"],
             "cost_is_lower_bound": self.total["cost_is_lower_bound"],
@@ -206,6 +212,10 @@ def build_usage(trace: Trace, window: int | None = None, table: PriceTable | Non
         lines_total=totals_of_rows(priced),
         result_only=result_only,
         missing_subagents=missing,
+        subagent_threads=_with_missing(
+            totals_of_rows([r for r in priced if r["thread_kind"] == THREAD_SUBAGENT]), missing, result_only
+        ),
+        compaction_threads=totals_of_rows([r for r in priced if r["thread_kind"] == THREAD_COMPACTION]),
         facts=trace_facts(trace),
         time_buckets=time_buckets(priced, total) if result_only is None else [],
     )
@@ -248,6 +258,11 @@ def time_buckets(priced: list[dict[str, Any]], total: dict[str, Any]) -> list[tu
         rows.setdefault(r["ts_ms"] - r["ts_ms"] % BUCKET_MS, []).append(r)
     reasons = [x for x in TRACE_REASONS if x in total["lower_bound_reasons"]]
     return [(ms, with_reasons(totals_of_rows(rows[ms]), *reasons)) for ms in sorted(rows)]
+
+
+def _with_missing(totals: dict[str, Any], missing: list[str], result_only: dict[str, Any] | None) -> dict[str, Any]:
+    """`totals` of subagent threads, a lower bound when subagents are missing and no `modelUsage` counts them."""
+    return with_reasons(totals, "missing_subagents") if missing and result_only is None else totals
 
 
 def _totals(

@@ -328,7 +328,7 @@ def analyze(
     RunResult
         Reports in argument order (a directory's sessions sorted by path; a stream file's runs in file
         order), failures for sources that could not be read; sessions a directory scan found with no
-        model call are left out and counted in `left_out`.
+        model call are left out and named in `left_out_files`.
     """
     with _run_gc_paused():  # see `_analyze`
         return _analyze(paths, window, progress, workers, build, cache, engine)
@@ -375,13 +375,14 @@ def _analyze(
             if source.explicit or not read.empty:
                 result.failures.append(read)
             else:
-                result.left_out += 1  # an empty file a directory scan found: no model call, nothing wrong
+                # an empty file a directory scan found: no model call, nothing wrong
+                result.left_out_files.append(source.path)
             continue
         for trace, report in read:
             if not source.explicit and len(read) == 1 and trace.view("calls").height == 0:
                 # a session file a directory scan found with no model call; the runs of a multi-run
                 # stream-json file are runs, listed even with 0 calls (they are not files to leave out)
-                result.left_out += 1
+                result.left_out_files.append(source.path)
                 continue
             traces.append(trace)
             source_of.append(source)

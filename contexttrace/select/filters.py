@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from contexttrace.analysis.facts import START_FROM_MTIME
 from contexttrace.reading.contract import CAPABILITIES_BY_FORMAT
 from contexttrace.reading.urls import is_folder, is_url
 from contexttrace.reports.costs import LOWER_BOUND_REASONS, cache_hit_ratio
@@ -212,8 +211,7 @@ class Selected:
     """The indexes `select` kept, in record order, and counts for its notes on stderr."""
 
     kept: list[int] = field(default_factory=list)
-    dated_by_mtime: int = 0  # kept or not, traces whose start is their file's modification time
-    undated: int = 0  # left out by --since/--until: no start at all (standard input)
+    undated: int = 0  # left out by --since/--until: no start (standard input, stream-json without timestamps)
 
 
 def project_names(record: Mapping[str, Any]) -> list[str]:
@@ -233,8 +231,7 @@ def select(records: Sequence[Mapping[str, Any]], selection: Selection) -> Select
     -------
     Selected
         Indexes kept (record order). With `--since` / `--until`, a record with no `start` is left out and
-        counted (`undated`), and those dated by file modification time are counted (`dated_by_mtime`)
-        so the CLI can say so.
+        counted (`undated`), so the CLI can say how many it could not place.
 
     Examples
     --------
@@ -247,8 +244,6 @@ def select(records: Sequence[Mapping[str, Any]], selection: Selection) -> Select
     """
     out = Selected()
     for i, rec in enumerate(records):
-        if selection.by_time and rec.get("start_source") == START_FROM_MTIME:
-            out.dated_by_mtime += 1
         if selection.projects and not any(
             fnmatchcase(name, pattern) for name in project_names(rec) for pattern in selection.projects
         ):

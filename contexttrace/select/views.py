@@ -100,11 +100,6 @@ class View(Generic[ReportT]):
     #: `--db` records
     traces: list[Record] = field(default_factory=list)
 
-    @property
-    def dated_by_mtime(self) -> int:
-        """Records among those shown whose `start` is their file's modification time."""
-        return sum(r.get("start_source") == "file_mtime" for r in self.records)
-
 
 @overload
 def make_view(run: RunResult, kind: Literal["trace"], options: ViewOptions) -> View[TraceReport]: ...

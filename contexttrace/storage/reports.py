@@ -14,8 +14,7 @@ A report is served only when every input of its build is as it was:
   modules a build imports — would keep reports across unrelated edits, at the risk of missing one.)
 
 A report is a pure function of those (`reports.trace.build_report` reads the trace, the window, the
-package's data, and for a stream-json trace without timestamps its file's modification time, which the
-stamp holds). A trace that loses calls to another session (a resumed or forked session copies its parent's)
+package's data). A trace that loses calls to another session (a resumed or forked session copies its parent's)
 gets its report built again, exactly as for a worker's answer (`runner.analyze`).
 
 Trust, as for entries: a typed msgpack document (`list[tuple[Trace, <report type>]]`, no code runs),

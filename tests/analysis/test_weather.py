@@ -511,5 +511,5 @@ def test_tooltip_names_the_worst_only_when_at_a_worse_level(sample_reports):
     assert render_weather_tooltip(teams)[0] == "  weather ☀️ sunny 0.05"
     spotter = sample_reports["b-spotter-compaction/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"].extra["weather"]
     assert render_weather_tooltip(spotter)[0] == (
-        "  weather 🌤️ fair 0.47 (worst: ⛈️ stormy 1.18 after call #52: latency_drift, ctx_pressure)"
+        "  weather 🌤️ fair 0.47 (worst: ⛈️ stormy 1.18 after call #52: latency drift, context pressure)"
     )

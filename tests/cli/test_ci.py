@@ -139,7 +139,7 @@ def test_fail_on_cost_lower_bound_below_the_threshold_is_said():
 def test_fail_on_cost_breach_shows_the_lower_bound_mark():
     """A lower-bound cost above the threshold is a breach for sure, printed with ≥."""
     out = trace(SPOTTER_FILE, "--fail-on", "cost>2.5", exit_code=3)
-    assert f"breach: {SPOTTER_FILE}: cost ≥ $10.11 > 2.5 (--fail-on cost>2.5)" in out.stderr.splitlines()
+    assert f"breach: {SPOTTER_FILE}: cost ≥$10.11 > 2.5 (--fail-on cost>2.5)" in out.stderr.splitlines()
 
 
 def test_fail_on_a_trace_error_wins_over_a_breach(tmp_path):
@@ -221,7 +221,7 @@ def test_markdown_breaches_render_as_written():
     html = MarkdownIt("commonmark").enable("table").render(out.stdout)
     assert "(<code>health&lt;B</code>, <code>cost&gt;2.5</code>)" in html
     assert "spotter-dov/4d5611e5: health C &lt; B</li>" in html
-    assert "spotter-dov/4d5611e5: cost ≥ $10.11 &gt; 2.5</li>" in html
+    assert "spotter-dov/4d5611e5: cost ≥$10.11 &gt; 2.5</li>" in html
 
 
 def test_markdown_says_the_thresholds_held():

@@ -29,16 +29,18 @@ def test_cli_table_columns_and_lines():
     out = runner.invoke(app, ["context", "trace", GOOD], catch_exceptions=False)
     header = out.stdout.splitlines()[0]
     cols = [c.strip() for c in header.strip("|").split("|")]
-    assert cols[:10] == [
+    assert cols[:12] == [
         "trace",
         "calls",
         "first",
         "peak",
+        "fill",
+        "window",
         "growth",
         "compact",
         "tools",
         "failed",
-        "repeat",
+        "repeated calls",
         "result chars",
     ]
     assert "largest tool results (chars): Read 55,483" in out.stderr
@@ -46,9 +48,9 @@ def test_cli_table_columns_and_lines():
         app, ["context", "trace", GOOD, "--window", "200000", "--calls"], catch_exceptions=False
     )
     cols = [c.strip() for c in with_window.stdout.splitlines()[0].strip("|").split("|")]
-    assert cols[:6] == ["trace", "calls", "first", "peak", "fill", "growth"]
+    assert cols[:7] == ["trace", "calls", "first", "peak", "fill", "window", "growth"]
     row = [c.strip() for c in with_window.stdout.splitlines()[2].strip("|").split("|")]
-    assert row[1:6] == ["36", "16,386", "72,484", "36%", "56,098"]
+    assert row[1:7] == ["36", "16,386", "72,484", "36%", "200k given", "56,098"]
     assert "prompt tokens per call: 1:16,386 2:18,119 " in with_window.stdout
 
 

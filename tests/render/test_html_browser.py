@@ -248,7 +248,7 @@ def test_browser_hostile_trace_runs_nothing(browser, tmp_path):
                 el.hover(force=True)
                 shown.append(page.inner_text("#vg-tooltip-element"))
         assert any("<script>window.__pwned=1</script>" in t for t in shown)  # tools: shown as text
-        assert any("Re-read: <script>" in t for t in shown)  # a re-read of the hostile path
+        assert any("File re-read: <script>" in t for t in shown)  # a re-read of the hostile path
         page.hover(".weather")
         assert page.evaluate("window.__pwned") is None
         assert view.dialogs == []

@@ -114,7 +114,7 @@ def test_html_report_compaction_sample(sample_run):
     _reads, rereads = read_counts(session_rows(_traces_of(s)).tools)
     labels = s.datasets["rereads"]["label"]
     assert len(labels) == rereads == 16
-    assert all(x.startswith("Re-read: ") and " was already read at 2026-02-12 " in x for x in labels)
+    assert all(x.startswith("File re-read: ") and " was already read at 2026-02-12 " in x for x in labels)
 
 
 def test_html_report_health_slices_follow_the_timeline(sample_run):

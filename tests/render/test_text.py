@@ -54,4 +54,4 @@ def test_fmt_percent_rounds_half_up_from_the_value_it_prints_as():
     ]
     assert fmt_percent(Fraction(4_999, 200_000)) == "2%" and fmt_percent(None) == "-"
     r = build_report(memory_trace(assistant("m1", 5_010, 0, 0)), window=200_000)
-    assert render_table(RunResult([r], []), with_window=True).splitlines()[2].split("|")[5].strip() == "3%"
+    assert render_table(RunResult([r], [])).splitlines()[2].split("|")[5].strip() == "3%"

@@ -58,7 +58,7 @@ def _cells(text: str, row: int = 0) -> dict[str, str]:
 )
 def test_render_failed_cell_names_denials(failed, denied, cell):
     """The failed column counts failed results, and names how many of them were refusals."""
-    text = render_table(RunResult([_report(failed=failed, denied=denied, tools=failed)]), with_window=False)
+    text = render_table(RunResult([_report(failed=failed, denied=denied, tools=failed)]))
     assert _cells(text)["failed"] == cell
 
 
@@ -95,7 +95,7 @@ def test_render_weather_cell(weather, cell):
 def test_render_table_ungraded_trace_shows_dashes():
     """A trace whose health and weather graded nothing shows – in both cells; the other trace its grades."""
     ungraded = _report(trace="none.jsonl", extra={"health": UNGRADED_HEALTH, "weather": UNGRADED_WEATHER})
-    text = render_table(RunResult([_report(), ungraded]), with_window=False)
+    text = render_table(RunResult([_report(), ungraded]))
     assert (_cells(text, 0)["health"], _cells(text, 0)["weather"]) == ("A 94", "☀️ sunny")
     assert (_cells(text, 1)["health"], _cells(text, 1)["weather"]) == ("–", "–")
 
@@ -103,7 +103,7 @@ def test_render_table_ungraded_trace_shows_dashes():
 def test_render_table_holds_only_the_table():
     """Without --calls the table is all there is: every line a table line; the largest results are notes."""
     r = _report(largest_results=[{"tool": "Read", "chars": 55_483}, {"tool": "Bash", "chars": 165}])
-    text = render_table(RunResult([r]), with_window=False)
+    text = render_table(RunResult([r]))
     assert len(text.splitlines()) == 3
     assert all(line.startswith("|") and line.endswith("|") for line in text.splitlines())
     assert render_table_notes(RunResult([r, _report(trace="empty.jsonl")])) == [
@@ -118,7 +118,7 @@ def test_render_series_numbered_from_1_with_compactions():
         {"call": None, "trigger": "manual", "pre_tokens": None},  # no call after it
     ]
     r = _report(prompt_tokens=[26_450, 164_831, 36_081], compaction_events=events)
-    text = render_table(RunResult([r, _report(trace="none.jsonl")]), with_window=False, with_calls=True)
+    text = render_table(RunResult([r, _report(trace="none.jsonl")]), with_calls=True)
     lines = text.splitlines()
     assert lines[4] == ""  # a blank line ends the table
     assert lines[5:] == [
@@ -131,7 +131,7 @@ def test_render_series_numbered_from_1_with_compactions():
 def test_render_series_cannot_be_read_as_table_rows():
     """The series lines sit after a blank line and are indented four spaces: a markdown code block."""
     r = _report(prompt_tokens=[1, 2], compaction_events=[{"call": 2, "trigger": "auto", "pre_tokens": 5}])
-    text = render_table(RunResult([r]), with_window=False, with_calls=True)
+    text = render_table(RunResult([r]), with_calls=True)
     table, _, block = text.partition("\n\n")
     assert all(line.startswith("|") for line in table.splitlines())
     assert block and all(line.startswith("    ") for line in block.splitlines())
@@ -139,7 +139,7 @@ def test_render_series_cannot_be_read_as_table_rows():
 
 def test_render_table_empty_run_is_empty():
     """No reports, no table (the CLI then says where it looked)."""
-    assert render_table(RunResult(), with_window=True) == ""
+    assert render_table(RunResult()) == ""
     assert render_table_notes(RunResult()) == []
 
 
@@ -152,5 +152,5 @@ def test_b26_fill_over_window_is_flagged(write):
     _, rep = trace_and_report(write("t.jsonl", assistant("m1", 0, 0, 310000)), window=200000)
     assert rep.fill == 1.55
     run = RunResult([rep])
-    assert "155%!" in render_table(run, with_window=True)
+    assert "155%!" in render_table(run)
     assert any("exceeds the window" in line for line in render_diagnostics(run))

@@ -39,12 +39,14 @@ FINGERPRINTS = {
     ("sources", 1): "4762256e0657",
     ("files", 1): "eadc57c55d2e",
     ("tools", 2): "e9abbe18a72e",  # top_consumers gain capped (⊘ for a result cut at a cap)
-    ("tools", 3): "55630ac1d7c1",  # server_tools (server_tool_use blocks apart from tools); format gains codex, gemini
+    ("tools", 3): "e0ad0cefec93",  # server_tools (server_tool_use blocks apart from tools); format gains codex, gemini;
+    # top_consumers[].target
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
-    # format gains codex and gemini; health.signals[]: has_data replaces abstained and effective_weight
-    ("trace", 3): "226dbde4817a",
-    ("usage", 3): "98158c0c8374",  # format gains codex and gemini
+    # format gains codex and gemini; health.signals[]: has_data replaces abstained and effective_weight; window
+    # always set, window_source
+    ("trace", 3): "cfb3b0a13e7e",
+    ("usage", 3): "e18908625135",  # format gains codex and gemini; subagent_threads, compaction_threads
     ("sources", 3): "a160ea7138f2",  # format gains codex and gemini; rows split the prefix (memory, skills,
     # custom_agents, deferred_tools, mcp_instructions); netted, calibration, other_parts, surface, claude_context
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini

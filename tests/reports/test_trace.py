@@ -144,7 +144,7 @@ def test_missing_subagents_warned_by_both_reports_once(tmp_path):
     assert orjson.loads(traced.stdout)[0]["warnings"] == [note]
     used = runner.invoke(app, ["context", "usage", path])
     assert used.stderr.count("referenced but not found") == 1
-    assert "cost is a lower bound ≥ $0.0318: subagents are missing" in used.stderr  # (10,500 × $3 + 20 × $15) / 1M
+    assert "cost is a lower bound ≥$0.0318: subagents are missing" in used.stderr  # (10,500 × $3 + 20 × $15) / 1M
 
 
 def test_calls_with_unreadable_usage_are_not_graded_as_measured():
@@ -153,7 +153,7 @@ def test_calls_with_unreadable_usage_are_not_graded_as_measured():
     `has_data` false), first/peak/growth are `-` in the table, ctx_pressure abstains, and a warning says why."""
     t = memory_trace(float_usage_call("m1"), float_usage_call("m2"), float_usage_call("m3"))
     r = build_report(t)
-    assert (r.calls, r.first, r.peak, r.growth, r.fill, r.unmeasured_calls, r.spikes) == (3, 0, 0, 0, None, 3, [])
+    assert (r.calls, r.first, r.peak, r.growth, r.fill, r.unmeasured_calls, r.spikes) == (3, 0, 0, 0, 0.0, 3, [])
     assert (
         "none of the 3 main-thread call(s) has readable usage (read as 0): no prompt size was measured, so first, "
         "peak, growth and fill are unknown (0 in JSON, - in the table) and Context Fill has no data (spec 000's 100)"
@@ -166,12 +166,12 @@ def test_calls_with_unreadable_usage_are_not_graded_as_measured():
     ctx = r.extra["weather"]["signals"][0]
     assert (ctx["name"], ctx["severity"], ctx["measure"]) == ("ctx_pressure", None, None)
     assert r.extra["weather"]["stats"]["context_fill_frac"] is None
-    row = render_table(RunResult([r], []), with_window=False).splitlines()[2]
-    assert [c.strip() for c in row.split("|")[2:6]] == ["3", "-", "-", "-"]
+    row = render_table(RunResult([r], [])).splitlines()[2]
+    assert [c.strip() for c in row.split("|")[2:7]] == ["3", "-", "-", "-", "200k inferred"]
     windowed = build_report(t, window=200_000)
     assert windowed.fill == 0.0  # 0 in JSON, as first/peak/growth are (the warning says so); `-` in the table
-    row = render_table(RunResult([windowed], []), with_window=True).splitlines()[2]
-    assert [c.strip() for c in row.split("|")[2:7]] == ["3", "-", "-", "-", "-"]
+    row = render_table(RunResult([windowed], [])).splitlines()[2]
+    assert [c.strip() for c in row.split("|")[2:8]] == ["3", "-", "-", "-", "200k given", "-"]
 
 
 def test_unmeasured_calls_are_left_out_of_first_peak_growth_and_fill():
@@ -215,7 +215,7 @@ def test_fill_is_one_figure_in_every_view(prompt, whole, percent, fraction):
     r = build_report(memory_trace(assistant("m1", prompt, 0, 0)))
     h, w = r.extra["health"], r.extra["weather"]
     explain = render_explain(RunResult([r], []))
-    assert f"    context {whole} · " in explain
+    assert f"    last call's fill {whole} · " in explain
     assert w["signals"][0]["why"] == f"last call's prompt is {whole} of 200,000 tokens"
     assert (h["fill_percent"], h["signals"][0]["measure"]) == (percent, fraction)
     assert (w["stats"]["context_fill_frac"], w["signals"][0]["measure"]) == (fraction, fraction)

@@ -283,8 +283,8 @@ def test_stream_json_run_without_result_is_a_lower_bound(reports: dict) -> None:
     assert r.total["cost_is_lower_bound"] is True
     from contexttrace.render.usage import usage_cells
 
-    assert usage_cells(r.trace, r.total, 1)[-1] == "≥ $1.16"
-    assert usage_cells(r.trace, r.total, 1)[-3] == "≥ 7,537"
+    assert usage_cells(r.trace, r.total, 1)[-1] == "≥$1.16"
+    assert usage_cells(r.trace, r.total, 1)[-3] == "≥7,537"
 
 
 @pytest.mark.parametrize(
@@ -599,7 +599,7 @@ def test_model_usage_count_that_is_not_a_count(tmp_path, value: str, written: st
 
     run = RunResult([r], [])
     assert orjson.loads(render_json(run))[0]["reported"]["reported_model_usage"][0]["input_tokens"] is None
-    assert "≥ $0.0001" in render_usage_table(run, breakdown=True)
+    assert "≥$0.0001" in render_usage_table(run, breakdown=True)
 
 
 def test_model_usage_cost_and_window_that_are_not_numbers(tmp_path) -> None:
@@ -823,7 +823,7 @@ def test_unreadable_usage_makes_the_cost_a_lower_bound_and_the_split_never_excee
         ["unreadable_usage"],
     )
     table = render_usage_table(RunResult([u], []))
-    assert "≥ $0.00" in table and "≈$0.6" not in table
+    assert "≥$0.00" in table and "≈$0.6" not in table
 
 
 def test_b33_compaction_pass_is_billed_and_priced_on_its_own_prompt() -> None:

@@ -175,9 +175,9 @@ def test_cli_since_relative_and_today(tmp_path):
         assert [o["project"] for o in _trace_json(str(tmp_path / "projects"), "--since", since)] == ["new"]
 
 
-def test_cli_stream_json_dated_by_file_modification_time(tmp_path):
-    """A stream-json run has no timestamps: its start is its file's modification time, said so on stderr
-    and marked ≈ in a scan's start column."""
+def test_cli_stream_json_start_is_unknown_never_the_file_modification_time(tmp_path):
+    """A stream-json run has no timestamps: its start is unknown (`–`, null), whatever its file's modification
+    time; `--since` leaves it out and says how many it could not place; `--sort start` puts it last."""
     src = SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl"
     path = tmp_path / "runs" / "loop.jsonl"
     path.parent.mkdir()
@@ -186,13 +186,21 @@ def test_cli_stream_json_dated_by_file_modification_time(tmp_path):
     os.utime(path, (stamp, stamp))
     objs = _trace_json(str(path))
     assert [(o["label"], o["start"], o["start_source"]) for o in objs] == [
-        ("loop.jsonl#1", "2026-01-05T12:00:00.000Z", "file_mtime"),
-        ("loop.jsonl#2", "2026-01-05T12:00:00.000Z", "file_mtime"),
+        ("loop.jsonl#1", None, None),
+        ("loop.jsonl#2", None, None),
     ]
-    out = runner.invoke(app, ["context", "trace", str(tmp_path / "runs"), "--since", "2026-01-05", "--timezone",
-                              "UTC"], catch_exceptions=False)  # fmt: skip
-    assert "| ≈2026-01-05 12:00 |" in out.stdout
-    assert "2 stream-json run(s) have no timestamps: dated by their file's modification time" in out.stderr
+    runs, spotter = str(tmp_path / "runs"), str(SAMPLES / "b-spotter-compaction")
+    out = runner.invoke(app, ["context", "trace", runs, spotter, "--since", "2026-01-05", "--timezone", "UTC"],
+                        env={"COLUMNS": "200"}, catch_exceptions=False)  # fmt: skip
+    assert "1 of 3 traces selected (since 2026-01-05 00:00)" in out.stderr
+    assert (
+        "--since/--until could not place 2 trace(s): no start recorded (stream-json runs without timestamps, "
+        "standard input); left out" in out.stderr
+    )
+    out = runner.invoke(app, ["context", "trace", runs, spotter, "--sort", "start", "--timezone", "UTC"],
+                        env={"COLUMNS": "200"}, catch_exceptions=False)  # fmt: skip
+    starts = [line.split("|")[3].strip() for line in out.stdout.splitlines()[2:5]]
+    assert starts == ["2026-02-12 16:02", "–", "–"]
     out = runner.invoke(app, ["context", "trace", str(path), "--since", "2026-01-06", "--timezone", "UTC", "--json"])
     assert orjson.loads(out.stdout) == []
 
@@ -206,7 +214,7 @@ def test_cli_standard_input_has_no_date_and_is_left_out_by_since():
     out = runner.invoke(app, ["context", "trace", "-", "--since", "2025-01-01", "--json"],
                         input=(SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl").read_bytes())  # fmt: skip
     assert orjson.loads(out.stdout) == []
-    assert "2 trace(s) with no date (standard input) left out by --since/--until" in out.stderr
+    assert "--since/--until could not place 2 trace(s): no start recorded" in out.stderr
 
 
 @pytest.mark.parametrize(

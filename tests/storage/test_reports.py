@@ -75,7 +75,8 @@ def test_report_is_keyed_by_window_and_build(tmp_path, settled, reads, builds):
     with_window = _json([str(main)], cache=True, window=200_000)
     assert builds == [str(main)] and reads == [str(main)]  # built from the entry (read once: by the cold run)
     assert with_window == _json([str(main)], cache=False, window=200_000)
-    assert orjson.loads(with_window)[0]["fill"] == 115 / 200_000  # (the no-window report's fill is null)
+    assert orjson.loads(with_window)[0]["fill"] == 115 / 200_000  # the same fill as the no-window report's,
+    assert orjson.loads(with_window)[0]["window_source"] == "option"  # of a window given, not inferred
     assert [(b, w) for b, w, _ in _reports()] == [("trace", -1), ("trace", 200_000)]
     builds.clear()
     usage = _json([str(main)], cache=True, build=build_usage)

@@ -255,7 +255,7 @@ def _health_strip(alt: Any, x: Any, x2_field: str) -> Any:
     rereads = (
         alt.Chart(alt.NamedData("rereads"))
         .mark_text(text="↻", fontSize=12, color=REREAD_COLOR, baseline="middle")
-        .encode(x=x, y=alt.value(17), tooltip=[alt.Tooltip("label:N", title="re-read")])
+        .encode(x=x, y=alt.value(17), tooltip=[alt.Tooltip("label:N", title="file re-read")])
         .properties(name="ct_rereads")
     )
     return alt.layer(slices, hrules, hlabels, rereads)

@@ -21,7 +21,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from contexttrace.render.explain import WINDOW_SOURCES, call_numbers, exact_fill, weather_stats
+from contexttrace.render.diagnostics import left_out_line
+from contexttrace.render.explain import (
+    call_numbers,
+    exact_fill,
+    factor_name,
+    signal_name,
+    weather_stats,
+    window_words,
+)
 from contexttrace.render.html.growth import NO_GRADE_COLOR, compaction_detail, compaction_label, grade_color, utc_text
 from contexttrace.render.html.section import TraceSection
 from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_percent, fmt_usd
@@ -184,7 +192,7 @@ def _health_view(report: TraceReport) -> dict[str, Any]:
         grade = sig.get("grade")
         signals.append(
             {
-                "name": sig["name"],
+                "name": signal_name(sig["name"]),
                 "value": sig.get("value"),
                 "grade": grade,
                 "color": grade_color(grade),
@@ -202,7 +210,7 @@ def _health_view(report: TraceReport) -> dict[str, Any]:
         "title": f"Context Health: {grade} (score: {h.get('score')}/100)" if grade else "Context Health: not graded",
         "signals": signals,
         "window": fmt_int(h.get("window")),
-        "window_source": WINDOW_SOURCES.get(h.get("window_source") or "", h.get("window_source")),
+        "window_source": window_words(h.get("window_source")),
         "axis": "time" if h.get("timeline_axis") == "time" else "calls",
     }
 
@@ -217,7 +225,7 @@ def _weather_view(report: TraceReport) -> dict[str, Any]:
     stat_lines = weather_stats(stats, fill, missing=MISSING) if level in ("sunny", "fair") and stats else []
     factors = [
         {
-            "name": f["name"],
+            "name": factor_name(f["name"]),
             "severity": fmt_decimal(f["severity"], 2),
             "width": max(0.0, min(1.0, float(f["severity"]))) * 100,
             "why": f.get("why") or "",
@@ -243,13 +251,15 @@ def _weather_view(report: TraceReport) -> dict[str, Any]:
                 "level": worst["level"],
                 "score": fmt_decimal(worst["score"], 2),
                 "call": worst.get("call"),
-                "factors": ", ".join(worst.get("factors") or []),
+                "factors": ", ".join(factor_name(k) for k in worst.get("factors") or []),
             }
             if worst and worst.get("level") != level
             else None
         ),
         "idle": [
-            {"name": s["name"], "why": s.get("why") or ""} for s in w.get("signals") or [] if s.get("severity") is None
+            {"name": factor_name(s["name"]), "why": s.get("why") or ""}
+            for s in w.get("signals") or []
+            if s.get("severity") is None
         ],
     }
 
@@ -279,7 +289,7 @@ def _section_notes(s: TraceSection) -> list[str]:
         )
     if h.get("window_source") not in (None, "option"):
         window = h.get("window") or r.window
-        notes.append(f"window {fmt_int(window)}: {WINDOW_SOURCES.get(h['window_source'], h['window_source'])}")
+        notes.append(f"window {fmt_int(window)}: {window_words(h['window_source'])}")
     if s.threshold.get("tokens") and s.threshold.get("source") != "observed":
         notes.append(
             f"autocompact threshold ≈ {fmt_int(s.threshold['tokens'])}: window − 20,000 output reserve − 13,000 "
@@ -351,7 +361,7 @@ def _figures(r: TraceReport) -> list[tuple[str, str]]:
         ("compact", fmt_int(r.compact)),
         ("tools", fmt_int(r.tools)),
         ("failed", failed_cell(r.failed, r.denied)),
-        ("repeat", fmt_int(r.repeat)),
+        ("repeated calls", fmt_int(r.repeat)),
         ("result chars", fmt_int(r.result_chars)),
         ("subagent calls", fmt_int(r.subagent_calls)),
     ]
@@ -368,7 +378,7 @@ INDEX_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("compact", "compact", True),
     ("tools", "tools", True),
     ("failed", "failed", True),
-    ("repeat", "repeat", True),
+    ("repeated calls", "repeat", True),
     ("result chars", "result_chars", True),
     ("health", "health", True),
     ("weather", "weather", True),
@@ -513,6 +523,7 @@ def build_page(
         "sections": [_section_view(i, s) for i, s in enumerate(sections)],
         "failures": [f.message for f in run.failures],
         "left_out": run.left_out,
+        "left_out_line": left_out_line(run.left_out_files) if run.left_out else "",
         "orphan_agent_files": run.orphan_agent_files,
         "run_warnings": list(run.warnings),
         "compare": compare,

@@ -178,7 +178,7 @@ def _reread_rows(tools: Sequence[Any], axis: str, xt_of: Callable[[int], int | N
             where = f"{utc_text(xt_of(earlier.seq))} UTC" if axis == "time" else f"call #{earlier.call_index + 1}"
             rereads["xc"].append(t.call_index + 1)
             rereads["xt"].append(xt_of(t.seq))
-            rereads["label"].append(f"Re-read: {t.file_path} was already read at {where}")
+            rereads["label"].append(f"File re-read: {t.file_path} was already read at {where}")
         else:
             first_read[t.file_path] = t
     return rereads
