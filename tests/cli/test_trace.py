@@ -248,7 +248,7 @@ def test_cli_explain_codex_health_and_weather():
     out = runner.invoke(app, ["context", "trace", path, "--explain"], env={"COLUMNS": "200"}, catch_exceptions=False)
     assert out.exit_code == 0
     lines = out.stdout.splitlines()
-    assert "  health A 89/100 · window 258,400 tokens (model_context_window)" in lines
+    assert lines[5].startswith("  health A 89/100 · window 258,400 tokens (as the rollout states it")
     assert "    Re-reads         ██████████ 100 A   15%  (no data) no Read call with a file_path: spec's 100" in lines
     assert (
         "    Tool Efficiency  ███████▌░░  75 B   10%  share of apply_patch 23% in the first half, 18% in the second"
