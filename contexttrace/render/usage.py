@@ -270,9 +270,14 @@ def side_rows(r: Any) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+#: A window source read from another agent's trace, in words (the others print as their key: `modelUsage`, ...).
+SOURCE_WORDS = {"model table": "Gemini CLI's model table"}
+
+
 def _turn_readings(r: Any) -> list[str]:
     """The turn readings: turns, calls per turn, context and velocity, the autocompact threshold, the band."""
     f = r.turn_figures
+    src = r.window_source
     velocity = f["context_velocity_tokens"]
     median = f["median_calls_per_turn"]
     prefix = f["fixed_prefix_tokens"]
@@ -280,7 +285,7 @@ def _turn_readings(r: Any) -> list[str]:
         f"turns {fmt_int(f['turns'])}",
         f"median calls/turn {'-' if median is None else fmt_value(median, 'calls')}",
         f"last call's context {fmt_int(f['context_tokens'])} of {fmt_int(r.window)} "
-        f"({window_origin(r.window_source)}: {r.window_source})",
+        f"({window_origin(src)}: {SOURCE_WORDS.get(src, src)})",
         f"velocity {'-' if velocity is None else fmt_int(round(velocity)) + '/turn'}",
         f"autocompact at {fmt_int(f['autocompact_threshold_tokens'])} ({f['autocompact_threshold_source']})",
         f"turns until autocompact {fmt_decimal(f['turns_until_autocompact'], 1, estimate=True)}",
