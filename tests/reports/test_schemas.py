@@ -43,6 +43,7 @@ FINGERPRINTS = {
     ("files", 2): "7db4d03432b7",  # at.ts_ms may be negative (an --at TIME before 1970, warned)
     ("sources", 2): "0dd6cd1f2261",  # output_lower_bound_calls, hidden_thinking_calls
     ("trace", 3): "76705273d6dc",  # format gains codex and gemini
+    ("compare", 2): "589c58f4ad9a",  # rows[].verdict (one rule over delta, noise and p); statistics.alpha
     ("usage", 3): "98158c0c8374",  # format gains codex and gemini
     ("sources", 3): "293fb876c1ef",  # format gains codex and gemini
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini
