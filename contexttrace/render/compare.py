@@ -121,13 +121,16 @@ def verdict_cell(row: dict[str, Any]) -> str:
     return f"{word} ±{fmt_figure(row['noise'], row['unit'])}"
 
 
-def _ci_cell(row: dict[str, Any]) -> str:
+def ci_cell(row: dict[str, Any]) -> str:
+    """The 95 % CI of Δ as ``[-1,249, +62,422]`` (`fmt_figure`: whole tokens); ``–`` without one."""
     if row["ci_low"] is None:
         return "–"
     return f"[{fmt_figure(row['ci_low'], row['unit'], True)}, {fmt_figure(row['ci_high'], row['unit'], True)}]"
 
 
-def _table_row(row: dict[str, Any], baseline: str) -> list[str]:
+def table_row(row: dict[str, Any], baseline: str) -> list[str]:
+    """One row (`compare.metric_row`) as the table's cells, in `_HEADERS` order; the baseline's row leaves
+    the difference's cells empty."""
     is_base = row["condition"] == baseline
     pct = row["delta_pct"]
     return [
@@ -140,7 +143,7 @@ def _table_row(row: dict[str, Any], baseline: str) -> list[str]:
         "" if is_base else _pct_cell(pct),
         "" if is_base else verdict_cell(row),
         "" if is_base else fmt_p(row["p_value"]),
-        "" if is_base else _ci_cell(row),
+        "" if is_base else ci_cell(row),
     ]
 
 
@@ -192,7 +195,7 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
     """
     from tabulate import tabulate  # imported here, as in `text.pipe_table`: start-up of the other commands
 
-    rows = [_table_row(r, comparison.baseline) for r in comparison.rows]
+    rows = [table_row(r, comparison.baseline) for r in comparison.rows]
     table = tabulate(rows, headers=_HEADERS, tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=_ALIGN)
     parts = [table]
     title = (lambda t: f"#### {t}") if markdown else (lambda t: f"{t}:")
@@ -369,7 +372,7 @@ def _reading(r: dict[str, Any]) -> str:
         verb = "costs" if row["delta"] > 0 else "saves"
         size = fmt_figure(abs(row["delta"]), "tokens")
         return head + f"what start-up loads {verb} ≈ {size} tokens on every call ({figures})"
-    return f"{r['condition']} − {r['baseline']}, over the run: " + _run_phrase(r["rows"])
+    return f"{r['condition']} − {r['baseline']}, over the run: " + run_phrase(r["rows"])
 
 
 #: How a run reading names a metric whose medians are the same.
@@ -388,7 +391,7 @@ def _amount(row: dict[str, Any]) -> str:
     return f"{label(row['metric'])} {fmt_figure(size, row['unit'])} {'higher' if up else 'lower'}"
 
 
-def _run_phrase(rows: list[dict[str, Any]]) -> str:
+def run_phrase(rows: list[dict[str, Any]]) -> str:
     """Each metric's difference with its verdict, in `compare.RUN_METRICS` order, ``; ``-separated:
     ``a peak 11,186 tokens lower (beyond the noise); 2 more calls (within the noise); the same cost``."""
     parts = []

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from contexttrace.reading import Trace
-from contexttrace.reading.urls import is_url
 from contexttrace.reading.api import FORMATS
+from contexttrace.reading.urls import is_url
 from contexttrace.reports.stats import (
     Number,
     median_difference_ci,

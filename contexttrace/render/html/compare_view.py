@@ -52,7 +52,13 @@ def compare_view(
     return {
         "baseline": comparison.baseline,
         "conditions": [
-            {"name": g.name, "paths": list(g.paths), "runs": len(g.runs), "no_call": len(g.no_call), "failures": g.failures}
+            {
+                "name": g.name,
+                "paths": list(g.paths),
+                "runs": len(g.runs),
+                "no_call": len(g.no_call),
+                "failures": g.failures,
+            }
             for g in comparison.conditions
         ],
         "rows": [_row(r) for r in comparison.rows],

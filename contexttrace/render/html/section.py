@@ -62,8 +62,8 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
     TraceSection
         `report` (`build_report`, exact), `cost` (`build_usage`'s total: ≈ list prices, ≥ a lower bound),
         `threshold` (the autocompact threshold: observed, or ≈ from the window), the chart datasets
-        (`growth_datasets`), the panels (`trace_panels`) and the session's `title` (`session_title`). Every figure drawn comes from these; none is
-        re-derived differently.
+        (`growth_datasets`), the panels (`trace_panels`) and the session's `title` (`session_title`).
+        Every figure drawn comes from these; none is re-derived differently.
     """
     report = build_report(trace, window)
     usage = build_usage(trace, window)
