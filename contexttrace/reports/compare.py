@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from contexttrace.reading import Trace
-from contexttrace.reading.api import FORMATS
 from contexttrace.reading.urls import is_url
 from contexttrace.reports.stats import (
     Number,
@@ -34,7 +33,7 @@ from contexttrace.reports.stats import (
     verdict,
     within_noise,
 )
-from contexttrace.reports.surface import surface_between, surface_within, typical_surface
+from contexttrace.reports.surface import mixed_agents, surface_between, surface_within, typical_surface
 from contexttrace.reports.trace import DiagnosticsOfReport, RunResult, TraceReport, build_report
 from contexttrace.reports.usage import UsageReport, build_usage
 
@@ -573,7 +572,7 @@ def _warnings(comparison: Comparison) -> list[dict[str, Any]]:
     offers = _offers(base.surface)
     if offers["mcp_servers"] or offers["plugins"]:
         out.append({"kind": "baseline_offers", "condition": base.name, **offers})
-    mixed = _mixed_agents(comparison.conditions)
+    mixed = mixed_agents(comparison.conditions)
     if mixed:
         out.append(mixed)
     if "first" in comparison.metrics:
@@ -593,21 +592,3 @@ def _warnings(comparison: Comparison) -> list[dict[str, Any]]:
                     }
                 )
     return out
-
-
-def agent_of(fmt: str) -> str:
-    """The agent a trace format is written by, as a person names it (``codex`` → ``Codex CLI``).
-
-    >>> agent_of("stream-json"), agent_of("gemini")
-    ('Claude Code', 'Gemini CLI')
-    """
-    return next((f.agent for f in FORMATS if fmt in f.formats), fmt)
-
-
-def _mixed_agents(conditions: Sequence[ConditionResult]) -> dict[str, Any] | None:
-    """The ``mixed_agents`` warning when the runs of a comparison come from more than one agent, else None."""
-    agents = {c.name: sorted({agent_of(r.report.format) for r in c.runs}) for c in conditions}
-    if len({a for names in agents.values() for a in names}) < 2:
-        return None
-    windows = {(r.report.extra.get("health") or {}).get("window") for c in conditions for r in c.runs}
-    return {"kind": "mixed_agents", "agents": agents, "windows": sorted(w for w in windows if w)}
