@@ -66,7 +66,7 @@ def report_command(
         def read(some: list[str]) -> RunResult:
             return analyze_paths(some, window, color, not no_cache, engine, scheduler, build=build_section, notes=notes)
 
-        comparison = None
+        comparison, names = None, None
         if condition:
             from contexttrace.reports.compare import ConditionError, parse_conditions, pick_baseline
 
@@ -80,10 +80,12 @@ def report_command(
                 reports=[s for r in results for s in r.reports], failures=[f for r in results for f in r.failures]
             )
             comparison = compare_view(conditions, results, baseline)
+            names = [c.name for c, r in zip(conditions, results, strict=True) for _ in r.reports]
         else:
             run = read(paths or [])
         if run.reports or run.failures:
-            html = render_page(build_page(run, window=window, paths=paths or condition or [], compare=comparison))
+            page = build_page(run, window=window, paths=paths or condition or [], compare=comparison, conditions=names)
+            html = render_page(page)
             _write_page(html, output, len(run.reports), open_page, notes)
         finish(run, paths or [], notes=notes, allow_empty=allow_empty)
 

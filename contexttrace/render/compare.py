@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from enum import StrEnum
 from typing import Any
 
@@ -22,7 +23,7 @@ from contexttrace.render.text import (
     safe_text,
 )
 from contexttrace.reports import compare as cmp
-from contexttrace.reports.stats import CI_LEVEL, MIN_RUNS_FOR_TEST, RESAMPLES, SEED
+from contexttrace.reports.stats import ALPHA, CI_LEVEL, MIN_RUNS_FOR_TEST, RESAMPLES, SEED
 from contexttrace.reports.surface import SURFACE_FIELDS
 
 
@@ -42,10 +43,10 @@ LABELS = {"result_chars": "result chars", "cost_usd": "cost", "health_score": "h
 #: Columns of the CSV: every key of a row (`compare.metric_row`), in this order.
 CSV_COLUMNS = [
     "metric", "condition", "runs", "unit", "median", "min", "max", "delta", "delta_pct", "noise",
-    "within_noise", "p_value", "ci_low", "ci_high", "lower_bound_runs",
+    "within_noise", "p_value", "ci_low", "ci_high", "verdict", "lower_bound_runs",
 ]  # fmt: skip
 
-_HEADERS = ["metric", "condition", "runs", "median", "range", "Δ", "Δ %", "noise", "p", "95% CI"]
+_HEADERS = ["metric", "condition", "runs", "median", "range", "Δ", "Δ %", "verdict", "p", "95% CI"]
 _ALIGN = ["left", "left", "right", "right", "right", "right", "right", "left", "right", "right"]
 
 
@@ -56,11 +57,40 @@ def label(metric: str) -> str:
 
 # -- cells -----------------------------------------------------------------------------------------
 
+#: Units whose figures are whole numbers of something: a median of an even count of runs, a bootstrap
+#: bound (interpolated between resamples) print rounded to a whole one (JSON keeps the raw number).
+WHOLE_UNITS = frozenset({"tokens", "chars"})
+
+
+def fmt_figure(value: float | None, unit: str, signed: bool = False) -> str:
+    """A median, bound or difference as the table and sentences print it: `text.fmt_value`, with tokens
+    and characters rounded half away from 0 to a whole number (no ``1,248.9`` tokens); None → ``–``.
+
+    >>> fmt_figure(-1248.9, "tokens", signed=True), fmt_figure(62422.5, "tokens", True), fmt_figure(15.5, "calls")
+    ('-1,249', '+62,423', '15.5')
+    """
+    if value is not None and unit in WHOLE_UNITS:
+        value = math.copysign(math.floor(abs(value) + 0.5), value) if value else 0
+        value = int(value)
+    return fmt_value(value, unit, signed)
+
+
+def p_phrase(p: float | None) -> str:
+    """A p-value in a sentence: ``p = 0.03``, ``p < 0.001``; empty without one.
+
+    >>> p_phrase(0.0312), p_phrase(0.0004), p_phrase(None)
+    ('p = 0.03', 'p < 0.001', '')
+    """
+    if p is None:
+        return ""
+    text = fmt_p(p)
+    return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
+
 
 def _median_cell(row: dict[str, Any]) -> str:
     if row["unit"] == "usd" and row["median"] is not None:
         return fmt_usd(row["median"], lower_bound=row["lower_bound_runs"] > 0)
-    return fmt_value(row["median"], row["unit"])
+    return fmt_figure(row["median"], row["unit"])
 
 
 def _range_cell(row: dict[str, Any]) -> str:
@@ -70,7 +100,7 @@ def _range_cell(row: dict[str, Any]) -> str:
         # run's cost is a lower bound, as the median's
         lower = row["lower_bound_runs"] > 0
         return f"{fmt_usd(row['min'], lower_bound=lower)}–{fmt_usd(row['max'], estimate=False)}"
-    return f"{fmt_value(row['min'], row['unit'])}–{fmt_value(row['max'], row['unit'])}"
+    return f"{fmt_figure(row['min'], row['unit'])}–{fmt_figure(row['max'], row['unit'])}"
 
 
 def _pct_cell(pct: float | None) -> str:
@@ -80,21 +110,31 @@ def _pct_cell(pct: float | None) -> str:
     return "0%" if pct == 0 else fmt_percent_change(pct)
 
 
-def _noise_cell(row: dict[str, Any]) -> str:
-    """``within ±342``: whether Δ is inside the noise band, and the band (`stats.noise_of`)."""
-    if row["within_noise"] is None:
+def verdict_cell(row: dict[str, Any]) -> str:
+    """The verdict (`stats.verdict`) in the table: with a rank test ``beyond noise`` / ``within noise`` (p
+    beside it decides), without one against the band, ``beyond ±342`` / ``within ±342``; ``same`` (Δ 0),
+    ``same median`` (Δ 0 yet p < 0.05); ``–`` with nothing to judge by."""
+    v = row.get("verdict")
+    if v is None:
         return "–"
-    word = "within" if row["within_noise"] else "beyond"
-    return f"{word} ±{fmt_value(row['noise'], row['unit'])}"
+    if v in ("same", "same_median"):
+        return v.replace("_", " ")
+    word = "beyond" if v == "beyond_noise" else "within"
+    if row["p_value"] is not None or row["noise"] is None:
+        return f"{word} noise"
+    return f"{word} ±{fmt_figure(row['noise'], row['unit'])}"
 
 
-def _ci_cell(row: dict[str, Any]) -> str:
+def ci_cell(row: dict[str, Any]) -> str:
+    """The 95 % CI of Δ as ``[-1,249, +62,422]`` (`fmt_figure`: whole tokens); ``–`` without one."""
     if row["ci_low"] is None:
         return "–"
-    return f"[{fmt_value(row['ci_low'], row['unit'], True)}, {fmt_value(row['ci_high'], row['unit'], True)}]"
+    return f"[{fmt_figure(row['ci_low'], row['unit'], True)}, {fmt_figure(row['ci_high'], row['unit'], True)}]"
 
 
-def _table_row(row: dict[str, Any], baseline: str) -> list[str]:
+def table_row(row: dict[str, Any], baseline: str) -> list[str]:
+    """One row (`compare.metric_row`) as the table's cells, in `_HEADERS` order; the baseline's row leaves
+    the difference's cells empty."""
     is_base = row["condition"] == baseline
     pct = row["delta_pct"]
     return [
@@ -103,11 +143,11 @@ def _table_row(row: dict[str, Any], baseline: str) -> list[str]:
         str(row["runs"]),
         _median_cell(row),
         _range_cell(row),
-        "baseline" if is_base else fmt_value(row["delta"], row["unit"], signed=True),
+        "baseline" if is_base else fmt_figure(row["delta"], row["unit"], signed=True),
         "" if is_base else _pct_cell(pct),
-        "" if is_base else _noise_cell(row),
+        "" if is_base else verdict_cell(row),
         "" if is_base else fmt_p(row["p_value"]),
-        "" if is_base else _ci_cell(row),
+        "" if is_base else ci_cell(row),
     ]
 
 
@@ -159,7 +199,7 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
     """
     from tabulate import tabulate  # imported here, as in `text.pipe_table`: start-up of the other commands
 
-    rows = [_table_row(r, comparison.baseline) for r in comparison.rows]
+    rows = [table_row(r, comparison.baseline) for r in comparison.rows]
     table = tabulate(rows, headers=_HEADERS, tablefmt=TABLE_FORMAT, disable_numparse=True, colalign=_ALIGN)
     parts = [table]
     title = (lambda t: f"#### {t}") if markdown else (lambda t: f"{t}:")
@@ -177,10 +217,11 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
 
 def _legend(markdown: bool) -> str:
     text = (
-        "noise: Δ (median − the baseline's median) is within the noise when it is no larger than the wider "
-        "of the two conditions' interquartile ranges (the middle half of their runs). p: two-sided "
-        "Mann–Whitney U; 95% CI: bootstrap interval of Δ; both need "
-        f"{MIN_RUNS_FOR_TEST} runs on each side. docs/compare.md says how to read them."
+        f"verdict: with {MIN_RUNS_FOR_TEST} runs on each side the rank test decides (beyond the noise when "
+        f"p < {ALPHA}); with fewer, Δ (median − the baseline's median) against ±N, the wider of the two "
+        "conditions' interquartile ranges (the middle half of their runs); same: Δ 0 (same median: Δ 0, yet "
+        "p < 0.05 finds the runs shifted). p: two-sided Mann–Whitney U; 95% CI: bootstrap interval of Δ; "
+        f"both need {MIN_RUNS_FOR_TEST} runs on each side. docs/compare.md says how to read them."
     )
     return f"_{text}_" if markdown else text
 
@@ -213,6 +254,7 @@ def compare_dict(comparison: cmp.Comparison) -> dict[str, Any]:
             "min_runs": MIN_RUNS_FOR_TEST,
             "ci": "bootstrap-percentile",
             "ci_level": CI_LEVEL,
+            "alpha": ALPHA,
             "resamples": RESAMPLES,
             "seed": SEED,
         },
@@ -281,7 +323,7 @@ def render_compare_notes(comparison: cmp.Comparison, fmt: CompareFormat = Compar
         out.extend(f"reading: {x}" for x in readings_text(comparison))
         out.extend(f"surface: {x}" for x in surface_text(comparison))
     for w in comparison.warnings:
-        prefix = "note" if w["kind"] in ("baseline_offers", "same_start") else "warning"
+        prefix = "note" if w["kind"] in ("baseline_offers", "same_start", "mixed_agents") else "warning"
         out.append(f"{prefix}: {_warning_text(w)}")
     return [safe_text(x) for x in out]
 
@@ -295,20 +337,26 @@ def readings_text(comparison: cmp.Comparison) -> list[str]:
 
 
 def _judged(row: dict[str, Any]) -> str:
-    """``beyond the noise, p = 0.002``: how far a difference stands out, for the sentences."""
-    parts = []
-    if row["within_noise"] is not None:
-        parts.append("within the noise" if row["within_noise"] else "beyond the noise")
-    if row["p_value"] is not None:
-        parts.append(f"p = {fmt_p(row['p_value'])}")
-    return ", ".join(parts)
+    """``beyond the noise, p = 0.002``: the verdict (`stats.verdict`) and the p it rests on, for the
+    sentences; empty when there is no verdict."""
+    v = row.get("verdict")
+    if v is None:
+        return ""
+    words = {
+        "beyond_noise": "beyond the noise",
+        "within_noise": "within the noise",
+        "same": "the same",
+        "same_median": "the same median, though the rank test finds the runs shifted",
+    }[v]
+    p = p_phrase(row["p_value"])
+    return f"{words}, {p}" if p else words
 
 
 def _reading(r: dict[str, Any]) -> str:
     if r["kind"] == "baseline":
         row, offered = r["row"], _offered(r["offers"])
         head = (
-            f"{r['condition']}: start-up loads {fmt_value(row['median'], 'tokens')} tokens before any work "
+            f"{r['condition']}: start-up loads {fmt_figure(row['median'], 'tokens')} tokens before any work "
             f"(first, {row['runs']} run{'s' if row['runs'] != 1 else ''})"
         )
         if offered:
@@ -317,53 +365,49 @@ def _reading(r: dict[str, Any]) -> str:
     if r["kind"] == "startup":
         row = r["row"]
         base_median = row["median"] - row["delta"]
-        judged = _judged(row)
-        figures = f"first: {fmt_value(row['median'], 'tokens')} − {fmt_value(base_median, 'tokens')}"
-        figures += f"; {judged}" if judged else ""
+        figures = f"first: {fmt_figure(row['median'], 'tokens')} − {fmt_figure(base_median, 'tokens')}"
         head = f"{r['condition']} − {r['baseline']}: "
-        if row["delta"] == 0:
-            return head + f"start-up is the same size ({figures})"
+        if row["verdict"] in ("same", "same_median"):
+            p = p_phrase(row["p_value"]) if row["verdict"] == "same_median" else ""
+            shifted = f"; the rank test finds the runs shifted, {p}" if p else ""
+            return head + f"start-up is the same size ({figures}{shifted})"
+        judged = _judged(row)
+        figures += f"; {judged}" if judged else ""
         verb = "costs" if row["delta"] > 0 else "saves"
-        return (
-            head
-            + f"what start-up loads {verb} ≈ {fmt_value(abs(row['delta']), 'tokens')} tokens on every call ({figures})"
-        )
-    return f"{r['condition']} − {r['baseline']}, over the run: " + _run_phrase(r["rows"])
+        size = fmt_figure(abs(row["delta"]), "tokens")
+        return head + f"what start-up loads {verb} ≈ {size} tokens on every call ({figures})"
+    return f"{r['condition']} − {r['baseline']}, over the run: " + run_phrase(r["rows"])
+
+
+#: How a run reading names a metric whose medians are the same.
+_SAME = {"calls": "the same number of calls", "peak": "the same peak", "cost_usd": "the same cost"}
 
 
 def _amount(row: dict[str, Any]) -> str:
-    """One difference as words: ``4,100 more tokens at the peak``, ``2 calls``, ``≈$0.0500 more``."""
-    size = abs(row["delta"])
-    more = " more" if row["delta"] > 0 else ""
+    """One difference as words: ``a peak 4,100 tokens higher``, ``2 fewer calls``, ``cost ≈$0.0500 higher``."""
+    size, up = abs(row["delta"]), row["delta"] > 0
     if row["metric"] == "peak":
-        return f"{fmt_value(size, 'tokens')}{more} tokens at the peak"
+        return f"a peak {fmt_figure(size, 'tokens')} tokens {'higher' if up else 'lower'}"
     if row["metric"] == "calls":
-        return f"{fmt_value(size, 'calls')}{more} call{'' if size == 1 else 's'}"
+        return f"{fmt_figure(size, 'calls')} {'more' if up else 'fewer'} call{'' if size == 1 else 's'}"
     if row["metric"] == "cost_usd":
-        return f"≈{fmt_value(size, 'usd')}{more}"
-    return f"{fmt_value(size, row['unit'])}{more} {label(row['metric'])}"
+        return f"cost ≈{fmt_figure(size, 'usd')} {'higher' if up else 'lower'}"
+    return f"{label(row['metric'])} {fmt_figure(size, row['unit'])} {'higher' if up else 'lower'}"
 
 
-def _run_phrase(rows: list[dict[str, Any]]) -> str:
-    def said(row: dict[str, Any]) -> str:
-        judged = _judged(row)
-        return _amount(row) + (f" ({judged})" if judged else "")
-
-    cost = [said(r) for r in rows if r["delta"] > 0]
-    saved = [said(r) for r in rows if r["delta"] < 0]
-    same = [_SAME.get(r["metric"], label(r["metric"])) for r in rows if r["delta"] == 0]
+def run_phrase(rows: list[dict[str, Any]]) -> str:
+    """Each metric's difference with its verdict, in `compare.RUN_METRICS` order, ``; ``-separated:
+    ``a peak 11,186 tokens lower (beyond the noise); 2 more calls (within the noise); the same cost``."""
     parts = []
-    if cost:
-        parts.append("cost " + _and(cost))
-    if saved:
-        parts.append("saved " + _and(saved))
-    if same:
-        parts.append("the same " + _and(same))
+    for row in rows:
+        if row["verdict"] in ("same", "same_median"):
+            name = _SAME.get(row["metric"], f"the same {label(row['metric'])}")
+            p = p_phrase(row["p_value"]) if row["verdict"] == "same_median" else ""
+            parts.append(name + (f" (as a median; the rank test finds the runs shifted, {p})" if p else ""))
+            continue
+        judged = _judged(row)
+        parts.append(_amount(row) + (f" ({judged})" if judged else ""))
     return "; ".join(parts)
-
-
-#: How "the same ..." names a metric in the run reading.
-_SAME = {"calls": "number of calls", "peak": "peak", "cost_usd": "cost"}
 
 
 def _and(items: list[str]) -> str:
@@ -480,16 +524,29 @@ def _warning_text(w: dict[str, Any]) -> str:
             "not: user-level settings load into every run. For a free baseline point CLAUDE_CONFIG_DIR at an "
             "empty directory (spec 004)"
         )
+    if kind == "mixed_agents":
+        return _mixed_text(w)
     # same_start
     row = w["row"]
     base_median = row["median"] - row["delta"]
-    how = "within the noise" if row["within_noise"] is not None else "equal"
+    how = "within the noise" if row["verdict"] == "within_noise" else "the same"
     surface = "; the same surface" if w["same_surface"] else ""
     c, b = w["condition"], w["baseline"]
     return (
-        f"{c} starts as {b} does (first {fmt_value(row['median'], 'tokens')} vs {fmt_value(base_median, 'tokens')}, "
+        f"{c} starts as {b} does (first {fmt_figure(row['median'], 'tokens')} vs {fmt_figure(base_median, 'tokens')}, "
         f"{how}{surface}). If {c} should load more (a CLAUDE.md, skills, MCP servers), either it did not, or {b} "
         f"loaded it too: a CLAUDE.md in {b}'s working directory or any directory above it, or a user-level "
         f"~/.claude/CLAUDE.md. Run {b} in a directory with no guidance file above it (the system temp dir "
         "usually qualifies) with CLAUDE_CONFIG_DIR pointing at an empty directory (spec 004)"
+    )
+
+
+def _mixed_text(w: dict[str, Any]) -> str:
+    """One line: which agents each condition ran, and what is therefore not comparable."""
+    agents = "; ".join(f"{c}: {', '.join(names)}" for c, names in w["agents"].items() if names)
+    windows = _and([fmt_figure(x, "tokens") for x in w["windows"]])
+    held = f"held against windows of {windows} tokens" if len(w["windows"]) > 1 else "held against one window"
+    return (
+        f"the conditions mix agents ({agents}): first, peak and growth are counted by each agent's own "
+        f"tokenizer and {held}, so their differences compare the agents as much as the conditions"
     )

@@ -163,7 +163,7 @@ PANEL_COLUMNS = [
     {"key": "tokens", "label": "tokens read", "numeric": True},
     {"key": "touches", "label": "touches", "numeric": True},
     {"key": "rereads", "label": "re-reads", "numeric": True},
-    {"key": "last_seen", "label": "last seen"},
+    {"key": "last_seen", "label": "last seen", "nowrap": True},
 ]
 
 

@@ -24,13 +24,21 @@ from typing import Any
 
 from contexttrace.reading import Trace
 from contexttrace.reading.urls import is_url
-from contexttrace.reports.stats import Number, median_difference_ci, noise_of, plain, rank_test, within_noise
-from contexttrace.reports.surface import surface_between, surface_within, typical_surface
+from contexttrace.reports.stats import (
+    Number,
+    median_difference_ci,
+    noise_of,
+    plain,
+    rank_test,
+    verdict,
+    within_noise,
+)
+from contexttrace.reports.surface import mixed_agents, surface_between, surface_within, typical_surface
 from contexttrace.reports.trace import DiagnosticsOfReport, RunResult, TraceReport, build_report
 from contexttrace.reports.usage import UsageReport, build_usage
 
 #: Version of the `context compare --json` object; bump it when a key changes meaning or goes away.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class ConditionError(ValueError):
@@ -306,7 +314,8 @@ def metric_row(
         `condition`, `metric`, `unit`, `runs` (runs with a value), `median`, `min`, `max`, `delta`
         (median − the baseline's median), `delta_pct` (delta in % of the baseline's median; None when that
         is 0), `noise` (`noise_of`), `within_noise` (`within_noise`), `p_value` (`rank_test`), `ci_low`,
-        `ci_high` (`median_difference_ci`), `lower_bound_runs` (runs whose value is a lower bound). Every
+        `ci_high` (`median_difference_ci`), `verdict` (`stats.verdict`: one rule over Δ, the noise and p),
+        `lower_bound_runs` (runs whose value is a lower bound). Every
         figure None when it cannot be computed (no run with a value, the baseline's own row, too few runs).
     """
     values = _values(metric, runs)
@@ -325,6 +334,7 @@ def metric_row(
         "p_value": None,
         "ci_low": None,
         "ci_high": None,
+        "verdict": None,
         "lower_bound_runs": sum(1 for r in runs if metric.value(r) is not None and metric.lower_bound(r)),
     }
     base = _values(metric, baseline_runs) if baseline_runs is not None else []
@@ -334,14 +344,16 @@ def metric_row(
     delta = plain(row["median"] - base_median)
     noise = noise_of(base, values)
     ci = median_difference_ci(base, values)
+    p = rank_test(base, values)
     row.update(
         delta=delta,
         delta_pct=delta / base_median * 100 if base_median else None,
         noise=noise,
         within_noise=within_noise(delta, noise),
-        p_value=rank_test(base, values),
+        p_value=p,
         ci_low=plain(ci[0]) if ci else None,
         ci_high=plain(ci[1]) if ci else None,
+        verdict=verdict(delta, noise, p),
     )
     return row
 
@@ -528,8 +540,11 @@ def _warnings(comparison: Comparison) -> list[dict[str, Any]]:
       `values`; spec 004: "two runs that differ there are not the same condition");
     - ``baseline_offers``: the baseline offers MCP servers or plugins at start-up, which a free
       workspace does not: user-level settings load into every run (`condition`, `mcp_servers`, `plugins`);
-    - ``same_start``: a condition starts as the baseline does (its `first` within the noise of the
-      baseline's, or equal with one run each): if it was meant to load more, the baseline loaded the same
+    - ``mixed_agents``: the runs come from more than one agent (Claude Code, Codex CLI, Gemini CLI): their
+      tokenizers count the same text differently and their windows differ (`agents`: per condition its
+      agents, `windows`: the distinct effective windows in tokens, smallest first);
+    - ``same_start``: a condition starts as the baseline does (its `first` verdict ``same`` or
+      ``within_noise``, `stats.verdict`): if it was meant to load more, the baseline loaded the same
       (spec 004's traps: a CLAUDE.md above the working directory, a user-level ~/.claude/CLAUDE.md)
       (`condition`, `baseline`, `row`, `same_surface`).
     """
@@ -557,13 +572,15 @@ def _warnings(comparison: Comparison) -> list[dict[str, Any]]:
     offers = _offers(base.surface)
     if offers["mcp_servers"] or offers["plugins"]:
         out.append({"kind": "baseline_offers", "condition": base.name, **offers})
+    mixed = mixed_agents(comparison.conditions)
+    if mixed:
+        out.append(mixed)
     if "first" in comparison.metrics:
         for cond in comparison.conditions:
             if cond is base:
                 continue
             row = comparison.row(cond.name, "first")
-            same = row["within_noise"] if row["within_noise"] is not None else row["delta"] == 0
-            if row["delta"] is not None and same:
+            if row["verdict"] in ("same", "within_noise"):
                 same_surface = not surface_between(base.surface, cond.surface)
                 out.append(
                     {

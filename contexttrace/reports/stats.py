@@ -27,6 +27,12 @@ SEED = 20_260_501
 #: Coverage of the bootstrap interval of the median difference.
 CI_LEVEL = 0.95
 
+#: The p-value below which a rank test's difference is beyond the noise (`verdict`).
+ALPHA = 0.05
+
+#: The verdicts a difference can get (`verdict`), as the JSON writes them.
+VERDICTS = ("beyond_noise", "within_noise", "same", "same_median")
+
 
 Number = float | int
 
@@ -70,6 +76,30 @@ def within_noise(delta: Number, noise: Number | None) -> bool | None:
     if noise is None:
         return None
     return abs(delta) <= noise or math.isclose(abs(delta), noise, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def verdict(delta: Number | None, noise: Number | None, p: float | None) -> str | None:
+    """One verdict per difference of medians, from the figures printed beside it, by one rule.
+
+    With a rank test (`p` not None: `MIN_RUNS_FOR_TEST` runs a side) the test decides: the difference is
+    ``beyond_noise`` when p < `ALPHA`, else ``within_noise``. Without one, Δ is held against the noise band
+    (`within_noise`: ``|delta| <= noise``). A Δ of 0 is ``same`` whatever the band, or ``same_median`` when
+    the test still finds the runs shifted (p < `ALPHA`: the medians tie, the rest of the runs do not). None
+    when there is no Δ, or Δ ≠ 0 with one run a side (no noise, no test: nothing to judge it by).
+
+    >>> verdict(15.5, 20, 0.03), verdict(2, 4, None), verdict(6, 4, None), verdict(0, 0, 0.006)
+    ('beyond_noise', 'within_noise', 'beyond_noise', 'same_median')
+    >>> verdict(0, None, None), verdict(3, None, None), verdict(40, 4, 0.2)
+    ('same', None, 'within_noise')
+    """
+    if delta is None:
+        return None
+    if abs(delta) <= 1e-12:  # a cost's float rounding is no difference
+        return "same_median" if p is not None and p < ALPHA else "same"
+    if p is not None:
+        return "beyond_noise" if p < ALPHA else "within_noise"
+    flag = within_noise(delta, noise)
+    return None if flag is None else "within_noise" if flag else "beyond_noise"
 
 
 def rank_test(baseline: Sequence[Number], values: Sequence[Number]) -> float | None:

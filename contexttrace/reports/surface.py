@@ -3,7 +3,8 @@ differ there are not the same condition").
 
 A run's surface is read from its `context trace` report: the `system/init` line's tools, skills, agents,
 slash commands, MCP servers, plugins, model and permission mode, and the CLI version. Pure functions over
-reports already built; nothing here prints.
+reports already built; nothing here prints. Also which agents the runs come from (`mixed_agents`): their
+tokenizers and windows differ, which a comparison must say.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from contexttrace.reading.api import FORMATS
 from contexttrace.reports.trace import DiagnosticsOfReport, TraceReport
 
 #: What start-up offered, compared between runs (spec 004: "two runs that differ there are not the same
@@ -115,3 +117,23 @@ def surface_between(baseline: dict[str, Any] | None, other: dict[str, Any] | Non
             entry["removed"] = sorted(set(base) - set(value))
         out.append(entry)
     return out
+
+
+def agent_of(fmt: str) -> str:
+    """The agent a trace format is written by, as a person names it (``codex`` → ``Codex CLI``).
+
+    >>> agent_of("stream-json"), agent_of("gemini")
+    ('Claude Code', 'Gemini CLI')
+    """
+    return next((f.agent for f in FORMATS if fmt in f.formats), fmt)
+
+
+def mixed_agents(conditions: Sequence[Any]) -> dict[str, Any] | None:
+    """The ``mixed_agents`` warning of a comparison (`compare.ConditionResult`s: `name`, `runs`) whose runs
+    come from more than one agent: `agents` (per condition its agents, sorted) and `windows` (the distinct
+    effective windows of the runs in tokens, `health.window`, smallest first); None with one agent."""
+    agents = {c.name: sorted({agent_of(r.report.format) for r in c.runs}) for c in conditions}
+    if len({a for names in agents.values() for a in names}) < 2:
+        return None
+    windows = {(r.report.extra.get("health") or {}).get("window") for c in conditions for r in c.runs}
+    return {"kind": "mixed_agents", "agents": agents, "windows": sorted(w for w in windows if w)}

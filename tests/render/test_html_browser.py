@@ -173,20 +173,26 @@ def test_browser_samples_folder_page(browser, samples_page):
     try:
         view.page.wait_for_function(ON_SCREEN_DRAWN)
         page = view.page
-        # the index: a row per trace; sorting by peak puts the largest last, then first
-        rows = page.query_selector_all("#index-table tbody tr")
+        # the index: a row per trace; sorting by peak orders the rows, a group's runs among themselves and
+        # the groups by their first run
+        rows = page.query_selector_all("#index-table tbody tr[data-row]")
         assert len(rows) == len(page.query_selector_all("section[data-section=trace]"))
         page.click("#index-table th[data-key=peak] button")
 
-        def peaks() -> list[int]:
+        def blocks() -> list[list[int]]:
             cells = page.eval_on_selector_all(
-                "#index-table tbody tr td:nth-child(6)", "els => els.map(e => e.textContent)"
+                "#index-table tbody tr[data-row]",
+                "els => els.map(e => [e.dataset.group || e.dataset.row, e.querySelector('td.peak').textContent])",
             )
-            return [int(c.replace(",", "")) for c in cells]
+            out: dict[str, list[int]] = {}
+            for key, text in cells:
+                out.setdefault(key, []).append(int(text.replace(",", "")))
+            return list(out.values())
 
-        assert peaks() == sorted(peaks())
+        assert all(b == sorted(b) for b in blocks()) and [b[0] for b in blocks()] == sorted(b[0] for b in blocks())
         page.click("#index-table th[data-key=peak] button")
-        assert peaks() == sorted(peaks(), reverse=True)
+        assert all(b == sorted(b, reverse=True) for b in blocks())
+        assert [b[0] for b in blocks()] == sorted((b[0] for b in blocks()), reverse=True)
         view.draw_all()
         index_bars = page.query_selector_all("[data-chart=index] g[class*='ct_index'] > path")
         assert len(index_bars) == 2 * len(rows)
@@ -296,3 +302,61 @@ def test_browser_comparison(browser):
         assert page_view.errors() == [] and page_view.outside_requests() == []
     finally:
         page_view.close()
+
+
+def test_browser_index_fits_its_card_and_groups_the_runs_of_one_file(browser, samples_page):
+    """The index over the samples: the chart inside its card (no bar past its edge), trace names and titles
+    on one line, the 27 runs of the loop under one row that opens and closes them; a screenshot."""
+    view = Page(browser, samples_page)
+    try:
+        page = view.page
+        view.draw_all()
+        card = page.eval_on_selector("#index", "e => e.getBoundingClientRect().right")
+        chart = page.eval_on_selector(
+            "[data-chart=index]",
+            "e => [e.getBoundingClientRect().right, e.scrollWidth, e.clientWidth,"
+            " e.querySelectorAll(\"g[class*='ct_index'] > path\").length]",
+        )
+        assert chart[0] <= card and chart[1] <= chart[2] + 1  # fits: 43 traces need no scrolling at 1200 px
+        assert chart[3] == 2 * 43
+        loop = page.query_selector("#index-table tr.group[data-group=g1]")
+        assert "a-ralph-27runs-with-separators" in loop.inner_text() and "27 runs" in loop.inner_text()
+        runs = "#index-table tr.run[data-group=g1]"
+        assert len(page.query_selector_all(runs)) == 27
+        assert not any(r.is_visible() for r in page.query_selector_all(runs))
+        loop.query_selector("summary").click()
+        assert all(r.is_visible() for r in page.query_selector_all(runs))
+        assert page.query_selector(runs + " td.trace").inner_text() == "#1"
+        heights = page.eval_on_selector_all(
+            "#index-table tr[data-row]:not([hidden]) td.trace, #index-table tr[data-row]:not([hidden]) td.title",
+            "els => els.map(e => e.getBoundingClientRect().height)",
+        )
+        assert heights and max(heights) < 34  # one line each (a row holds a 24 px sparkline)
+        titles = page.eval_on_selector_all("#index-table td.title", "els => els.map(e => e.textContent)")
+        assert "/init" in titles and "find logread.tar" in titles
+        loop.query_selector("summary").click()
+        assert not any(r.is_visible() for r in page.query_selector_all(runs))
+        page.query_selector("#index").screenshot(path=str(ARTIFACTS / "samples-index-grouped.png"))
+        assert view.errors() == [] and view.outside_requests() == []
+    finally:
+        view.close()
+
+
+def test_browser_subagent_calls_stand_out(browser):
+    """The subagent calls of the growth chart are opaque diamonds, one per subagent call, with a legend."""
+    path = render([str(SAMPLES / "a-ralph-subagent-opus45-haiku45.jsonl")], "subagent-diamonds")
+    view = Page(browser, path)
+    try:
+        view.draw_all()
+        page = view.page
+        marks = page.query_selector_all("[data-chart=growth] g[class*='ct_subagents'] > path")
+        assert marks
+        opacity = page.eval_on_selector(
+            "[data-chart=growth] g[class*='ct_subagents'] > path", "e => Number(e.getAttribute('opacity') || 1)"
+        )
+        assert opacity >= 0.9
+        assert page.query_selector(".legend i.diamond") is not None
+        page.query_selector("[data-chart=growth]").screenshot(path=str(ARTIFACTS / "subagent-diamonds.png"))
+        assert view.errors() == []
+    finally:
+        view.close()

@@ -26,8 +26,8 @@ from contexttrace.render.html.data import (
     gauge,
     growth_spec_name,
     rows_of,
-    short_names,
 )
+from contexttrace.render.html.index import index_groups, trace_labels
 from contexttrace.render.html.section import build_section
 from contexttrace.render.text import GRADE_COLORS
 from contexttrace.reports.trace import RunResult
@@ -189,10 +189,15 @@ def test_html_report_decimate_keeps_extremes():
     assert decimate([3, 1], buckets=40) == [(0, 3), (1, 1)]
 
 
-def test_html_report_short_names_drop_the_shared_folder():
-    """The index shows names without the folders they share; a single trace keeps its name."""
-    assert short_names(["a/b/x.jsonl", "a/b/c/y.jsonl"]) == ["x.jsonl", "c/y.jsonl"]
-    assert short_names(["a/x.jsonl", "b/x.jsonl"]) == ["a/x.jsonl", "b/x.jsonl"]
+def test_html_report_labels_are_the_shortest_unique_suffix():
+    """The index labels a trace by the fewest path levels that tell it apart, a session id by its first 8
+    characters, a run by its file and number; the runs of one file form a group."""
+    names = ["a/b/x.jsonl", "a/c/x.jsonl", "a/b/c/y.jsonl", "s/loop.jsonl#1", "s/loop.jsonl#2",
+             "p/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl"]  # fmt: skip
+    labels = trace_labels(names)
+    assert labels == ["b/x", "c/x", "y", "loop#1", "loop#2", "29ccd257"]
+    groups = index_groups(names, labels)
+    assert list(groups) == [3] and groups[3]["label"] == "loop" and groups[3]["rows"] == [3, 4]
 
 
 @pytest.mark.parametrize("name", html_charts.SPEC_NAMES)

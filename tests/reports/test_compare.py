@@ -193,8 +193,8 @@ def test_compare_readings_spell_out_spec_004(known):
     assert f"- loaded − free: what start-up loads costs ≈ 3,000 tokens on every call (first: {free_first + 3000:,}" in (
         text
     )
-    assert f"- loaded − free, over the run: cost {peak:,} more tokens at the peak (beyond the noise" in text
-    assert "and 2 more calls (beyond the noise, p = 0.008)" in text
+    assert f"- loaded − free, over the run: a peak {peak:,} tokens higher (beyond the noise, p = " in text
+    assert "; 2 more calls (beyond the noise, p = 0.008)" in text
     assert [r["kind"] for r in c.readings] == ["baseline", "startup", "run"]
 
 
@@ -203,7 +203,8 @@ def test_compare_saved_reading_when_the_condition_is_smaller(known):
     c = _compare([f"free={known['free_dir']}", f"loaded={known['loaded_file']}"], baseline="loaded")
     text = render_compare(c)
     assert "- free − loaded: what start-up loads saves ≈ 3,000 tokens on every call" in text
-    assert "- free − loaded, over the run: saved " in text and "2 calls (beyond the noise" in text
+    assert "- free − loaded, over the run: a peak " in text and " tokens lower (beyond the noise" in text
+    assert "; 2 fewer calls (beyond the noise, p = 0.008)" in text
 
 
 def test_compare_surface_between_conditions_names_what_they_differ_in(known):
@@ -240,6 +241,7 @@ def test_compare_halves_of_one_loop_show_no_difference_outside_the_noise(tmp_pat
     rows = [r for r in c.rows if r["condition"] == "h2"]
     assert [r["metric"] for r in rows] == list(METRICS)
     assert [r["metric"] for r in rows if r["within_noise"] is not True] == []
+    assert {r["metric"]: r["verdict"] for r in rows if r["verdict"] not in ("same", "within_noise")} == {}
     assert all(r["p_value"] is not None and r["ci_low"] is not None for r in rows)  # 13 and 14 runs: tested
     assert not [w for w in c.warnings if w["kind"] == "surface_within"]  # one loop, one surface
     assert "- h2: the same surface as h1" in render_compare(c)
@@ -444,7 +446,7 @@ def test_compare_json_keys_are_documented(known, tmp_path):
     keys: set[str] = set()
     for specs in ([f"free={known['free_dir']}", f"loaded={known['loaded_file']}"], [f"h1={first}", f"h2={second}"]):
         data = orjson.loads(render_compare(_compare(specs), CompareFormat.JSON))
-        assert data["schema_version"] == SCHEMA_VERSION == 1
+        assert data["schema_version"] == SCHEMA_VERSION == 2
         _json_keys(data, keys)
     assert len(keys) > 40
     assert sorted(k for k in keys if not re.fullmatch(r"[a-z][a-z0-9_]*", k)) == []
@@ -482,7 +484,7 @@ def test_cli_compare_table_json_csv(known):
     assert out.stdout.startswith("| metric ") and "Readings (medians over the runs; spec 004):" in out.stdout
     out = runner.invoke(app, [*args, "--json", "--metric", "first,cost"], catch_exceptions=False)
     data = orjson.loads(out.stdout)
-    assert data["schema_version"] == 1 and data["baseline"] == "free" and data["metrics"] == ["first", "cost_usd"]
+    assert data["schema_version"] == 2 and data["baseline"] == "free" and data["metrics"] == ["first", "cost_usd"]
     out = runner.invoke(app, [*args, "--format", "csv", "-m", "calls"], catch_exceptions=False)
     assert out.stdout.splitlines()[0] == ",".join(CSV_COLUMNS) and len(out.stdout.splitlines()) == 3
     out = runner.invoke(app, [*args, "--format", "markdown", "-m", "calls"], catch_exceptions=False)

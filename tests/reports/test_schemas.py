@@ -49,6 +49,7 @@ FINGERPRINTS = {
     ("usage", 3): "e18908625135",  # format gains codex and gemini; subagent_threads, compaction_threads
     ("sources", 3): "a160ea7138f2",  # format gains codex and gemini; rows split the prefix (memory, skills,
     # custom_agents, deferred_tools, mcp_instructions); netted, calibration, other_parts, surface, claude_context
+    ("compare", 2): "589c58f4ad9a",  # rows[].verdict (one rule over delta, noise and p); statistics.alpha
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini
 }
 

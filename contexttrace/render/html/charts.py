@@ -31,7 +31,7 @@ INSTALL_HINT = "pip install 'contexttrace[html]'"
 #: Page palette (Catppuccin Mocha, whose pastels spec 000's grade colours are).
 TEXT, SUBTEXT, SURFACE, OVERLAY = "#cdd6f4", "#a6adc8", "#313244", "#6c7086"
 MAIN_COLOR = "#89b4fa"  # main-thread calls
-SUBAGENT_COLOR = "#cba6f7"  # subagent calls, faint
+SUBAGENT_COLOR = "#cba6f7"  # subagent calls: mauve diamonds, apart from the main thread's blue dots
 WINDOW_COLOR = "#f38ba8"
 AUTOCOMPACT_COLOR = "#fab387"
 COMPACTION_COLOR = "#f38ba8"  # spec 000: compaction lines #f38ba8 at 40 % opacity on the health bar
@@ -39,7 +39,8 @@ REREAD_COLOR = "#f9e2af"  # spec 000: the re-read icon in warning yellow
 FIRST_COLOR, PEAK_COLOR = "#94e2d5", "#89b4fa"
 
 GROWTH_WIDTH, GROWTH_HEIGHT, HEALTH_HEIGHT = 900, 280, 46
-#: Pixels per trace in the index chart (two bars each): the chart widens with the run, the page scrolls it.
+#: Pixels per trace in the index chart (two bars each) below which it stops fitting its card's width and
+#: scrolls inside the card instead (report.js sets the width: `indexWidth`).
 INDEX_STEP = 26
 
 #: Whether altair checks each spec against the Vega-Lite schema. Off in a report run: the check takes
@@ -114,7 +115,7 @@ def growth_spec(axis: str, with_subagents: bool) -> dict[str, Any]:
     Top: prompt tokens of each main-thread call (line and one point per call, hover text: call, tokens,
     tools, time), the window and the autocompact threshold as horizontal rules, each compaction as a
     dashed vertical rule labelled with its trigger and pre → post tokens, and (with `with_subagents`) the
-    subagent calls as faint points on their own right-hand axis. Bottom: spec 000's health bar (slices
+    subagent calls as mauve diamonds on their own right-hand axis. Bottom: spec 000's health bar (slices
     coloured by grade), the compactions again (dashed, #f38ba8 at 40 %, "compaction" in 9 px monospace)
     and a ↻ over each re-read. The x scale is shared, so both line up.
 
@@ -206,10 +207,13 @@ def _compaction_layers(alt: Any, x: Any, side: str) -> list[Any]:
 
 
 def _subagent_layer(alt: Any, x: Any, when: list[Any]) -> Any:
-    """The subagent calls: faint points on their own right-hand axis."""
+    """The subagent calls: diamonds on their own right-hand axis, opaque and outlined so they stand out on
+    the dark card beside the main thread's dots (faint points were nearly invisible there)."""
     return (
         alt.Chart(alt.NamedData("subagents"))
-        .mark_point(filled=True, size=14, opacity=0.35, color=SUBAGENT_COLOR)
+        .mark_point(
+            shape="diamond", filled=True, size=46, opacity=0.9, color=SUBAGENT_COLOR, stroke="#11111b", strokeWidth=0.8
+        )
         .encode(
             x=x,
             y=alt.Y(

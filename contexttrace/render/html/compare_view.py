@@ -10,8 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from contexttrace.render.compare import label
-from contexttrace.render.text import fmt_p, fmt_percent_change, fmt_value
+from contexttrace.render.compare import fmt_figure, label, verdict_cell
+from contexttrace.render.text import fmt_p, fmt_percent_change
 from contexttrace.reports import compare as cmp
 from contexttrace.reports.trace import RunResult
 
@@ -39,7 +39,7 @@ def compare_view(
     Returns
     -------
     dict
-        `baseline`, `conditions` (name, runs, runs with no call, failures), `rows` (`compare.metric_row`'s
+        `baseline`, `conditions` (name, paths, runs, runs with no call, failures), `rows` (`compare.metric_row`'s
         figures per metric and condition, formatted as `context compare` prints them), `warnings` (their
         kinds), `datasets` for the chart: `runs` (one row per run and metric: `metric`, `condition`,
         `value`, `trace`, `href`, `kind` "run") and the medians (`kind` "median"), and `height` (px).
@@ -52,7 +52,13 @@ def compare_view(
     return {
         "baseline": comparison.baseline,
         "conditions": [
-            {"name": g.name, "runs": len(g.runs), "no_call": len(g.no_call), "failures": g.failures}
+            {
+                "name": g.name,
+                "paths": list(g.paths),
+                "runs": len(g.runs),
+                "no_call": len(g.no_call),
+                "failures": g.failures,
+            }
             for g in comparison.conditions
         ],
         "rows": [_row(r) for r in comparison.rows],
@@ -102,10 +108,10 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         "metric": label(r["metric"]),
         "condition": r["condition"],
         "runs": r["runs"],
-        "median": fmt_value(r["median"], r["unit"]),
-        "range": "–" if r["min"] is None else f"{fmt_value(r['min'], r['unit'])}–{fmt_value(r['max'], r['unit'])}",
-        "delta": fmt_value(r["delta"], r["unit"], signed=True),
+        "median": fmt_figure(r["median"], r["unit"]),
+        "range": "–" if r["min"] is None else f"{fmt_figure(r['min'], r['unit'])}–{fmt_figure(r['max'], r['unit'])}",
+        "delta": fmt_figure(r["delta"], r["unit"], signed=True),
         "delta_pct": "–" if r["delta_pct"] is None else fmt_percent_change(r["delta_pct"], 0),
-        "noise": {True: "within noise", False: "beyond noise"}.get(r["within_noise"], "–"),
+        "verdict": verdict_cell(r) if r["delta"] is not None else "",
         "p": fmt_p(r["p_value"]),
     }

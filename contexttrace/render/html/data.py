@@ -31,6 +31,7 @@ from contexttrace.render.explain import (
     window_words,
 )
 from contexttrace.render.html.growth import NO_GRADE_COLOR, compaction_detail, compaction_label, grade_color, utc_text
+from contexttrace.render.html.index import index_columns, index_datasets, index_groups, trace_labels
 from contexttrace.render.html.section import TraceSection
 from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_percent, fmt_usd
 from contexttrace.render.trace import failed_cell
@@ -367,41 +368,7 @@ def _figures(r: TraceReport) -> list[tuple[str, str]]:
     ]
 
 
-#: The index table's columns: (header, key of the row's sort value, numeric).
-INDEX_COLUMNS: tuple[tuple[str, str, bool], ...] = (
-    ("trace", "trace", False),
-    ("calls", "calls", True),
-    ("first", "first", True),
-    ("peak", "peak", True),
-    ("fill", "fill", True),
-    ("growth", "growth", True),
-    ("compact", "compact", True),
-    ("tools", "tools", True),
-    ("failed", "failed", True),
-    ("repeated calls", "repeat", True),
-    ("result chars", "result_chars", True),
-    ("health", "health", True),
-    ("weather", "weather", True),
-    ("cost", "cost", True),
-)
-
-
-def short_names(names: Sequence[str]) -> list[str]:
-    """The trace names without the folders they all share (the index's first column; the title keeps all).
-
-    >>> short_names(["samples/a.jsonl#1", "samples/b/c.jsonl"]), short_names(["x.jsonl"])
-    (['a.jsonl#1', 'b/c.jsonl'], ['x.jsonl'])
-    """
-    if len(names) < 2:
-        return list(names)
-    parts = [n.replace("\\", "/").split("/") for n in names]
-    common = 0
-    while all(len(p) > common + 1 for p in parts) and len({p[common] for p in parts}) == 1:
-        common += 1
-    return ["/".join(p[common:]) for p in parts]
-
-
-def _index_row(i: int, s: TraceSection, short: str) -> dict[str, Any]:
+def _index_row(i: int, s: TraceSection, short: str, condition: str | None) -> dict[str, Any]:
     """One trace's row of the index: its cells as `context trace` shows them, and the values to sort by."""
     r = s.report
     h = r.extra.get("health") or {}
@@ -413,6 +380,9 @@ def _index_row(i: int, s: TraceSection, short: str) -> dict[str, Any]:
         "number": i + 1,
         "trace": r.trace,
         "short": short,
+        "title": s.title,
+        "condition": condition,
+        "group": None,
         "cells": {
             "calls": fmt_int(r.calls),
             "first": fmt_int(r.first),
@@ -428,6 +398,8 @@ def _index_row(i: int, s: TraceSection, short: str) -> dict[str, Any]:
         },
         "sort": {
             "trace": r.trace,
+            "title": s.title or "",
+            "condition": condition or "",
             "calls": r.calls,
             "first": r.first,
             "peak": r.peak,
@@ -449,29 +421,13 @@ def _index_row(i: int, s: TraceSection, short: str) -> dict[str, Any]:
     }
 
 
-def index_datasets(sections: Sequence[TraceSection]) -> dict[str, dict[str, list[Any]]]:
-    """The index chart's data: one row per trace and figure (`first`, `peak`), columnar.
-
-    Columns: `label` ("#1", ...: the trace's number in the page), `trace`, `figure` ("first" or "peak"),
-    `tokens` (exactly the report's `first` / `peak`), `href` (the link to its section).
-    """
-    out: dict[str, list[Any]] = {"label": [], "trace": [], "figure": [], "tokens": [], "href": []}
-    for i, s in enumerate(sections):
-        for figure in ("first", "peak"):
-            out["label"].append(f"#{i + 1}")
-            out["trace"].append(s.report.trace)
-            out["figure"].append(figure)
-            out["tokens"].append(getattr(s.report, figure))
-            out["href"].append(f"#t{i + 1}")
-    return {"traces": out}
-
-
 def build_page(
     run: RunResult,
     window: int | None = None,
     paths: Sequence[str] = (),
     generated_at: datetime | None = None,
     compare: dict[str, Any] | None = None,
+    conditions: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Build everything the report page shows, as plain values (the template's context, charts' data).
 
@@ -487,6 +443,9 @@ def build_page(
         The moment printed in the header (now, UTC, when None; tests pin it).
     compare
         From `compare_view`, when the run compares conditions: the page then opens with the comparison.
+    conditions
+        With `compare`: the condition of each of `run.reports`, in order (the index's condition column);
+        the header lists the conditions as `paths` gives them (``NAME=PATH``).
 
     Returns
     -------
@@ -506,20 +465,11 @@ def build_page(
             "version": __version__,
             "generated": moment.strftime("%Y-%m-%d %H:%M UTC"),
             "paths": list(paths) or ["(the default session roots)"],
+            "conditions": sorted(set(conditions), key=list(conditions).index) if conditions else [],
             "window": fmt_int(window) if window else None,
             "traces": len(sections),
         },
-        "index": (
-            {
-                "columns": [{"label": h, "key": k, "numeric": num} for h, k, num in INDEX_COLUMNS],
-                "rows": [
-                    _index_row(i, s, short)
-                    for i, (s, short) in enumerate(zip(sections, short_names([s.trace for s in sections]), strict=True))
-                ],
-            }
-            if several
-            else None
-        ),
+        "index": index_view(sections, conditions) if several else None,
         "sections": [_section_view(i, s) for i, s in enumerate(sections)],
         "failures": [f.message for f in run.failures],
         "left_out": run.left_out,
@@ -540,3 +490,36 @@ def build_page(
             "compare": (compare or {}).get("datasets"),
         },
     }
+
+
+def index_view(sections: Sequence[TraceSection], conditions: Sequence[str] | None = None) -> dict[str, Any]:
+    """The index table: `columns` (`index.index_columns`), `rows` (one per trace, `_index_row`, each with
+    its short label, title and condition), `groups` (`index.index_groups`: the runs of one file, shown under
+    one collapsible row; a run's row names its group in `group`) and whether it has a condition column."""
+    names = [s.report.trace for s in sections]
+    labels = trace_labels(names)
+    rows = [
+        _index_row(i, s, label, conditions[i] if conditions else None)
+        for i, (s, label) in enumerate(zip(sections, labels, strict=True))
+    ]
+    groups = index_groups(names, labels)
+    for first, group in groups.items():
+        members = [rows[i] for i in group["rows"]]
+        group["summary"] = _group_summary(members, [sections[i] for i in group["rows"]])
+        group["first_row"] = first
+        for row in members:
+            row["group"] = group["id"]
+            row["short"] = "#" + row["short"].rsplit("#", 1)[1]
+    return {"columns": index_columns(bool(conditions)), "rows": rows, "groups": groups, "conditions": bool(conditions)}
+
+
+def _group_summary(rows: list[dict[str, Any]], sections: list[TraceSection]) -> str:
+    """One line for a group of runs: how many, and the range of calls and peak over them."""
+    calls = [s.report.calls for s in sections]
+    peaks = [s.report.peak for s in sections]
+
+    def span(values: list[int]) -> str:
+        low, high = min(values), max(values)
+        return fmt_int(low) if low == high else f"{fmt_int(low)}–{fmt_int(high)}"
+
+    return f"{len(rows)} runs · calls {span(calls)} · peak {span(peaks)}"

@@ -13,6 +13,7 @@ from typing import Any
 
 from contexttrace.analysis.counts import result_count
 from contexttrace.reading import Trace
+from contexttrace.reading.titles import session_title
 from contexttrace.render.files import files_panel_of
 from contexttrace.render.html.growth import growth_datasets
 from contexttrace.render.sources import sources_panel_of
@@ -43,6 +44,7 @@ class TraceSection(DiagnosticsOfReport):
     datasets: dict[str, dict[str, list[Any]]]
     notes: list[str] = field(default_factory=list)
     panels: list[dict[str, Any]] = field(default_factory=list)
+    title: str | None = None  # `titles.session_title`: its custom or AI title, else its first prompt, shortened
 
 
 def build_section(trace: Trace, window: int | None = None) -> TraceSection:
@@ -60,8 +62,8 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
     TraceSection
         `report` (`build_report`, exact), `cost` (`build_usage`'s total: ≈ list prices, ≥ a lower bound),
         `threshold` (the autocompact threshold: observed, or ≈ from the window), the chart datasets
-        (`growth_datasets`) and the panels (`trace_panels`). Every figure drawn comes from these; none is
-        re-derived differently.
+        (`growth_datasets`), the panels (`trace_panels`) and the session's `title` (`session_title`).
+        Every figure drawn comes from these; none is re-derived differently.
     """
     report = build_report(trace, window)
     usage = build_usage(trace, window)
@@ -91,6 +93,7 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
         datasets=datasets,
         notes=notes,
         panels=trace_panels(trace),
+        title=session_title(trace.path),
     )
 
 

@@ -53,6 +53,14 @@
     return node;
   }
 
+  /* The index chart fills its card; with so many traces that a trace would get fewer than MIN_STEP
+     pixels it keeps MIN_STEP each and scrolls inside the card. */
+  const MIN_STEP = 14;
+  function indexWidth(el, traces) {
+    const room = Math.max(200, el.clientWidth - 90); /* the y axis and its title */
+    return Math.max(room, Math.ceil(traces * MIN_STEP));
+  }
+
   function draw(el) {
     if (el.dataset.state) return el._drawn || Promise.resolve();
     el.dataset.state = "drawing";
@@ -73,6 +81,7 @@
       return Promise.resolve();
     }
     spec.datasets = sets;
+    if (el.dataset.chart === "index") spec.width = indexWidth(el, sets.traces.length / 2);
     el._drawn = vegaEmbed(el, spec, OPTIONS).then(
       (result) => { el._view = result; el.dataset.state = "drawn"; },
       (err) => {
@@ -139,7 +148,17 @@
     if (badge) toggle(badge, false);
   });
 
-  /* Sortable index: each header sorts by its column (numbers as numbers), again to reverse. */
+  /* Runs of one file: the group's row opens and closes its runs' rows. */
+  document.querySelectorAll("#index-table tr.group details").forEach((details) => {
+    details.addEventListener("toggle", () => {
+      document.querySelectorAll(`#index-table tr.run[data-group="${details.dataset.group}"]`).forEach((row) => {
+        row.hidden = !details.open;
+      });
+    });
+  });
+
+  /* Sortable index: each header sorts by its column (numbers as numbers), again to reverse. The runs of a
+     group sort among themselves and stay under their group's row, which moves with its first run. */
   const table = document.getElementById("index-table");
   if (table && DATA.index_sort) {
     const body = table.tBodies[0];
@@ -150,13 +169,26 @@
         const asc = th.getAttribute("aria-sort") !== "ascending";
         table.querySelectorAll("th[data-key]").forEach((h) => h.setAttribute("aria-sort", "none"));
         th.setAttribute("aria-sort", asc ? "ascending" : "descending");
-        const sorted = Array.from(body.rows).sort((a, b) => {
+        const order = (a, b) => {
           const x = DATA.index_sort[Number(a.dataset.row)][key];
           const y = DATA.index_sort[Number(b.dataset.row)][key];
           const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
           return asc ? c : -c;
+        };
+        const blocks = new Map();
+        Array.from(body.rows).forEach((r) => {
+          const id = r.dataset.group || "row" + r.dataset.row;
+          if (!blocks.has(id)) blocks.set(id, { head: null, rows: [] });
+          if (r.classList.contains("group")) blocks.get(id).head = r;
+          else blocks.get(id).rows.push(r);
         });
-        sorted.forEach((r) => body.appendChild(r));
+        const sorted = Array.from(blocks.values());
+        sorted.forEach((b) => b.rows.sort(order));
+        sorted.sort((a, b) => order(a.rows[0], b.rows[0]));
+        sorted.forEach((b) => {
+          if (b.head) body.appendChild(b.head);
+          b.rows.forEach((r) => body.appendChild(r));
+        });
       });
     });
   }
