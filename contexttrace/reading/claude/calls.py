@@ -27,7 +27,7 @@ from typing import Any
 from msgspec import Raw
 
 from contexttrace.reading.claude.content import MAX_TOKENS
-from contexttrace.reading.claude.records import Line, Message, Usage, raw_value
+from contexttrace.reading.claude.records import NULL_RAW, Line, Message, Usage, raw_value
 from contexttrace.reading.contract import (
     CALL_SCHEMA,
     FORMAT_TRANSCRIPT,
@@ -120,7 +120,8 @@ def compaction_passes(usage: Usage) -> tuple[tuple[int, ...], list[int], int]:
         token counts (read as 0, `count_tokens`). All 0 and no pass when `iterations` holds none.
     """
     raw = usage.iterations
-    if type(raw) is Raw and b'"compaction"' not in bytes(raw):  # (`"iterations":[]`, or only the answer)
+    # none written (the field's default, by identity), `"iterations":[]`, or only the answer's passes
+    if raw is NULL_RAW or (type(raw) is Raw and b'"compaction"' not in bytes(raw)):
         return (0, 0, 0, 0, 0, 0), [], 0
     entries = raw_value(raw)
     if type(entries) is not list:

@@ -22,7 +22,7 @@ from contexttrace.errors import TraceReadError
 from contexttrace.reading.claude.builder import Builder
 from contexttrace.reading.claude.dialects import dialect_of, starts_run
 from contexttrace.reading.claude.lines import Lines
-from contexttrace.reading.claude.records import NOT_JSON, TOO_DEEP, Line, decode
+from contexttrace.reading.claude.records import DECODE_FAILED, NOT_JSON, TOO_DEEP, TYPED_DECODE, Line, decode_lenient
 from contexttrace.reading.contract import FORMAT_TRANSCRIPT
 from contexttrace.reading.files import open_trace
 from contexttrace.reading.model import SourceFile, Trace
@@ -52,8 +52,12 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
     lines = Lines(fh, path, cur.diag)
     after_result = False
     pending_bad: list[tuple[int, str]] = []  # bad lines after a result: counted in the next run
+    typed, failed = TYPED_DECODE, DECODE_FAILED
     for raw in lines:
-        rec = decode(raw)
+        try:  # `records.decode`, inlined: the typed decoder, else the lenient path
+            rec = typed(raw)
+        except failed:
+            rec = decode_lenient(raw)
         if type(rec) is not Line:
             if rec is not NOT_JSON and rec is not TOO_DEEP:
                 cur.diag.skip(path, lines.number, f"not a JSON object ({type(rec).__name__})")

@@ -51,6 +51,8 @@ NOT_JSON = object()
 TOO_DEEP = object()
 
 _NULL = Raw(b"null")
+#: The default of every `Raw` field: a field the line does not write holds this very object (`is` tests it).
+NULL_RAW = _NULL
 
 
 class Decoded:
@@ -258,6 +260,10 @@ class Line(Struct):
 
 _DECODER = msgspec.json.Decoder(Line)
 _FAILED = (msgspec.DecodeError, RecursionError)  # (a ValidationError is a DecodeError)
+#: The typed decoder of one line (`decode`'s first step) and the errors that send a line the lenient way
+#: (`decode_lenient`): the reader's loop calls them itself, saving a call per line.
+TYPED_DECODE = _DECODER.decode
+DECODE_FAILED = _FAILED
 
 
 def decode(raw: bytes) -> Any:
@@ -271,7 +277,11 @@ def decode(raw: bytes) -> Any:
     try:
         return _DECODER.decode(raw)
     except _FAILED:
-        pass
+        return decode_lenient(raw)
+
+
+def decode_lenient(raw: bytes) -> Any:
+    """`decode` of a line the typed decoder refused: `loads_lenient`, then `to_struct` for an object."""
     value = loads_lenient(raw)
     if type(value) is dict:
         return to_struct(value, Line)
