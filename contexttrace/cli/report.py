@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     ColorOpt,
     EngineOpt,
@@ -19,9 +18,7 @@ from contexttrace.cli.options import (
     SchedulerOpt,
     TraceWindowOpt,
 )
-from contexttrace.cli.output import finish
 from contexttrace.errors import ExitCode
-from contexttrace.reports.trace import RunResult
 from contexttrace.run.engine import EngineName
 
 
@@ -41,10 +38,13 @@ def report_command(
     traces, then per trace its header, context gauges, growth chart, health bar and breakdown, weather and
     largest tool results; with --condition, a comparison first. Needs the html extra: pip install
     'contexttrace[html]'."""  # fmt: skip
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import finish
     from contexttrace.render.html.charts import (  # light: finds the extra without importing it
         INSTALL_HINT,
         missing_extras,
     )
+    from contexttrace.reports.trace import RunResult
 
     missing = missing_extras()
     if missing:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import typer
 
 from contexttrace.cli.options import SchemaNameArg
-from contexttrace.reports.schemas import SCHEMA_NAMES, schema_text
 
 
 def schema_command(name: SchemaNameArg) -> None:
     """Print the JSON Schema (draft 2020-12) of one object of a JSON output: trace (context trace --json), usage,
     usage-group (context usage --group-by --json), history (context history --json), compare (context compare
     --json). Each object carries its schema_version."""
+    from contexttrace.reports.schemas import SCHEMA_NAMES, schema_text
+
     if name not in SCHEMA_NAMES:
         raise typer.BadParameter(f"{name!r}: one of {', '.join(SCHEMA_NAMES)}", param_hint="NAME")
     typer.echo(schema_text(name).rstrip("\n"))

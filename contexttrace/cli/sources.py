@@ -6,7 +6,6 @@ from functools import partial
 
 import typer
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     ColorOpt,
     EngineOpt,
@@ -19,7 +18,6 @@ from contexttrace.cli.options import (
     StepsOpt,
     ThreadOpt,
 )
-from contexttrace.cli.output import print_reading
 from contexttrace.run.engine import EngineName
 
 
@@ -38,6 +36,8 @@ def sources_command(
     """What filled the window at one call: prefix, files, bash output, mcp results, agent returns, web, other
     results, prompts, harness, thinking, tool inputs, prose, summary, other, with the context reference and
     the estimator's line (docs/sources.md)."""
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import print_reading
     from contexttrace.render.sources import render_sources_json, render_sources_table
     from contexttrace.reports.sources import build_sources, is_at_choice, unknown_thread
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     ByToolOpt,
     ColorOpt,
@@ -16,7 +15,6 @@ from contexttrace.cli.options import (
     SchedulerOpt,
     ToolsSortOpt,
 )
-from contexttrace.cli.output import print_reading
 from contexttrace.run.engine import EngineName
 
 
@@ -34,6 +32,8 @@ def tools_command(
     """Per tool (MCP tools as mcp:<server>), main thread and subagents apart: calls, errors, denials, error
     classes, p50/p95 duration, tokens and input into the context and the re-read tax; then the largest
     single results (docs/tools.md)."""
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import print_reading
     from contexttrace.render.tools import render_tools_json, render_tools_table
     from contexttrace.reports.tools import SORT_KEYS, build_tools
 

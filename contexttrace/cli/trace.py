@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     CallsOpt,
     ColorOpt,
@@ -30,9 +29,7 @@ from contexttrace.cli.options import (
     label_needs_db,
     view_options,
 )
-from contexttrace.cli.output import finish, show_view
 from contexttrace.run.engine import EngineName
-from contexttrace.select.views import build_report_with_cost, needs_cost
 
 
 def trace_command(
@@ -62,6 +59,10 @@ def trace_command(
 ) -> None:
     """Per trace: model calls, first/peak prompt, fill, growth, compactions, tools, failed (and denied),
     repeats, result chars, health grade and weather. The largest tool results are noted on stderr."""
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import finish, show_view
+    from contexttrace.select.views import build_report_with_cost, needs_cost
+
     options = view_options("trace", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
                            totals=totals, with_calls=calls, window=window)  # fmt: skip
