@@ -65,6 +65,15 @@ OVER_CORPUS: list[tuple[str, list[str]]] = [
     ("sources-json", ["context", "sources", "--no-cache", "--json"]),
     ("trace-cache-cold", ["context", "trace", "--json"]),
     ("trace-cache-warm", ["context", "trace", "--json"]),
+    # each command's own reports kept, then served (run in this order, after the runs without the store)
+    ("usage-cache-cold", ["context", "usage", "--json"]),
+    ("usage-cache-warm", ["context", "usage", "--json"]),
+    ("tools-cache-cold", ["context", "tools", "--json"]),
+    ("tools-cache-warm", ["context", "tools", "--json"]),
+    ("files-cache-cold", ["context", "files", "--json"]),
+    ("files-cache-warm", ["context", "files", "--json"]),
+    ("sources-cache-cold", ["context", "sources", "--json"]),
+    ("sources-cache-warm", ["context", "sources", "--json"]),
 ]
 
 
@@ -151,7 +160,7 @@ def save(dest: Path, shared: Path | None, corpus: Path | None, jobs: int) -> int
     if corpus is not None:
         projects = str(corpus / "projects")
         for cmd, argv in OVER_CORPUS:
-            (sequential if cmd.startswith("trace-cache") else tasks).append(([*argv, projects], dest / "corpus" / cmd))
+            (sequential if "-cache-" in cmd else tasks).append(([*argv, projects], dest / "corpus" / cmd))
     with ThreadPoolExecutor(jobs) as pool:
         list(pool.map(lambda t: _run(t[0], env, t[1], ROOT), tasks))
     for argv, out in sequential:  # cold then warm, in order

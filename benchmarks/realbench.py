@@ -8,8 +8,10 @@ with its range. Commands (outputs to /dev/null, the cyclic store of contexttrace
 * trace / usage: `contexttrace context trace|usage PROJECTS --json --no-cache`;
 * trace-half: `context trace --json --no-cache` over projects 0-3 (the scaling figure);
 * trace-stubbed: `context trace` with health and weather replaced by stubs (what they add);
-* trace-warm: `context trace --json` with the result store filled by an earlier run;
+* trace-warm, usage-warm, tools-warm, sources-warm, files-warm: each command's `--json` with the result
+  store filled by an earlier run (its reports kept: `storage/reports.py`);
 * trace-cold-store: `context trace --json` with the store emptied before the run (what filling costs);
+* small, pass: `context trace --json --no-cache` over one small sample and `python -c pass` (start-up);
 * ccusage: `ccusage claude session --json --offline` (20.0.24, from npx's cache: the binary npx runs,
   without npx's own resolution, which is measured apart) with `CLAUDE_CONFIG_DIR` at the corpus.
 
@@ -17,9 +19,12 @@ Before timing, the outputs are checked: `context trace --json` with and without 
 and every trace's figures are its sample's known answers (`tests/test_samples.py`).
 
     python benchmarks/realbench.py [--mb 300] [--rounds 7] [--no-ccusage] [--json results.json]
+        [--only trace-warm,usage-warm,ccusage] [--before DIR]
 
-Child processes run without `PYTHONDONTWRITEBYTECODE` (this VM sets it; an installed package has its
-bytecode cached), after one untimed run of each command.
+The package's bytecode is compiled first (`python -m compileall`: an installed package has it) and child
+processes run without `PYTHONDONTWRITEBYTECODE` (this VM sets it), after one untimed run of each command.
+`--before DIR` also times every contexttrace command with `PYTHONPATH=DIR` (another checkout, e.g. `git
+archive <commit>` unpacked) in the same rounds, as `before:<name>`, with its ratios beside ours.
 """
 
 from __future__ import annotations
@@ -79,8 +84,22 @@ def ccusage_command() -> tuple[list[str], list[str]] | None:
     return via_npx, via_npx
 
 
-def _env(store: Path, config: Path | None = None) -> dict[str, str]:
+#: A small sample for the start-up figure (one stream-json capture, 36 calls).
+SMALL = HERE.parent / "samples" / "b-ccl-thinking-sonnet45.jsonl"
+
+
+def compile_bytecode(*trees: Path) -> None:
+    """Write the `.pyc` files of each tree's package (an installed package has them; this VM's
+    `PYTHONDONTWRITEBYTECODE` would otherwise make every start compile it)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for tree in trees:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "contexttrace")], env=env, check=True)
+
+
+def _env(store: Path, config: Path | None = None, tree: Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     env["CONTEXTTRACE_CACHE_DIR"] = str(store)
     env["NO_COLOR"] = "1"
     if config is not None:
@@ -127,38 +146,73 @@ def check_outputs(corpus: realcorpus.RealCorpus, store: Path) -> dict[str, Any]:
     return {"traces": len(reports)}
 
 
-def measure(corpus: realcorpus.RealCorpus, rounds: int, with_ccusage: bool) -> dict[str, Any]:
+def measure(
+    corpus: realcorpus.RealCorpus,
+    rounds: int,
+    with_ccusage: bool,
+    only: list[str] | None = None,
+    before: Path | None = None,
+) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="ct-realbench-"))
     try:
-        return _measure(corpus, rounds, with_ccusage, work)
+        return _measure(corpus, rounds, with_ccusage, work, only, before)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _measure(corpus: realcorpus.RealCorpus, rounds: int, with_ccusage: bool, work: Path) -> dict[str, Any]:
+Command = tuple[list[str], dict[str, str], Any]
+
+
+def _ours(corpus: realcorpus.RealCorpus, work: Path, tree: Path | None) -> dict[str, Command]:
+    """The contexttrace commands, run from `tree` (None: this checkout), each store in `work`."""
     projects = str(corpus.projects)
     py = [sys.executable, "-m", "contexttrace", "context"]
     warm_store, cold_store, none_store = work / "warm", work / "cold", work / "unused"
-    checked = check_outputs(corpus, work / "check")
 
     def empty_cold() -> None:
         shutil.rmtree(cold_store, ignore_errors=True)
 
-    commands: dict[str, tuple[list[str], dict[str, str], Any]] = {
-        "base": ([sys.executable, str(HERE / "baseline.py"), projects], _env(none_store), None),
-        "trace": ([*py, "trace", projects, "--json", "--no-cache"], _env(none_store), None),
-        "usage": ([*py, "usage", projects, "--json", "--no-cache"], _env(none_store), None),
-        "trace-half": ([*py, "trace", *corpus.half(), "--json", "--no-cache"], _env(none_store), None),
+    plain, warm = _env(none_store, tree=tree), _env(warm_store, tree=tree)
+    commands: dict[str, Command] = {
+        "trace": ([*py, "trace", projects, "--json", "--no-cache"], plain, None),
+        "usage": ([*py, "usage", projects, "--json", "--no-cache"], plain, None),
+        "trace-half": ([*py, "trace", *corpus.half(), "--json", "--no-cache"], plain, None),
         "trace-stubbed": (
             [sys.executable, "-c", _STUBBED, "context", "trace", projects, "--json", "--no-cache"],
-            _env(none_store),
+            plain,
             None,
         ),
-        "trace-warm": ([*py, "trace", projects, "--json"], _env(warm_store), None),
-        "trace-cold-store": ([*py, "trace", projects, "--json"], _env(cold_store), empty_cold),
+        "trace-cold-store": ([*py, "trace", projects, "--json"], _env(cold_store, tree=tree), empty_cold),
+        "small": ([*py, "trace", str(SMALL), "--json", "--no-cache"], plain, None),
     }
+    for name in ("trace", "usage", "tools", "sources", "files"):
+        commands[f"{name}-warm"] = ([*py, name, projects, "--json"], warm, None)
+    return commands
+
+
+def _measure(
+    corpus: realcorpus.RealCorpus,
+    rounds: int,
+    with_ccusage: bool,
+    work: Path,
+    only: list[str] | None = None,
+    before: Path | None = None,
+) -> dict[str, Any]:
+    projects = str(corpus.projects)
+    none_store = work / "unused"
+    compile_bytecode(HERE.parent, *([before] if before is not None else []))
+    checked = check_outputs(corpus, work / "check")
+    commands: dict[str, Command] = {
+        "base": ([sys.executable, str(HERE / "baseline.py"), projects], _env(none_store), None),
+        "pass": ([sys.executable, "-c", "pass"], _env(none_store), None),
+        **_ours(corpus, work, None),
+    }
+    if before is not None:
+        commands |= {f"before:{n}": c for n, c in _ours(corpus, work / "before", before).items()}
+    if only is not None:
+        commands = {n: c for n, c in commands.items() if n in only or n.split(":")[-1] in only}
     npx_times: list[float] = []
-    if with_ccusage:
+    if with_ccusage and (only is None or "ccusage" in only):
         found = ccusage_command()
         if found is not None:
             binary, via_npx = found
@@ -178,6 +232,7 @@ def _measure(corpus: realcorpus.RealCorpus, rounds: int, with_ccusage: bool, wor
             times[name].append(wall)
             cpu[name].append(used)
     half_bytes = sum(os.path.getsize(f) for d in corpus.half() for f in Path(d).rglob("*.jsonl"))
+    loads = os.getloadavg()
     return {
         "times": times,
         "cpu": cpu,
@@ -186,6 +241,7 @@ def _measure(corpus: realcorpus.RealCorpus, rounds: int, with_ccusage: bool, wor
         "half_bytes": half_bytes,
         "files": len(corpus.files()),
         "copies": corpus.copies,
+        "load_after": loads,
         **checked,
     }
 
@@ -197,8 +253,14 @@ RATIOS = [
     ("`context usage --json` ÷ bare orjson loop", "usage", "base", ""),
     ("`context usage --json` ÷ ccusage", "usage", "ccusage", "≤ 0.9"),
     ("bare orjson loop ÷ ccusage", "base", "ccusage", ""),
-    ("store warm ÷ cold (`context trace --json`)", "trace-warm", "trace", "≤ 0.1"),
+    ("store warm ÷ cold (`context trace --json`)", "trace-warm", "trace", ""),
     ("store cold, filling it ÷ without the store", "trace-cold-store", "trace", ""),
+    ("warm `context trace --json` ÷ ccusage", "trace-warm", "ccusage", "≤ 0.15"),
+    ("warm `context usage --json` ÷ ccusage", "usage-warm", "ccusage", "≤ 0.25"),
+    ("warm `context tools --json` ÷ ccusage", "tools-warm", "ccusage", "≤ 0.25"),
+    ("warm `context sources --json` ÷ ccusage", "sources-warm", "ccusage", "≤ 0.25"),
+    ("warm `context files --json` ÷ ccusage", "files-warm", "ccusage", "≤ 0.25"),
+    ("small `context trace --json` ÷ `python -c pass`", "small", "pass", "≤ 4"),
 ]
 
 
@@ -208,7 +270,21 @@ CPU_RATIOS = [
     ("CPU: `context trace --json` ÷ bare orjson loop", "trace", "base"),
     ("CPU: `context trace --json` ÷ ccusage", "trace", "ccusage"),
     ("CPU: store warm ÷ cold", "trace-warm", "trace"),
+    ("CPU: warm `context trace --json` ÷ ccusage", "trace-warm", "ccusage"),
+    ("CPU: warm `context usage --json` ÷ ccusage", "usage-warm", "ccusage"),
+    ("CPU: small `context trace --json` ÷ `python -c pass`", "small", "pass"),
 ]
+
+
+def _ratio_rows(times: dict[str, list[float]], prefix: str = "") -> list[tuple[str, list[float], str]]:
+    """(label, per-round ratios, target) of each of `RATIOS` both of whose commands ran."""
+    rows = []
+    for label, num, den, target in RATIOS:
+        n = prefix + num if prefix + num in times else num
+        d = prefix + den if prefix + den in times else den
+        if n in times and d in times and (not prefix or n.startswith(prefix) or d.startswith(prefix)):
+            rows.append(((prefix and f"{prefix} ") + label, _per_round(times, n, d), target))
+    return rows
 
 
 def _per_round(times: dict[str, list[float]], num: str, den: str) -> list[float]:
@@ -219,11 +295,9 @@ def table(result: dict[str, Any]) -> str:
     times = result["times"]
     cpu = result.get("cpu", {})
     rows = ["| figure | median | range over rounds | target |", "|---|---|---|---|"]
-    for label, num, den, target in RATIOS:
-        if num in times and den in times:
-            r = _per_round(times, num, den)
-            rows.append(f"| {label} | **{statistics.median(r):.2f}** | {min(r):.2f}–{max(r):.2f} | {target} |")
-    if "trace-half" in times:
+    for label, r, target in [*_ratio_rows(times), *_ratio_rows(times, "before:")]:
+        rows.append(f"| {label} | **{statistics.median(r):.2f}** | {min(r):.2f}–{max(r):.2f} | {target} |")
+    if "trace-half" in times and "trace" in times:
         r = _per_round(times, "trace", "trace-half")
         ratio = result["bytes"] / result["half_bytes"]
         rows.append(
@@ -234,7 +308,7 @@ def table(result: dict[str, Any]) -> str:
         if num in cpu and den in cpu:
             r = _per_round(cpu, num, den)
             rows.append(f"| {label} | {statistics.median(r):.2f} | {min(r):.2f}–{max(r):.2f} | (CPU, not a target) |")
-    if "trace-stubbed" in times:
+    if "trace-stubbed" in times and "trace" in times:
         r = [(a - b) / a for a, b in zip(times["trace"], times["trace-stubbed"], strict=True)]
         rows.append(
             f"| health + weather: share of `context trace` | **{statistics.median(r):.2f}** "
@@ -244,7 +318,7 @@ def table(result: dict[str, Any]) -> str:
     for name, values in times.items():
         used = f"{statistics.median(cpu[name]):.3f} s" if name in cpu else ""
         rows.append(f"| {name} | {statistics.median(values):.3f} s | {min(values):.3f}–{max(values):.3f} s | {used} |")
-    if result["npx_ccusage"]:
+    if result.get("npx_ccusage"):
         v = result["npx_ccusage"]
         spread = f"{min(v):.3f}–{max(v):.3f} s"
         rows.append(f"| ccusage through `npx -y` (3 runs, not paired) | {statistics.median(v):.3f} s | {spread} |")
@@ -259,22 +333,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-ccusage", action="store_true", help="leave ccusage out")
     parser.add_argument("--root", type=Path, help="corpus folder (default: the cache folder, reused)")
     parser.add_argument("--json", type=Path, help="also write the times and ratios here")
+    parser.add_argument("--only", help="comma-separated command names to time (default: all)")
+    parser.add_argument("--before", type=Path, help="another checkout whose contexttrace is timed too")
     args = parser.parse_args(argv)
     copies = args.copies or realcorpus.copies_for(args.mb)
     corpus = realcorpus.ensure(copies, args.root)
     newest = max(os.path.getmtime(f) for f in corpus.files())
     time.sleep(max(0.0, newest + 3 - time.time()))  # the store keeps no file modified in the last 2 s
-    result = measure(corpus, args.rounds, not args.no_ccusage)
+    only = args.only.split(",") if args.only else None
+    result = measure(corpus, args.rounds, not args.no_ccusage, only, args.before)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     head = (
         f"real-content corpus: {corpus.projects}, {copies} copies of samples/, {result['files']} files, "
         f"{corpus.bytes / 2**20:.1f} MiB, {result['traces']} traces; {args.rounds} paired rounds; "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, {when}"
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, {when}; load average after: "
+        f"{', '.join(f'{x:.1f}' for x in result['load_after'])}"
     )
     print(head + "\n\n" + table(result))
     if args.json:
         timed = result["times"]
-        ratios = {f"{n}/{d}": _per_round(timed, n, d) for _, n, d, _ in RATIOS if n in timed and d in timed}
+        ratios = {label: r for label, r, _ in [*_ratio_rows(timed), *_ratio_rows(timed, "before:")]}
         args.json.write_text(json.dumps({**result, "ratios": ratios, "head": head}, indent=1))
     return 0
 

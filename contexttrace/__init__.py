@@ -8,11 +8,38 @@ The public API: `analyze` (paths → a `RunResult` of `TraceReport`s and failure
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from contexttrace.errors import ContextTraceError, EmptyTraceError, ExitCode, TraceFormatError, TraceReadError
-from contexttrace.reading import Trace, read_trace
-from contexttrace.reports.trace import RunResult, TraceReport, build_report
-from contexttrace.run.runner import analyze
 from contexttrace.version import __version__
+
+if TYPE_CHECKING:
+    from contexttrace.reading import Trace, read_trace
+    from contexttrace.reports.trace import RunResult, TraceReport, build_report
+    from contexttrace.run.runner import analyze
+
+#: The public names imported when first used (`import contexttrace.cli` loads neither the reader nor the
+#: reports until a command needs them): name -> its module.
+_LAZY = {
+    "Trace": "contexttrace.reading",
+    "read_trace": "contexttrace.reading",
+    "RunResult": "contexttrace.reports.trace",
+    "TraceReport": "contexttrace.reports.trace",
+    "build_report": "contexttrace.reports.trace",
+    "analyze": "contexttrace.run.runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """`contexttrace.analyze` and the other public names of `_LAZY`, imported on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'contexttrace' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ContextTraceError",

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import version
 
 import orjson
+import pytest
 
 from .conftest import ROOT
 
@@ -68,3 +70,45 @@ def test_cli_import_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+#: What `context trace --json` never loads: pydantic (typer 0.29's run-time option coercion, excluded by
+#: pyproject.toml's pin), Polars, tabulate, rich (a progress bar only on a terminal), the other commands'
+#: reports and renderers, the HTML page's libraries, the history database, fsspec (URLs only).
+NOT_FOR_TRACE_JSON = (
+    "polars", "tabulate", "rich", "jinja2", "altair", "fsspec", "numpy", "pandas", "dask",
+    "contexttrace.reports.tools", "contexttrace.reports.files", "contexttrace.reports.sources",
+    "contexttrace.render.tools", "contexttrace.render.files", "contexttrace.render.sources",
+    "contexttrace.render.html.data", "contexttrace.render.history", "contexttrace.storage.history",
+    "contexttrace.analysis.placement", "contexttrace.run.pool", "contexttrace.run.dask_engine",
+)  # fmt: skip
+
+
+def _loaded_by(argv: list[str]) -> tuple[set[str], str]:
+    code = (
+        "import sys; from contexttrace.cli.app import main\n"
+        f"sys.argv = ['contexttrace', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(proc.stderr.strip().splitlines()[-1].split()), proc.stdout
+
+
+def _heavy(loaded: set[str]) -> list[str]:
+    return sorted(m for m in NOT_FOR_TRACE_JSON if m in loaded or any(n.startswith(m + ".") for n in loaded))
+
+
+def test_trace_json_import_set_cold_and_warm(tmp_path, monkeypatch):
+    """`context trace --json` cold and warm (its reports kept in the result store) loads none of
+    `NOT_FOR_TRACE_JSON`, and with typer below 0.29 (pyproject.toml's pin) no pydantic either."""
+    monkeypatch.setenv("CONTEXTTRACE_CACHE_DIR", str(tmp_path / "store"))
+    argv = ["context", "trace", "samples/b-ccl-thinking-sonnet45.jsonl", "--json"]
+    cold, out = _loaded_by(argv)
+    warm, again = _loaded_by(argv)
+    assert orjson.loads(out)[0]["peak"] == 72484 and again == out
+    assert (_heavy(cold), _heavy(warm)) == ([], [])
+    assert "contexttrace.reading.claude.builder" in cold and "contexttrace.reports.trace" in warm
+    if tuple(int(p) for p in version("typer").split(".")[:2]) >= (0, 29):
+        pytest.skip(f"typer {version('typer')} is installed; pyproject.toml pins typer<0.29 (pip install -e .)")
+    assert sorted(m for m in cold | warm if m.split(".")[0] in ("pydantic", "pydantic_core")) == []

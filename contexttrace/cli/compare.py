@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     BaselineOpt,
     ColorOpt,
@@ -44,6 +43,7 @@ def compare_command(
     """Per condition and metric: the median and range over its runs, the difference to the baseline
     (absolute and %), whether it is within the runs' own noise, and with 5 runs a side a Mann-Whitney p and
     a bootstrap CI; then spec 004's readings and what the conditions' start-up surfaces differ in."""
+    from contexttrace.cli.analyze import analyze_paths
     from contexttrace.render.compare import render_compare, render_compare_notes
     from contexttrace.reports.compare import (
         ConditionError,

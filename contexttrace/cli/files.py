@@ -6,7 +6,6 @@ from functools import partial
 
 import typer
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     AllowEmptyOpt,
     ColorOpt,
@@ -20,7 +19,6 @@ from contexttrace.cli.options import (
     SchedulerOpt,
     VerboseOpt,
 )
-from contexttrace.cli.output import command_notes, print_reading
 from contexttrace.run.engine import EngineName
 
 
@@ -40,6 +38,8 @@ def files_command(
     """Per file the main thread touched: touches, reads, writes, re-reads, tokens read and written, references,
     last seen, spec 003's relevance and level (DROPPED when its content left the window), whether it is in
     the window; then the drop events (docs/files.md)."""
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import command_notes, print_reading
     from contexttrace.render.files import render_files_json, render_files_table
     from contexttrace.reports.files import At, build_files, parse_at
 

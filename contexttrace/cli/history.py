@@ -17,7 +17,6 @@ from contexttrace.cli.options import (
     timezone_of,
 )
 from contexttrace.errors import ExitCode
-from contexttrace.render.history import render_history
 from contexttrace.select.views import Format
 
 
@@ -33,6 +32,8 @@ def history_command(
 ) -> None:
     """Each recorded run (context trace/usage --db FILE --label L) per label, in the order recorded: time, git
     commit, traces, and each metric with its change against the label's previous run."""
+    from contexttrace.render.history import render_history
+
     if command not in ("trace", "usage"):
         raise typer.BadParameter(f"{command!r}: trace or usage", param_hint="--command")
     chosen = chosen_format(fmt, json, output)

@@ -106,11 +106,22 @@ CompareWindowOpt = Annotated[
 
 # -- what to read --------------------------------------------------------------------------------------
 
+#: Whether Typer writes an argument's usage as `[NAME]...` itself (0.29 and later, which pyproject.toml's pin
+#: excludes: they build a pydantic adapter per option at run time); earlier releases print a metavar that
+#: starts with "[" as it is written. Either way the usage line reads `[PATH]...`.
+_TYPER_BRACKETS = hasattr(typer.core.TyperArgument, "_usage_display_name")
+
+
+def _many(name: str) -> str:
+    """The metavar of an argument that takes any number of values (`[NAME]...` on the usage line)."""
+    return name if _TYPER_BRACKETS else f"[{name}]..."
+
+
 PathsArg = Annotated[
     list[str] | None,
     # Hidden from the "Arguments" list, where Typer prints "<list[str]>" after the name; each command's
     # epilog describes PATH instead. The usage line still shows "[PATH]...".
-    typer.Argument(metavar="PATH", hidden=True, show_default=False),
+    typer.Argument(metavar=_many("PATH"), hidden=True, show_default=False),
 ]
 #: The epilog of every command that takes PATHs.
 PATHS_HELP = (
@@ -119,7 +130,7 @@ PATHS_HELP = (
     "None: the sessions under $CLAUDE_CONFIG_DIR/projects when it is set, else under "
     "~/.config/claude/projects and ~/.claude/projects."
 )
-DirsArg = Annotated[list[str] | None, typer.Argument(metavar="DIR", hidden=True, show_default=False)]
+DirsArg = Annotated[list[str] | None, typer.Argument(metavar=_many("DIR"), hidden=True, show_default=False)]
 #: The epilog of `context compare` (its DIR arguments).
 COMPARE_HELP = (
     "DIR: one directory per condition, named by its folder (runs/free/ is the condition free). "

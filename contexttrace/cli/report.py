@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     AllowEmptyOpt,
     ColorOpt,
@@ -22,10 +22,11 @@ from contexttrace.cli.options import (
     TraceWindowOpt,
     VerboseOpt,
 )
-from contexttrace.cli.output import Notes, command_notes, finish
 from contexttrace.errors import ExitCode
-from contexttrace.reports.trace import RunResult
 from contexttrace.run.engine import EngineName
+
+if TYPE_CHECKING:
+    from contexttrace.cli.output import Notes
 
 
 def report_command(
@@ -47,10 +48,13 @@ def report_command(
     traces, then per trace its header, context gauges, growth chart, health bar and breakdown, weather and
     largest tool results; with --condition, a comparison first. Needs the html extra: pip install
     'contexttrace[html]'."""  # fmt: skip
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import command_notes, finish
     from contexttrace.render.html.charts import (  # light: finds the extra without importing it
         INSTALL_HINT,
         missing_extras,
     )
+    from contexttrace.reports.trace import RunResult
 
     missing = missing_extras()
     if missing:

@@ -6,7 +6,6 @@ from functools import partial
 
 import typer
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     AllowEmptyOpt,
     ColorOpt,
@@ -23,7 +22,6 @@ from contexttrace.cli.options import (
     ThreadOpt,
     VerboseOpt,
 )
-from contexttrace.cli.output import command_notes, print_reading
 from contexttrace.run.engine import EngineName
 
 
@@ -46,6 +44,8 @@ def sources_command(
     """What filled the window at one call: prefix, files, bash output, mcp results, agent returns, web, other
     results, prompts, harness, thinking, tool inputs, prose, summary, other, with the context reference and
     the estimator's line (docs/sources.md); `--view claude` prints them in Claude Code's /context words."""
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import command_notes, print_reading
     from contexttrace.render.sources import VIEWS, render_sources_claude, render_sources_json, render_sources_table
     from contexttrace.reports.sources import build_sources, is_at_choice, unknown_thread
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     AllowEmptyOpt,
     ByToolOpt,
@@ -19,7 +18,6 @@ from contexttrace.cli.options import (
     ToolsSortOpt,
     VerboseOpt,
 )
-from contexttrace.cli.output import command_notes, print_reading
 from contexttrace.run.engine import EngineName
 
 
@@ -40,6 +38,8 @@ def tools_command(
     """Per tool (MCP tools as mcp:<server>), main thread and subagents apart: calls, errors, denials, error
     classes, p50/p95 duration, tokens and input into the context and the re-read tax; then the largest
     single results (docs/tools.md)."""
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import command_notes, print_reading
     from contexttrace.render.tools import render_tools_json, render_tools_table
     from contexttrace.reports.tools import SORT_KEYS, build_tools
 

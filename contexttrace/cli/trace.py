@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     AllowEmptyOpt,
     CallsOpt,
@@ -33,9 +32,7 @@ from contexttrace.cli.options import (
     label_needs_db,
     view_options,
 )
-from contexttrace.cli.output import command_notes, finish, show_view
 from contexttrace.run.engine import EngineName
-from contexttrace.select.views import build_report_with_cost, needs_cost
 
 
 def trace_command(
@@ -70,6 +67,10 @@ def trace_command(
     compactions, tools, failed (and denied), repeated calls, result chars, health grade and weather. The
     largest tool results are noted on stderr. Rows per day, week, month, project or model instead of per
     trace: context usage --group-by."""
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import command_notes, finish, show_view
+    from contexttrace.select.views import build_report_with_cost, needs_cost
+
     options = view_options("trace", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
                            totals=totals, with_calls=calls, output=output)  # fmt: skip

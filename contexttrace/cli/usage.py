@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contexttrace.cli.analyze import analyze_paths
 from contexttrace.cli.options import (
     AllowEmptyOpt,
     BreakdownOpt,
@@ -33,8 +32,6 @@ from contexttrace.cli.options import (
     label_needs_db,
     view_options,
 )
-from contexttrace.cli.output import command_notes, finish, show_view
-from contexttrace.reports.usage import build_usage
 from contexttrace.run.engine import EngineName
 
 
@@ -68,6 +65,10 @@ def usage_command(
 ) -> None:
     """Per trace (all its threads), and a "↳ subagents" row under it: calls, turns, fresh input, cache write,
     cache read, output, hit (cache hit ratio) and cost USD."""
+    from contexttrace.cli.analyze import analyze_paths
+    from contexttrace.cli.output import command_notes, finish, show_view
+    from contexttrace.reports.usage import build_usage
+
     options = view_options("usage", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
                            totals=totals, group_by=group_by, output=output)  # fmt: skip

@@ -16,22 +16,67 @@ returned `Trace`.
 
 from __future__ import annotations
 
-from contexttrace.reading.api import FORMATS, format_of, read_trace, split_point
-from contexttrace.reading.claude.builder import Builder
-from contexttrace.reading.claude.calls import drop_inherited_calls, inherited_calls
-from contexttrace.reading.claude.content import DENIAL_PREFIXES, MAX_TOKENS, result_size
-from contexttrace.reading.claude.lines import OVERSIZED_LINE_BYTES
-from contexttrace.reading.claude.split import (
-    SPLIT_MIN_BYTES,
-    TAIL_BYTE_COST,
-    PendingTail,
-    TailPart,
-    read_tail,
-    stable_text_hash,
-)
-from contexttrace.reading.claude.state import MAX_LINE_NOTES
-from contexttrace.reading.collector import gc_paused
-from contexttrace.reading.model import TABLES, ColumnView, LineNote, SourceFile, Table, Trace
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contexttrace.reading.api import FORMATS, format_of, read_trace, split_point
+    from contexttrace.reading.claude.builder import Builder
+    from contexttrace.reading.claude.calls import drop_inherited_calls, inherited_calls
+    from contexttrace.reading.claude.content import DENIAL_PREFIXES, MAX_TOKENS, result_size
+    from contexttrace.reading.claude.lines import OVERSIZED_LINE_BYTES
+    from contexttrace.reading.claude.split import (
+        SPLIT_MIN_BYTES,
+        TAIL_BYTE_COST,
+        PendingTail,
+        TailPart,
+        read_tail,
+        stable_text_hash,
+    )
+    from contexttrace.reading.claude.state import MAX_LINE_NOTES
+    from contexttrace.reading.collector import gc_paused
+    from contexttrace.reading.model import TABLES, ColumnView, LineNote, SourceFile, Table, Trace
+
+#: Where each public name lives, imported on first use (PEP 562): importing `reading.contract` or
+#: `reading.model` (the tables' columns, the `Trace`) does not load the readers themselves.
+_LAZY = {
+    "FORMATS": "contexttrace.reading.api",
+    "format_of": "contexttrace.reading.api",
+    "read_trace": "contexttrace.reading.api",
+    "split_point": "contexttrace.reading.api",
+    "Builder": "contexttrace.reading.claude.builder",
+    "drop_inherited_calls": "contexttrace.reading.claude.calls",
+    "inherited_calls": "contexttrace.reading.claude.calls",
+    "DENIAL_PREFIXES": "contexttrace.reading.claude.content",
+    "MAX_TOKENS": "contexttrace.reading.claude.content",
+    "result_size": "contexttrace.reading.claude.content",
+    "OVERSIZED_LINE_BYTES": "contexttrace.reading.claude.lines",
+    "SPLIT_MIN_BYTES": "contexttrace.reading.claude.split",
+    "TAIL_BYTE_COST": "contexttrace.reading.claude.split",
+    "PendingTail": "contexttrace.reading.claude.split",
+    "TailPart": "contexttrace.reading.claude.split",
+    "read_tail": "contexttrace.reading.claude.split",
+    "stable_text_hash": "contexttrace.reading.claude.split",
+    "MAX_LINE_NOTES": "contexttrace.reading.claude.state",
+    "gc_paused": "contexttrace.reading.collector",
+    "TABLES": "contexttrace.reading.model",
+    "ColumnView": "contexttrace.reading.model",
+    "LineNote": "contexttrace.reading.model",
+    "SourceFile": "contexttrace.reading.model",
+    "Table": "contexttrace.reading.model",
+    "Trace": "contexttrace.reading.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of `_LAZY`, imported from its module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'contexttrace.reading' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DENIAL_PREFIXES",

@@ -26,6 +26,7 @@ from contexttrace.analysis import metrics
 from contexttrace.analysis.facts import trace_facts
 from contexttrace.analysis.pricing import PriceTable, load_prices
 from contexttrace.analysis.window import context_windows, window_choice
+from contexttrace.reading import LineNote  # a field of `UsageReport`: the result store decodes it by its type
 from contexttrace.reading.contract import THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 from contexttrace.reports.agents import agents_of_rows
 from contexttrace.reports.costs import (
@@ -48,7 +49,7 @@ from contexttrace.reports.schemas import SCHEMA_VERSIONS
 from contexttrace.reports.turns import main_calls, main_events, turn_figures_of_rows, turns_of_rows
 
 if TYPE_CHECKING:
-    from contexttrace.reading import LineNote, Trace
+    from contexttrace.reading import Trace
 
 
 @dataclass(frozen=True)

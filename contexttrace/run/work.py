@@ -107,7 +107,7 @@ def read_built(
     ----------
     source
         As `read_source`. A `store.StoredSource` also has its reports kept beside its entry, when `build`
-        is one the store keeps (`storage.reports.BUILDS`).
+        is one the store keeps (`storage.reports.build_spec`).
     build
         As `build_guarded`; None reads only (each pair's report is None).
     window
@@ -134,5 +134,5 @@ def read_built(
             return [(trace, None) for trace in read]
         pairs = [(trace, build_guarded(build, trace, window)) for trace in read]
         if isinstance(source, store.StoredSource):
-            kept_reports.keep(source, source.stamp, build, window, pairs)  # (only builds in `BUILDS`)
+            kept_reports.keep(source, source.stamp, build, window, pairs)  # (only the builds it keeps)
         return [(trace.slimmed(), report) for trace, report in pairs] if slim else pairs

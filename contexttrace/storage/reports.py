@@ -8,7 +8,8 @@ entry, what the runner hands on for it: each trace slimmed to its call keys (`Tr
 A report is served only when every input of its build is as it was:
 
 * the entry's key and stamp (`stamps`: the source's files' paths, sizes, modification times, inodes);
-* the build (`BUILDS`: its name and report type) and the window it was given (`-1` for none);
+* the build (`build_spec`: its name, with the options it was given, and its report type) and the window
+  it was given (`-1` for none);
 * `code_version`: the reader's version and a hash of every module and data file of the package, so a
   change to any report code or to the price table never meets an old report. (Finer keys — only the
   modules a build imports — would keep reports across unrelated edits, at the risk of missing one.)
@@ -20,15 +21,18 @@ gets its report built again, exactly as for a worker's answer (`runner.analyze`)
 Trust, as for entries: a typed msgpack document (`list[tuple[Trace, <report type>]]`, no code runs),
 behind a CRC-32 of the row's key (path, spelling, build, window, version, stamp: `stamps.row_checksum`)
 and the document, so a row moved under another key is a miss; its traces checked as slim traces of
-equal-length key columns; anything else is a miss, deleted. Only builds named in `BUILDS` are kept
-(`context trace`'s); other commands build their reports from the stored traces. Nothing here raises into
-a run.
+equal-length key columns; anything else is a miss, deleted. The builds kept are each command's (`KEPT_BUILDS`:
+`context trace` with and without its cost, `usage`, `tools`, `sources`, `files`), a `functools.partial` of
+one by its keyword arguments (`--at`, `--thread`), which are part of the build's name; any other build
+builds its reports from the stored traces. A report's module is imported only when one of its reports is
+looked up or kept. Nothing here raises into a run.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import os
 import sqlite3
 import sys
@@ -41,13 +45,24 @@ import msgspec
 from contexttrace.discover.model import TraceSource
 from contexttrace.reading import Trace
 from contexttrace.reading.model import KEY_COLUMNS
-from contexttrace.reports.trace import TraceReport, build_report
 from contexttrace.storage import store as result_store
 from contexttrace.storage.stamps import entry_key, reader_version, row_checksum, stamp_of
 from contexttrace.storage.store import ResultStore
 
-#: The builds whose reports are kept: the function -> (its name in the store, the type its reports decode to).
-BUILDS: dict[Callable[..., Any], tuple[str, type]] = {build_report: ("trace", TraceReport)}
+#: The builds whose reports are kept, by (module, function name): the name a report is kept under, and the
+#: module and class its reports decode to (imported when a report of that build is looked up or kept).
+KEPT_BUILDS: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("contexttrace.reports.trace", "build_report"): ("trace", "contexttrace.reports.trace", "TraceReport"),
+    ("contexttrace.select.views", "build_report_with_cost"): (
+        "trace+cost",
+        "contexttrace.reports.trace",
+        "TraceReport",
+    ),
+    ("contexttrace.reports.usage", "build_usage"): ("usage", "contexttrace.reports.usage", "UsageReport"),
+    ("contexttrace.reports.tools", "build_tools"): ("tools", "contexttrace.reports.tools", "ToolsReport"),
+    ("contexttrace.reports.sources", "build_sources"): ("sources", "contexttrace.reports.sources", "SourcesReport"),
+    ("contexttrace.reports.files", "build_files"): ("files", "contexttrace.reports.files", "FilesReport"),
+}
 #: `window` as kept for "no window".
 _NO_WINDOW = -1
 #: The package's folder (`contexttrace/`, above this module's `storage/`): every module and data file in it
@@ -82,6 +97,45 @@ def _code_hash() -> str:
     return digest.hexdigest()
 
 
+def build_spec(build: Callable[..., Any] | None) -> tuple[str, type] | None:
+    """The name a build's reports are kept under and the type they decode to, or None when they are not kept.
+
+    Parameters
+    ----------
+    build
+        A run's build: a function of `KEPT_BUILDS`, or a `functools.partial` of one with keyword arguments
+        only (their values, encoded as sorted JSON, are part of the name: `sources{"at":"peak",...}`).
+
+    Returns
+    -------
+    tuple of (str, type) or None
+        None for any other build, a function that is not the one its module holds now (replaced, as a test
+        does), or keyword values that cannot be encoded.
+
+    >>> from contexttrace.reports.trace import build_report
+    >>> build_spec(build_report)[0], build_spec(print)
+    ('trace', None)
+    """
+    func, keywords = build, {}
+    if isinstance(build, functools.partial):
+        if build.args:
+            return None
+        func, keywords = build.func, build.keywords
+    kept = KEPT_BUILDS.get((getattr(func, "__module__", ""), getattr(func, "__qualname__", "")))
+    if kept is None or func is None:
+        return None
+    name, module_name, class_name = kept
+    module = importlib.import_module(module_name)
+    if getattr(importlib.import_module(func.__module__), func.__qualname__, None) is not func:
+        return None
+    if keywords:
+        try:
+            name += msgspec.json.encode(keywords, order="sorted").decode()
+        except (TypeError, msgspec.EncodeError):
+            return None
+    return name, getattr(module, class_name)
+
+
 @functools.cache
 def _decoder(report_type: type) -> msgspec.msgpack.Decoder[Any]:
     return msgspec.msgpack.Decoder(list[tuple[Trace, report_type]])  # type: ignore[valid-type]
@@ -90,14 +144,16 @@ def _decoder(report_type: type) -> msgspec.msgpack.Decoder[Any]:
 _ENCODER = msgspec.msgpack.Encoder()
 
 
-def _sound(pairs: Any, window: int | None) -> bool:
-    """Whether decoded pairs are what `keep` wrote for `window`: at least one, each report built with that
-    window, each trace slim with exactly `Trace.slimmed`'s columns (the call keys and `end_ts_ms`, in order)
-    as lists of one length."""
+def _sound(pairs: Any, name: str, window: int | None) -> bool:
+    """Whether decoded pairs are what `keep` wrote for `window`: at least one, each `context trace` report
+    built with that window (its `window` is the option's; other reports hold the window they chose), each
+    trace slim with exactly `Trace.slimmed`'s columns (the call keys and `end_ts_ms`, in order) as lists of
+    one length."""
     if not isinstance(pairs, list) or not pairs:
         return False
+    own_window = name.startswith("trace")
     for trace, report in pairs:
-        if not trace.slim or list(trace.tables) != ["calls"] or getattr(report, "window", window) != window:
+        if not trace.slim or list(trace.tables) != ["calls"] or (own_window and report.window != window):
             return False
         columns = trace.tables["calls"]
         if type(columns) is not dict or list(columns) != _SLIM_COLUMNS:
@@ -126,7 +182,7 @@ def lookup(
     sources
         The run's sources, in order.
     build
-        The run's build; only those in `BUILDS` have kept reports.
+        The run's build; only those of `KEPT_BUILDS` (`build_spec`) have kept reports.
     window
         Context window in tokens, or None.
     warnings
@@ -136,13 +192,15 @@ def lookup(
     -------
     list
         For each source, in order: its (slim trace, report) pairs as kept, or None. All None when
-        `build` is not in `BUILDS`, `window` is below 1, or the store cannot be used; a row that fails
+        `build` is not kept (`build_spec`), `window` is below 1, or the store cannot be used; a row that fails
         its checks (checksum, decoding, slim columns, window) is deleted and missed.
 
     Raises nothing: anything unexpected is a warning, and the reports are built as with `--no-cache`.
     """
-    spec = BUILDS.get(build)
-    if spec is None or not sources or not _usable(window):
+    if not sources or not _usable(window):
+        return [None] * len(sources)
+    spec = build_spec(build)
+    if spec is None:
         return [None] * len(sources)
     store = ResultStore.for_path()
     try:
@@ -157,7 +215,7 @@ def lookup(
 def _lookup(
     store: ResultStore, sources: Sequence[TraceSource], spec: tuple[str, type], window: int | None
 ) -> list[list[tuple[Trace, Any]] | None]:
-    name, report_type = spec
+    name = spec[0]
     version = code_version()
     out: list[list[tuple[Trace, Any]] | None] = []
     hits: list[tuple[bytes, bytes]] = []
@@ -180,7 +238,7 @@ def _lookup(
                 store.corrupt(exc)
                 out.append(None)
                 continue
-            pairs = _decode(row, (*key, version, stamp[0]), report_type, window) if row is not None else None
+            pairs = _decode(row, (*key, version, stamp[0]), spec, window) if row is not None else None
             if row is not None and pairs is None:  # damaged, or not written by this code: never trusted
                 try:
                     conn.execute(
@@ -208,16 +266,16 @@ def _mark_used(store: ResultStore, hits: list[tuple[bytes, bytes]]) -> None:
 
 
 def _decode(
-    row: tuple[Any, Any], key: tuple[Any, ...], report_type: type, window: int | None
+    row: tuple[Any, Any], key: tuple[Any, ...], spec: tuple[str, type], window: int | None
 ) -> list[tuple[Trace, Any]] | None:
     checksum, data = row
     if not isinstance(data, bytes) or row_checksum(key, data) != checksum:
         return None
     try:
-        pairs = _decoder(report_type).decode(data)
+        pairs = _decoder(spec[1]).decode(data)
     except (msgspec.DecodeError, ValueError, TypeError):
         return None
-    return pairs if _sound(pairs, window) else None
+    return pairs if _sound(pairs, spec[0], window) else None
 
 
 def keep(
@@ -239,16 +297,18 @@ def keep(
     Returns
     -------
     bool
-        Whether they were kept: not when `build` is not in `BUILDS`, `window` is below 1, a report failed
+        Whether they were kept: not when `build` is not kept (`build_spec`), `window` is below 1, a report failed
         (is not of the build's report type), the files changed since `stamp`, or the store cannot be
         written.
 
     Raises nothing.
     """
-    spec = BUILDS.get(build)
-    if spec is None or not pairs or not _usable(window) or any(not isinstance(r, spec[1]) for _, r in pairs):
+    if not pairs or not _usable(window):
         return False
     try:
+        spec = build_spec(build)
+        if spec is None or any(not isinstance(r, spec[1]) for _, r in pairs):
+            return False
         return _keep(source, stamp, spec[0], window, pairs)
     except Exception:  # the firewall: the store never fails a run
         return False

@@ -595,7 +595,7 @@ def test_explain_panel_marks_the_spec_no_data_values():
     h = health.health_of(_rows(tools), WindowChoice(200_000, "default"))
     lines = render_health_panel(h)
     assert len(lines) == 6
-    assert lines[0] == "  health A 98/100 · window 200,000 tokens (Claude Code's default; the trace does not say)"
+    assert lines[0] == "  health A 98/100"  # the window and its source are on the fill line above the panel
     assert lines[1] == "    Context Fill     ██████████ 100 A   40%  last call's prompt 1,000 of a 200,000-token window"
     assert lines[5] == (
         "    Tool Efficiency  ████████░░  80 B   10%  (no data) no productive call (a file write or edit) in the "

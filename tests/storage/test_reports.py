@@ -68,7 +68,7 @@ def test_warm_run_builds_no_report_and_reads_no_file(tmp_path, settled, reads, b
 
 def test_report_is_keyed_by_window_and_build(tmp_path, settled, reads, builds):
     """A report kept for no window is not served for --window 200000 (fill differs), nor to another build
-    (`context usage` builds its own from the entry); each window gets its own row."""
+    (`context usage` builds its own from the entry, then keeps it); each window gets its own row."""
     main = _session(tmp_path)
     _json([str(main)], cache=True)
     builds.clear()
@@ -80,8 +80,11 @@ def test_report_is_keyed_by_window_and_build(tmp_path, settled, reads, builds):
     assert [(b, w) for b, w, _ in _reports()] == [("trace", -1), ("trace", 200_000)]
     builds.clear()
     usage = _json([str(main)], cache=True, build=build_usage)
-    assert builds == [str(main)]  # not in `built.BUILDS`: built from the stored traces, every run
+    assert builds == [str(main)]  # `context usage` has its own reports: built once from the stored traces
     assert usage == _json([str(main)], cache=False, build=build_usage)
+    builds.clear()
+    assert _json([str(main)], cache=True, build=build_usage) == usage
+    assert builds == []  # and served from then on
 
 
 def test_report_of_a_changed_file_is_not_served(tmp_path, settled, reads, builds):
