@@ -25,6 +25,7 @@ NOT_JSON = {
     "extra": "its `health` and `weather` are JSON keys",
     "facts": "its `label`, `project`, `cwd`, `start` and `start_source` are JSON keys",
     "unmeasured_calls": "stderr: a warning names the calls whose prompt size is unknown",
+    "unrecorded": "stderr (under a table): a note names the figures the trace cannot give, their cells `–`",
 }
 #: JSON keys no `TraceReport` field holds under the same name, and where they come from.
 NOT_FIELDS = {
@@ -44,7 +45,7 @@ OPTIONAL_KEYS = {"cost_usd", "cost_is_lower_bound"}
 #: Numeric keys that are no `--fail-on` / `--sort` metric, and why.
 NOT_THRESHOLDS = {
     "schema_version": "a version, not a figure",
-    "window": "the option given, not a reading",
+    "window": "the window measured against (`window_source`), not a reading",
     "repeat_same_result": "a part of `repeat` (which is a metric)",
     "result_images": "a detail of `result_chars`",
     "result_image_bytes": "a detail of `result_chars`",

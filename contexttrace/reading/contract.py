@@ -104,9 +104,10 @@ CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 9  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
+READER_VERSION = 10  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
 #    response, async agents' notifications, placeholder lines; 9: an attachment with no `content` counts the
-#    characters of its `addedLines` / `addedBlocks` (deferred tools, agent listing, MCP instructions)
+#    characters of its `addedLines` / `addedBlocks` (deferred tools, agent listing, MCP instructions); 10: the
+#    repeated-records warning names no tracker case
 
 #: One row per model call (one API response), deduplicated: `claude.calls` states the identity rule.
 CALL_SCHEMA: dict[str, str] = {

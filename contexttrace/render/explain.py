@@ -258,7 +258,7 @@ def fill_line(r: Any) -> str:
     "  fill 82%: peak 164,000 of a 200,000-token window (inferred: Claude Code's default; the trace does not say)"
     """
     if r.fill is None or not r.window:
-        return "  fill –: no model call"
+        return "  fill – no model call: no prompt to measure"
     return (
         f"  fill {fmt_percent(r.fill)}: peak {fmt_int(r.peak)} of a {fmt_int(r.window)}-token window "
         f"({window_words(r.window_source)})"

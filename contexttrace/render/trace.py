@@ -106,15 +106,21 @@ def _token_cell(r: Any, value: Any) -> str:
 
 def window_cell(r: Any) -> str:
     """The `window` cell: the window the fill is of, short (`fmt_window`), and where it came from in one word
-    (`window.window_origin`: given, stated, inferred); ``-`` without one.
+    (`window.window_origin`: given, stated, inferred); ``-`` without one. Unless given, `UNRECORDED` with the
+    fill when the trace records no token counts: a Codex CLI before 0.32 states no window either, and Claude
+    Code's default is not its window.
 
     >>> from types import SimpleNamespace
     >>> window_cell(SimpleNamespace(window=200_000, window_source="default"))
     '200k inferred'
+    >>> window_cell(SimpleNamespace(window=200_000, window_source="default", unrecorded={"tokens": "none"}))
+    '–'
     """
     if not r.window:
         return "-"
-    return f"{fmt_window(r.window)} {window_origin(getattr(r, 'window_source', None))}"
+    origin = window_origin(getattr(r, "window_source", None))
+    cell = f"{fmt_window(r.window)} {origin}"
+    return cell if origin == "given" else unrecorded_cell(r, "tokens", cell)
 
 
 #: Column header → how to get the cell from a report.

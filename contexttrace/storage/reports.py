@@ -146,14 +146,13 @@ _ENCODER = msgspec.msgpack.Encoder()
 
 def _sound(pairs: Any, name: str, window: int | None) -> bool:
     """Whether decoded pairs are what `keep` wrote for `window`: at least one, each `context trace` report
-    built with that window (its `window` is the option's; other reports hold the window they chose), each
-    trace slim with exactly `Trace.slimmed`'s columns (the call keys and `end_ts_ms`, in order) as lists of
-    one length."""
+    built with that window (`_built_with`), each trace slim with exactly `Trace.slimmed`'s columns (the call
+    keys and `end_ts_ms`, in order) as lists of one length."""
     if not isinstance(pairs, list) or not pairs:
         return False
     own_window = name.startswith("trace")
     for trace, report in pairs:
-        if not trace.slim or list(trace.tables) != ["calls"] or (own_window and report.window != window):
+        if not trace.slim or list(trace.tables) != ["calls"] or (own_window and not _built_with(report, window)):
             return False
         columns = trace.tables["calls"]
         if type(columns) is not dict or list(columns) != _SLIM_COLUMNS:
@@ -164,6 +163,15 @@ def _sound(pairs: Any, name: str, window: int | None) -> bool:
 
 
 _SLIM_COLUMNS = [*KEY_COLUMNS, "end_ts_ms"]
+
+
+def _built_with(report: Any, window: int | None) -> bool:
+    """Whether a `TraceReport` was built with `window`: given, its `window` is the option's and its
+    `window_source` ``"option"``; without one, the window it chose itself (any other source). Other
+    reports hold the window they chose and are not checked."""
+    if window is None:
+        return report.window_source != "option"
+    return report.window_source == "option" and report.window == window
 
 
 def _usable(window: int | None) -> bool:

@@ -454,6 +454,7 @@ def test_trace_without_a_call_has_no_weather(path):
     assert (w["level"], w["emoji"], w["score"], w["reason"]) == (None, None, None, weather.NO_CALL_REASON)
     text = render_explain(run)
     assert text.splitlines()[1:] == [
+        "  fill – no model call: no prompt to measure",
         "  health – no model call: nothing to grade",
         "  weather – no model call: no weather",
     ]

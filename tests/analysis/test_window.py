@@ -93,7 +93,7 @@ def test_huge_context_window_is_not_the_window_and_json_still_prints(tmp_path):
     assert out.exit_code == 0, out.output
     assert orjson.loads(out.stdout)[0]["warnings"] == [note]
     explained = runner.invoke(app, ["context", "trace", path, "--explain"])
-    assert "window 200,000 tokens (Claude Code's default" in explained.stdout
+    assert "fill 20%: peak 40,000 of a 200,000-token window (inferred: Claude Code's default" in explained.stdout
     usage = runner.invoke(app, ["context", "usage", path, "--json"])
     assert usage.exit_code == 0, usage.output
     [u] = orjson.loads(usage.stdout)

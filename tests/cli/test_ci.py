@@ -102,7 +102,6 @@ def test_fail_on_each_metric_on_the_compaction_sample(expr, breached):
         pytest.param("health<G", "one of A, B, C, D, F", id="not-a-grade"),
         pytest.param("weather>windy", "sunny < fair < cloudy < rainy < stormy", id="not-a-level"),
         pytest.param("peak>10%", "is not a value for peak", id="percent-of-tokens"),
-        pytest.param("fill>0.8", "give --window", id="fill-without-window"),
     ],
 )
 def test_fail_on_bad_expression_is_a_usage_error(expr, message):
@@ -320,7 +319,7 @@ def test_narrow_terminal_drops_the_least_important_columns_and_says_which(monkey
     assert header[:2] == ["trace", "calls"] and {"peak", "fill", "health"} <= set(header)
     assert "result chars" not in header and "growth" not in header
     [note] = [line for line in out.stderr.splitlines() if "left out" in line]
-    assert note.startswith("note: ") and "result chars, growth" in note and "(--wide shows them)" in note
+    assert note.startswith("note: ") and "result chars, window, growth" in note and "(--wide shows them)" in note
     wide = trace(GOOD, "--window", "200k", "--wide", exit_code=0)
     assert "result chars" in wide.stdout and "left out" not in wide.stderr
     monkeypatch.setattr(cli_output, "terminal_width", lambda: None)

@@ -38,28 +38,31 @@ def _rows(stdout: str) -> list[dict[str, str]]:
     return [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True)) for line in lines[2:]]
 
 
-TRACE = ("calls", "first", "peak", "fill", "growth", "compact", "tools", "failed", "repeat", "result chars")
+TRACE = ("calls", "first", "peak", "fill", "window", "growth", "compact", "tools", "failed", "repeated calls",
+         "result chars")  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("path", "cells"),
     [
-        pytest.param(CODEX_41, ("2", "2,659", "2,692", "1%", "33", "0", "0", "0", "0", "0"), id="codex-0.41"),
-        pytest.param(CODEX_111, ("85", "10,406", "88,208", "34%", "77,802", "0", "128", "9", "1", "215,288"),
-                     id="codex-0.111"),
-        pytest.param(CODEX_65, ("143", "4,267", "244,674", "95%", "240,407", "1", "142", "23", "0", "826,668"),
-                     id="codex-0.65-compaction"),
-        pytest.param(GEMINI_GLOB, ("5", "10,834", "11,113", "1%", "279", "0", "3", "0", "1", "290"), id="gemini-0.20"),
-        pytest.param(GEMINI_SHELL, ("12", "6,692", "8,746", "1%", "2,054", "0", "9", "1 (1 denied)", "0", "4,721"),
-                     id="gemini-0.21"),
-        pytest.param(GEMINI_CANCEL, ("8", "6,734", "7,764", "1%", "1,030", "0", "7", "1 (1 denied)", "0", "1,637"),
-                     id="gemini-0.22"),
+        pytest.param(CODEX_41, ("2", "2,659", "2,692", "1%", "272k stated", "33", "0", "0", "0", "0", "0"),
+                     id="codex-0.41"),
+        pytest.param(CODEX_111, ("85", "10,406", "88,208", "34%", "258,400 stated", "77,802", "0", "128", "9", "1",
+                                 "215,288"), id="codex-0.111"),
+        pytest.param(CODEX_65, ("143", "4,267", "244,674", "95%", "258,400 stated", "240,407", "1", "142", "23", "0",
+                                "826,668"), id="codex-0.65-compaction"),
+        pytest.param(GEMINI_GLOB, ("5", "10,834", "11,113", "1%", "1,048,576 inferred", "279", "0", "3", "0", "1",
+                                   "290"), id="gemini-0.20"),
+        pytest.param(GEMINI_SHELL, ("12", "6,692", "8,746", "1%", "1,048,576 inferred", "2,054", "0", "9",
+                                    "1 (1 denied)", "0", "4,721"), id="gemini-0.21"),
+        pytest.param(GEMINI_CANCEL, ("8", "6,734", "7,764", "1%", "1,048,576 inferred", "1,030", "0", "7",
+                                     "1 (1 denied)", "0", "1,637"), id="gemini-0.22"),
     ],
 )  # fmt: skip
 def test_trace_cells(path, cells):
-    """`context trace`: calls, first, peak, growth as the calls wrote them; fill against the window the trace
-    states (Codex: model_context_window 272,000 or 258,400; Gemini: the CLI's model table, 1,048,576), shown
-    without --window."""
+    """`context trace`: calls, first, peak, growth as the calls wrote them; fill against the window beside it,
+    shown without --window: stated by a Codex rollout (model_context_window 272,000 or 258,400), inferred for a
+    Gemini session (the CLI's model table, 1,048,576: the session does not record it)."""
     out = _run("trace", str(path))
     assert out.exit_code == 0
     [row] = _rows(out.stdout)
@@ -67,15 +70,16 @@ def test_trace_cells(path, cells):
 
 
 def test_trace_explain_names_the_window_source_in_words():
-    """--explain says where each window came from, in words: the rollout's own statement, the model table."""
+    """--explain says on each trace's fill line where its window came from, in words: the rollout's own
+    statement, the model table."""
     out = _run("trace", "--explain", str(CODEX_65), str(GEMINI_SHELL))
     assert (
-        "window 258,400 tokens (as the rollout states it: Codex CLI's model_context_window (from CLI 0.48, 95 % of "
-        "the model's window))" in out.stdout
+        "  fill 95%: peak 244,674 of a 258,400-token window (stated: the rollout's model_context_window (Codex CLI "
+        "from 0.48: 95 % of the model's window))" in out.stdout.splitlines()
     )
     assert (
-        "window 1,048,576 tokens (Gemini CLI's model table for the session's model; the session does not record it)"
-        in out.stdout
+        "  fill 1%: peak 8,746 of a 1,048,576-token window (inferred: Gemini CLI's model table for the session's "
+        "model (the session does not record it))" in out.stdout.splitlines()
     )
 
 
@@ -89,12 +93,12 @@ def test_trace_compaction_with_the_sizes_around_it():
 
 
 def test_legacy_rollout_shows_dashes_and_the_reason():
-    """A rollout of a CLI before 0.32 has no token count: its token and compaction cells are `–`, never 0,
-    and stderr says why; its usage row likewise."""
+    """A rollout of a CLI before 0.32 has no token count: its token, fill, window and compaction cells are
+    `–`, never 0 (nor Claude Code's default window), and stderr says why; its usage row likewise."""
     out = _run("trace", str(CODEX_LEGACY))
     [row] = _rows(out.stdout)
-    assert [row[c] for c in ("calls", "first", "peak", "growth", "compact")] == ["–"] * 5
-    assert row["tools"] == "0" and "fill" not in row  # (the rollout states no window)
+    assert [row[c] for c in ("calls", "first", "peak", "fill", "window", "growth", "compact")] == ["–"] * 7
+    assert row["tools"] == "0"
     assert (
         f"{CODEX_LEGACY}: – for what the trace cannot give (token counts, compactions): a Codex CLI before 0.32 "
         "wrote no token counts and no compaction" in out.stderr
@@ -133,7 +137,7 @@ def test_unpriced_model_is_flagged(tmp_path):
     path.write_bytes(CODEX_41.read_bytes().replace(b'"gpt-5-codex"', b'"gpt-99-codex"'))
     out = _run("usage", str(path))
     [row] = _rows(out.stdout)[:1]
-    assert row["cost USD"] == "≥ $0.00"
+    assert row["cost USD"] == "≥$0.00"
     assert "unpriced (model, or its fast-mode price, not in the price table of 2026-10-01): gpt-99-codex" in out.stderr
 
 
@@ -171,8 +175,8 @@ def test_standard_input_reads_each_format():
 
 
 def test_a_folder_of_three_agents_prints_one_table(tmp_path):
-    """Claude Code, Codex CLI and Gemini CLI files in one folder: one table, a row each, fill shown (two
-    traces state their window; Claude Code's transcript does not: `-`)."""
+    """Claude Code, Codex CLI and Gemini CLI files in one folder: one table, a row each, fill and window shown
+    for each (the rollout states its window; Claude Code's default and Gemini CLI's model table are inferred)."""
     shutil.copy(GOOD, tmp_path)
     shutil.copy(CODEX_41, tmp_path)
     (tmp_path / "chats").mkdir()
@@ -180,11 +184,11 @@ def test_a_folder_of_three_agents_prints_one_table(tmp_path):
     out = _run("trace", str(tmp_path))
     assert out.stdout.count("| trace ") == 1
     rows = {r["trace"]: r for r in _rows(out.stdout)}
-    assert {t: (r["calls"], r["peak"], r["fill"]) for t, r in rows.items()} == {
-        "b-ccl-thinking-sonnet45.jsonl": ("36", "72,484", "-"),
-        "c-codex-0.41-small.jsonl": ("2", "2,692", "1%"),
-        "session-2025-12-12T21-46-7c761c30.json": ("5", "11,113", "1%"),
-        "total": ("43", "", ""),
+    assert {t: (r["calls"], r["peak"], r["fill"], r["window"]) for t, r in rows.items()} == {
+        "b-ccl-thinking-sonnet45.jsonl": ("36", "72,484", "36%", "200k inferred"),
+        "c-codex-0.41-small.jsonl": ("2", "2,692", "1%", "272k stated"),
+        "session-2025-12-12T21-46-7c761c30.json": ("5", "11,113", "1%", "1,048,576 inferred"),
+        "total": ("43", "", "", ""),
     }
 
 

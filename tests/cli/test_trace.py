@@ -241,20 +241,25 @@ def test_cli_config_dir_naming_projects_gets_a_hint(monkeypatch, tmp_path):
 
 
 def test_cli_explain_codex_health_and_weather():
-    """`--explain` on a Codex rollout: spec 000's fixed weights, Re-reads marked `(no data)` with the spec's
-    value (no tool reads one file by its path), apply_patch counted as productive, and cache_health not
-    judged for OpenAI usage (spec 002); `--json` carries `has_data` per signal."""
+    """`--explain` on a Codex rollout: the fill line above health names the window the rollout states;
+    spec 000's fixed weights, File re-reads marked `(no data)` with the spec's value (no tool reads one file
+    by its path), apply_patch counted as productive, and cache health not judged for OpenAI usage (spec 002);
+    `--json` carries `has_data` per signal (its names unchanged: Re-reads)."""
     path = str(SAMPLES / "c-codex-0.65-compaction.jsonl")
     out = runner.invoke(app, ["context", "trace", path, "--explain"], env={"COLUMNS": "200"}, catch_exceptions=False)
     assert out.exit_code == 0
     lines = out.stdout.splitlines()
-    assert lines[5].startswith("  health A 89/100 · window 258,400 tokens (as the rollout states it")
-    assert "    Re-reads         ██████████ 100 A   15%  (no data) no Read call with a file_path: spec's 100" in lines
+    assert lines[5:7] == [
+        "  fill 95%: peak 244,674 of a 258,400-token window (stated: the rollout's model_context_window (Codex CLI "
+        "from 0.48: 95 % of the model's window))",
+        "  health A 89/100",
+    ]
+    assert "    File re-reads    ██████████ 100 A   15%  (no data) no Read call with a file_path: spec's 100" in lines
     assert (
         "    Tool Efficiency  ███████▌░░  75 B   10%  share of apply_patch 23% in the first half, 18% in the second"
     ) in lines
     assert (
-        "    not judged: cache_health — OpenAI usage: spec 002 scores cache health on Anthropic entries only "
+        "    not judged: cache health — OpenAI usage: spec 002 scores cache health on Anthropic entries only "
         "(other APIs count cached tokens differently)"
     ) in lines
     out = runner.invoke(app, ["context", "trace", path, "--json"], catch_exceptions=False)

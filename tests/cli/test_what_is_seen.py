@@ -43,7 +43,10 @@ def test_fill_is_the_peak_over_the_window_with_its_source_everywhere():
         "  fill 82%: peak 164,831 of a 200,000-token window (inferred: Claude Code's default; the trace does "
         "not say)" in stdout
     )
-    assert "  fill 95%: peak 244,674 of a 258,400-token window (stated: the rollout's model_context_window)" in stdout
+    assert (
+        "  fill 95%: peak 244,674 of a 258,400-token window (stated: the rollout's model_context_window (Codex CLI "
+        "from 0.48: 95 % of the model's window))" in stdout
+    )
     assert "    last call's fill 53% · 5 tool errors" in stdout and "context 53%" not in stdout
     given, _, _ = _run("context", "trace", "--no-cache", "--window", "400k", COMPACTION)
     assert (_cells(given)["fill"], _cells(given)["window"]) == ("41%", "400k given")

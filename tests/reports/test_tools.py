@@ -343,7 +343,9 @@ def test_the_report_panel_of_the_compaction_sample(write):
     assert calls == sorted(calls, reverse=True) and sum(calls) == sum(
         r["calls"] for r in build_tools(trace).rows if r["parent"] is None
     )
-    assert panel["note"].startswith("Top context consumers (main thread): Read ≈7,699 tokens at call 6")
+    assert panel["note"].startswith(
+        "Top context consumers (main thread): Read lib/spotter_web/live/pane_list_live.ex ≈7,699 tokens at call 6"
+    )
     assert tools_panel_of(build_tools(read_trace(write("none.jsonl", assistant("m1", 1, 0, 100)))[0])) is None
 
 
@@ -379,7 +381,7 @@ def test_a_grep_at_its_limit_and_a_read_at_its_default_are_capped(write):
     report = build_tools(t)
     assert [(c["tool_use_id"], c["capped"]) for c in report.top_consumers] == [
         ("r1", True), ("r2", False), ("r3", False), ("g1", True), ("g3", True)]  # fmt: skip
-    assert "Read ≈200 tokens ⊘ capped" in render_tools_table(analyze([path], build=build_tools))
+    assert "Read /p/big.py ≈200 tokens ⊘ capped" in render_tools_table(analyze([path], build=build_tools))
 
 
 def test_the_samples_capped_results():

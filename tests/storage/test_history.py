@@ -49,11 +49,12 @@ def test_record_and_show_the_change_against_the_previous_run(tmp_path):
     assert peak["change_frac"] == pytest.approx((164_831 - 72_484) / 72_484)
     assert first["metrics"]["peak"]["change"] is None  # the label's first run has nothing to compare with
     assert (second["metrics"]["health"]["value"], second["metrics"]["health"]["previous"]) == ("C", "A")
-    assert "fill" not in second["metrics"]  # no run had a window: a default metric without a value is left out
+    fill = second["metrics"]["fill"]  # no --window: each run's fill is against the window it chose (200,000)
+    assert (fill["value"], fill["previous"]) == (164_831 / 200_000, 72_484 / 200_000)
     table = invoke("context", "history", "--db", str(db)).stdout
-    assert "164,831 (+92,347, +127.4%)" in table and "C (was A)" in table
+    assert "164,831 (+92,347, +127.4%)" in table and "C (was A)" in table and "0.8242 (+0.4617, +127.4%)" in table
     header = [c.strip() for c in table.splitlines()[0].strip("|").split("|")]
-    assert header == ["label", "run", "recorded", "commit", "traces", "peak", "calls", "compact", "repeat",
+    assert header == ["label", "run", "recorded", "commit", "traces", "peak", "fill", "calls", "compact", "repeat",
                       "health", "weather"]  # fmt: skip
 
 

@@ -512,7 +512,7 @@ class Builder:
         if self.seen.repeated:
             out.append(
                 f"{self.seen.repeated} repeated record(s) dropped: the same uuid written again in the file "
-                "(a re-appended stretch of the session, CASES B29)"
+                "(a re-appended stretch of the session)"
             )
         stray = self.evidence.stray_warning()
         if stray:
