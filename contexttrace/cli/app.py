@@ -30,7 +30,8 @@ from contexttrace.version import __version__
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
-    help="Show what an AI coding agent held in its context window, from recorded Claude Code traces.",
+    help="Show what an AI coding agent held in its context window, from recorded Claude Code, Codex CLI and "
+    "Gemini CLI traces.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,  # plain help: flags show no "<bool>" placeholder
@@ -64,7 +65,7 @@ def _main(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    """contexttrace: context-window figures from Claude Code traces."""
+    """contexttrace: context-window figures from Claude Code, Codex CLI and Gemini CLI traces."""
 
 
 context_app.command("trace", epilog=PATHS_HELP)(trace_command)
