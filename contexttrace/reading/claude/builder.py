@@ -515,9 +515,7 @@ class Builder:
                 "(a re-appended stretch of the session)"
             )
         stray = self.evidence.stray_warning()
-        if stray:
-            out.append(stray)
-        return out
+        return [*out, stray] if stray else out
 
     def build(self, fmt: str) -> Trace:
         """The trace read into this builder, in format `fmt`, with its tables as column lists.
