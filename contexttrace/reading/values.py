@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from contexttrace.reading.contract import THREAD_MAIN
+
 #: A count at or above this is no token count (past what a float holds exactly).
 MAX_COUNT = 2**53
 
@@ -57,3 +59,48 @@ def token_count(value: Any) -> int | None:
     (12, None, None, None, None)
     """
     return value if type(value) is int and 0 <= value < MAX_COUNT else None
+
+
+def cached_prompt_call(prompt: int | None, cached: int, ts_ms: int | None, prev_ts_ms: int | None) -> dict[str, Any]:
+    """The token and time columns of a `contract.CALL_SCHEMA` row for an API that reports a call's prompt
+    with its cached part inside it and bills no cache write (OpenAI's Responses API in Codex CLI, Gemini's
+    usage metadata in Gemini CLI); the reader adds identity, output and content columns.
+
+    Parameters
+    ----------
+    prompt
+        Prompt tokens of the call, cached included (exact, as the trace states them), or None if unreadable.
+    cached
+        Of which served from the cache (tokens; 0 when not stated). Clamped to `prompt`.
+    ts_ms, prev_ts_ms
+        The call's moment and the previous call's (epoch ms UTC, or None): one line per call, so it starts
+        and ends there.
+
+    Returns
+    -------
+    dict
+        ``input_tokens`` (prompt − cached), ``cache_read_tokens``, ``cache_write_tokens`` 0 (None with the
+        prompt unknown), ``prompt_tokens``, the fixed columns such APIs do not have (5m/1h writes 0, no
+        cache split, no web search requests, ``stop_reason`` "completed", one line) and the main thread.
+
+    >>> row = cached_prompt_call(1000, 400, 5, None)
+    >>> row["input_tokens"], row["cache_read_tokens"], row["cache_write_tokens"], row["prompt_tokens"]
+    (600, 400, 0, 1000)
+    """
+    return {
+        "thread": THREAD_MAIN,
+        "thread_kind": THREAD_MAIN,
+        "input_tokens": None if prompt is None else max(prompt - cached, 0),
+        "cache_write_tokens": 0 if prompt is not None else None,
+        "cache_read_tokens": min(cached, prompt) if prompt is not None else None,
+        "prompt_tokens": prompt,
+        "cache_write_5m_tokens": 0,
+        "cache_write_1h_tokens": 0,
+        "cache_split_known": False,
+        "web_search_requests": 0,
+        "stop_reason": "completed",
+        "ts_ms": ts_ms,
+        "end_ts_ms": ts_ms,
+        "prev_ts_ms": prev_ts_ms,
+        "n_lines": 1,
+    }

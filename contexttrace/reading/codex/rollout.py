@@ -40,7 +40,7 @@ from contexttrace.errors import EmptyTraceError, TraceFormatError, TraceReadErro
 from contexttrace.reading.contract import FORMAT_CODEX, THREAD_MAIN
 from contexttrace.reading.model import TABLES, LineNote, SourceFile, Trace
 from contexttrace.reading.text import path_words, shell_read_path
-from contexttrace.reading.values import epoch_ms, token_count
+from contexttrace.reading.values import cached_prompt_call, epoch_ms, token_count
 
 #: Line types of the envelope (CLI 0.32 and later).
 ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -226,28 +226,13 @@ class _Rollout:
             self.inherited += 1  # a call of the parent's, copied by the fork: the parent's own
             return
         cached = token_count(last.get("cached_input_tokens")) or 0
-        call = {
+        call = cached_prompt_call(prompt, cached, ts, self.prev_ts) | {
             "seq": seq,
             "line": line,
             "file": self.path,
             "message_id": f"{self.session_id or self.path}:{self.calls}",
-            "thread": THREAD_MAIN,
-            "thread_kind": THREAD_MAIN,
             "model": self.model,
-            "input_tokens": None if prompt is None else max(prompt - cached, 0),
-            "cache_write_tokens": 0 if prompt is not None else None,
-            "cache_read_tokens": min(cached, prompt) if prompt is not None else None,
             "output_tokens": output,
-            "prompt_tokens": prompt,
-            "cache_write_5m_tokens": 0,
-            "cache_write_1h_tokens": 0,
-            "cache_split_known": False,
-            "web_search_requests": 0,
-            "stop_reason": "completed",
-            "ts_ms": ts,
-            "end_ts_ms": ts,
-            "prev_ts_ms": self.prev_ts,
-            "n_lines": 1,
             "has_thinking": False,
             "thinking_chars": 0,
             "text_chars": 0,

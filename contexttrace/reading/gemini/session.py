@@ -34,7 +34,7 @@ from contexttrace.errors import EmptyTraceError, TraceFormatError, TraceReadErro
 from contexttrace.reading.contract import FORMAT_GEMINI, THREAD_MAIN
 from contexttrace.reading.model import TABLES, LineNote, SourceFile, Trace
 from contexttrace.reading.text import path_words, shell_read_path
-from contexttrace.reading.values import epoch_ms, token_count
+from contexttrace.reading.values import cached_prompt_call, epoch_ms, token_count
 
 #: Gemini CLI's `tokenLimit` for the Gemini models (2.x and 3.x, and its default for any other model).
 GEMINI_WINDOW_TOKENS = 1_048_576
@@ -212,26 +212,13 @@ class _Session:
         cached = token_count(tokens.get("cached")) or 0
         out, thoughts = token_count(tokens.get("output")), token_count(tokens.get("thoughts")) or 0
         thinking: list[Any] = msg["thoughts"] if isinstance(msg.get("thoughts"), list) else []
-        return _BASE | {
+        return cached_prompt_call(prompt, cached, ts, self.prev_ts) | {
             "seq": seq,
             "line": index + 1,
             "file": self.path,
             "message_id": msg.get("id"),
             "model": msg.get("model") if isinstance(msg.get("model"), str) else None,
-            "input_tokens": None if prompt is None else max(prompt - cached, 0),
-            "cache_write_tokens": 0 if prompt is not None else None,
-            "cache_read_tokens": min(cached, prompt) if prompt is not None else None,
             "output_tokens": None if out is None else out + thoughts,
-            "prompt_tokens": prompt,
-            "cache_write_5m_tokens": 0,
-            "cache_write_1h_tokens": 0,
-            "cache_split_known": False,
-            "web_search_requests": 0,
-            "stop_reason": "completed",
-            "ts_ms": ts,
-            "end_ts_ms": ts,
-            "prev_ts_ms": self.prev_ts,
-            "n_lines": 1,
             "has_thinking": bool(thoughts or thinking),
             "thinking_chars": sum(len(_text(t.get("description"))) for t in thinking if isinstance(t, dict)),
             "text_chars": len(text),
