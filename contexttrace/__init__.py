@@ -8,10 +8,10 @@ The public API: `analyze` (paths → a `RunResult` of `TraceReport`s and failure
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from contexttrace.errors import ContextTraceError, EmptyTraceError, ExitCode, TraceFormatError, TraceReadError
+from contexttrace.lazy import lazy_getattr
 from contexttrace.version import __version__
 
 if TYPE_CHECKING:
@@ -31,14 +31,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """`contexttrace.analyze` and the other public names of `_LAZY`, imported on first use (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'contexttrace' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+#: `contexttrace.analyze` and the other public names of `_LAZY`, imported on first use (PEP 562).
+__getattr__ = lazy_getattr("contexttrace", _LAZY, globals())
 
 
 __all__ = [

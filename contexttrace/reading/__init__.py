@@ -16,8 +16,9 @@ returned `Trace`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from contexttrace.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from contexttrace.reading.api import FORMATS, format_of, read_trace, split_point
@@ -68,14 +69,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name of `_LAZY`, imported from its module on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'contexttrace.reading' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+#: A public name of `_LAZY`, imported from its module on first use.
+__getattr__ = lazy_getattr("contexttrace.reading", _LAZY, globals())
 
 
 __all__ = [
