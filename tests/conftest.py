@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from pathlib import Path
 
 import orjson
@@ -259,3 +260,17 @@ def memory_trace(*records: dict | str | bytes):
 
     [trace] = read_trace("mem.jsonl", fh=io.BytesIO(jsonl(*records)))
     return trace
+
+
+def generated_corpus(root: Path) -> list[str]:
+    """A small corpus of the benchmark generator under `root`: 6 transcripts with subagents and compactions
+    (one with a truncated last line) and a stream-json file of several runs with separator lines; the paths
+    of its traces (for tests that run one corpus two ways and compare the outputs)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from generate import generate_directory, generate_stream
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    directory = generate_directory(root / "dir", 1_500_000, 6, seed=11)
+    stream = generate_stream(root / "stream" / "runs.jsonl", 1_500_000, seed=12)
+    return [*directory.paths, *stream.paths]

@@ -39,7 +39,7 @@ from contexttrace.run.engine import EngineError, open_engine
 from contexttrace.run.runner import analyze
 from contexttrace.storage import store
 
-from ..conftest import BAD, CASES, ROOT, SAMPLES, assistant, result
+from ..conftest import BAD, CASES, ROOT, SAMPLES, assistant, generated_corpus, result
 
 runner = CliRunner()
 
@@ -142,19 +142,6 @@ def test_standard_input_read_in_this_process(dask_cli):
     assert _cli([*args, "--engine", "dask"], stdin=data) == _cli([*args, "--engine", "local"], stdin=data)
 
 
-def _generated(root: Path) -> list[str]:
-    """A small corpus of the benchmark generator: 6 transcripts with subagents and compactions (one with a
-    truncated last line) and a stream-json file of several runs (as tests/test_store.py)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from generate import generate_directory, generate_stream
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    directory = generate_directory(root / "dir", 1_500_000, 6, seed=11)
-    stream = generate_stream(root / "stream" / "runs.jsonl", 1_500_000, seed=12)
-    return [*directory.paths, *stream.paths]
-
-
 def _outputs(paths: list[str], **kw) -> tuple[str, str, list[str], list[str]]:
     """`context trace --json --calls` and `context usage --json` of a run, its diagnostics and failures."""
     trace = analyze(paths, **kw)
@@ -170,7 +157,7 @@ def _outputs(paths: list[str], **kw) -> tuple[str, str, list[str], list[str]]:
 def test_generated_corpus_same_output(client, tmp_path):
     """The generator's corpus: trace (with calls) and usage JSON and the diagnostics are the same on the
     cluster as in this process and in the local engine's worker processes; every session is reported."""
-    paths = _generated(tmp_path)
+    paths = generated_corpus(tmp_path)
     dask = _outputs(paths, engine=DaskEngine(client=client))
     assert dask == _outputs(paths, workers=1)
     assert dask == _outputs(paths, workers=2)

@@ -26,7 +26,7 @@ from contexttrace.run import runner, work
 from contexttrace.run.runner import analyze
 from contexttrace.storage import stamps, store
 
-from ..conftest import CASES, ROOT, SAMPLES, assistant, jsonl, result
+from ..conftest import CASES, ROOT, SAMPLES, assistant, generated_corpus, jsonl, result
 
 FUZZ = ROOT / "tests" / "data" / "fuzz"
 BAD = ROOT / "tests" / "data" / "bad"
@@ -44,24 +44,11 @@ def _outputs(paths: list[str], cache: bool, workers: int | None = None) -> tuple
     return render_json(trace, with_calls=True), render_json(usage), render_diagnostics(trace), failed
 
 
-def _generated(root: Path) -> list[str]:
-    """A small corpus of the benchmark generator: transcripts with subagents and compactions, a truncated
-    last line, and a stream-json file of several runs with separator lines."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from generate import generate_directory, generate_stream
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    directory = generate_directory(root / "dir", 1_500_000, 6, seed=11)
-    stream = generate_stream(root / "stream" / "runs.jsonl", 1_500_000, seed=12)
-    return [*directory.paths, *stream.paths]
-
-
 CORPORA = {
     "samples": lambda tmp: [str(SAMPLES)],
     "cases": lambda tmp: [str(CASES), str(BAD)],
     "fuzz": lambda tmp: [str(FUZZ)],
-    "generated": _generated,
+    "generated": generated_corpus,
 }
 
 
@@ -88,7 +75,7 @@ def test_store_output_identical_with_workers(fork, tmp_path, settled, monkeypatc
     afresh (macOS, Windows, a parent with threads), and a warm run with workers prints the same."""
     if not fork:
         monkeypatch.setattr(runner, "_fork_safe", lambda: False)  # (the lookups, and `RACY_NS`, are here)
-    paths = _generated(tmp_path)
+    paths = generated_corpus(tmp_path)
     plain = _outputs(paths, cache=False, workers=2)
     assert _outputs(paths, cache=True, workers=2) == plain
     sources = [s for s in runner.find_traces(paths) if not s.orphan]
