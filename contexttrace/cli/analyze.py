@@ -18,6 +18,7 @@ from contexttrace.render.diagnostics import render_diagnostics
 from contexttrace.reports.trace import RunResult
 from contexttrace.run.engine import EngineError, EngineName, open_engine
 from contexttrace.run.runner import analyze
+from contexttrace.storage.replay import note_paths
 
 
 class StderrProgress:
@@ -93,6 +94,7 @@ def analyze_paths(
     typer.Exit
         The engine cannot run (exit 2; its message on stderr).
     """
+    note_paths(paths)  # what a replay of this command line must find unchanged
     progress = StderrProgress(color)
     try:
         with open_engine(engine, scheduler, paths=paths) as reader:

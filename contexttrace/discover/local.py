@@ -73,6 +73,24 @@ def claude_roots() -> list[Path]:
     return [p for p in (home / ".config" / "claude" / "projects", home / ".claude" / "projects") if p.is_dir()]
 
 
+def root_candidates() -> list[Path]:
+    """Return every folder `default_roots` looks at, whether it exists or not (a folder that appears changes
+    what a run without a path finds: `storage.replay` stamps them).
+
+    >>> all(p in root_candidates() for p in default_roots())
+    True
+    """
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    home = Path.home()
+    if configured:
+        claude = [Path(p.strip()).expanduser() / "projects" for p in configured.split(",") if p.strip()]
+    else:
+        claude = [home / ".config" / "claude" / "projects", home / ".claude" / "projects"]
+    codex_home = os.environ.get("CODEX_HOME", "").strip()
+    codex = Path(codex_home).expanduser() if codex_home else home / ".codex"
+    return [*claude, codex / "sessions", home / ".gemini" / "tmp"]
+
+
 def _is_agent_file(path: Path) -> bool:
     return is_agent_name(path.name)
 
