@@ -112,3 +112,40 @@ def test_trace_json_import_set_cold_and_warm(tmp_path, monkeypatch):
     if tuple(int(p) for p in version("typer").split(".")[:2]) >= (0, 29):
         pytest.skip(f"typer {version('typer')} is installed; pyproject.toml pins typer<0.29 (pip install -e .)")
     assert sorted(m for m in cold | warm if m.split(".")[0] in ("pydantic", "pydantic_core")) == []
+
+
+#: What a replayed run (`storage.replay`: a reading command whose inputs did not change) never loads.
+NOT_FOR_A_REPLAY = (
+    "typer", "click", "rich", "msgspec", "orjson", "tabulate", "polars", "sqlite3", "contexttrace.reading",
+    "contexttrace.reports", "contexttrace.analysis", "contexttrace.render", "contexttrace.run",
+    "contexttrace.select", "contexttrace.discover", "contexttrace.storage.store", "contexttrace.storage.reports",
+)  # fmt: skip
+
+
+def test_a_replayed_run_imports_no_reader_report_or_typer(tmp_path, monkeypatch):
+    """The console script's `main` over unchanged inputs writes the kept output before importing Typer, the
+    readers or the report code (the run that kept it loaded them all)."""
+    import os
+    import shutil
+    import time
+
+    monkeypatch.setenv("CONTEXTTRACE_CACHE_DIR", str(tmp_path / "store"))
+    trace = tmp_path / "traces" / "t.jsonl"
+    trace.parent.mkdir()
+    shutil.copyfile(ROOT / "samples" / "b-ccl-thinking-sonnet45.jsonl", trace)
+    then = time.time() - 60  # (a run keeps no output whose inputs changed a moment before it)
+    for path in (trace, trace.parent):
+        os.utime(path, (then, then))
+    argv = ["context", "trace", str(trace), "--json"]
+    code = (
+        "import sys; from contexttrace.cli import main\n"
+        f"sys.argv = ['contexttrace', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True) for _ in "12"]
+    (kept, first), (replayed, again) = ((set(r.stderr.split()), r.stdout) for r in runs)
+    assert orjson.loads(first)[0]["peak"] == 72484 and again == first
+    heavy = [m for m in NOT_FOR_A_REPLAY if m in replayed or any(n.startswith(m + ".") for n in replayed)]
+    assert heavy == [] and "contexttrace.storage.replay" in replayed
+    assert {"typer", "contexttrace.reading.claude.builder", "contexttrace.reports.trace"} <= kept

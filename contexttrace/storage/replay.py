@@ -337,8 +337,8 @@ def _swap(rec: _Recording) -> tuple[Any, Any]:
                 encoding=stream.encoding,
                 errors=stream.errors,
                 newline="\n",
-                line_buffering=stream.line_buffering,
-                write_through=getattr(stream, "write_through", False),
+                line_buffering=bool(stream.line_buffering),
+                write_through=bool(getattr(stream, "write_through", False)),
             )
         )
     sys.stdout, sys.stderr = new
@@ -369,9 +369,9 @@ def _record(argv: list[str], run: Callable[[], object]) -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         sys.stdout, sys.stderr = old
-        if code in (0, 3) and type(code) is int:
+        if isinstance(code, int) and int(code) in (0, 3):  # (an `ExitCode`, or click's int)
             with contextlib.suppress(Exception):  # the firewall: keeping never fails a run
-                _keep(key, rec, start, code)
+                _keep(key, rec, start, int(code))
 
 
 def _keep(key: tuple[Any, ...], rec: _Recording, start_ns: int, code: int) -> bool:
