@@ -61,7 +61,7 @@ COMMANDS = frozenset({"trace", "usage", "tools", "sources", "files"})
 ALLOWED_OPTIONS = frozenset(
     {
         "--window", "--calls", "--json", "--explain", "--color", "--no-color", "--format", "--fail-on",
-        "--since", "--until", "--timezone", "--project", "--session", "--sort", "--desc", "--totals",
+        "--since", "--until", "--timezone", "--project", "--session", "--sort", "--desc", "--asc", "--totals",
         "--no-totals", "--wide", "--quiet", "--verbose", "--allow-empty", "--breakdown", "--group-by",
         "--by-tool", "--at", "--steps", "--view", "--thread",
     }
