@@ -13,9 +13,9 @@ and stderr, and the environment variables the program or its libraries read (`EN
 **The inputs** (`_inputs`), stat'ed when the run ends and compared (type and mode, size, modification and
 change times in ns, inode) before each replay, absent ones as absent:
 
-* every file read: each source's main file, its subagent files and their `.meta.json` (discovery run again
-  on the paths the command read, `note_paths`), and any other file this process opened for reading (a time
-  zone file, a price table);
+* every file read: each source's main file, its subagent files and their `.meta.json` (every `.jsonl` and
+  `.json` file in a folder discovery listed, and the path arguments the command read, `note_paths`), and
+  any other file this process opened for reading (a time zone file);
 * every folder discovery listed (a new file in a project folder, a new `subagents/` folder changes its
   modification time), each path argument and, for those that do not exist, their nearest existing folder;
   without a path, every session root discovery looks at (`discover.local.root_candidates`), likewise;
@@ -402,24 +402,29 @@ def _keep(key: tuple[Any, ...], rec: _Recording, start_ns: int, code: int) -> bo
 
 
 def _inputs(rec: _Recording) -> list[str]:
-    """Every path whose stamp a replay compares (the module docstring lists them), absolute, each once."""
-    from contexttrace.discover.local import find_traces, root_candidates
+    """Every path whose stamp a replay compares (the module docstring lists them), absolute, each once.
+
+    The files a reader reads (a main file, its subagent files, each `.meta.json` beside one) are path
+    arguments or lie in a folder discovery listed; so each listed folder's `.jsonl` and `.json` entries are
+    stamped (a superset, cheaper than running discovery again)."""
+    from contexttrace.discover.local import root_candidates
 
     found: dict[str, None] = {}
     add = found.setdefault
     for paths in rec.paths:
-        for source in find_traces(paths):
-            for path in [source.path, *(sub.path for sub in source.subagents)]:
-                add(os.path.abspath(path))
-                if path.endswith(".jsonl"):
-                    add(os.path.abspath(path[: -len(".jsonl")] + ".meta.json"))
         named = [os.path.expanduser(p) for p in paths] if paths else [str(p) for p in root_candidates()]
         for path in named:
             for probe in _with_nearest_folder(os.path.abspath(path)):
                 add(probe)
     for folder in rec.listed:
-        if isinstance(folder, (str, bytes, os.PathLike)):
-            add(os.path.abspath(os.fsdecode(folder)))
+        if not isinstance(folder, (str, bytes, os.PathLike)):
+            continue  # a file descriptor
+        folder = os.path.abspath(os.fsdecode(folder))
+        add(folder)
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.endswith((".jsonl", ".json")):
+                    add(entry.path)
     for path in _opened_data(rec.opened):
         add(path)
     add("/etc/localtime")
