@@ -35,14 +35,18 @@ modified less than `RACY_NS` before the run began (it may change again within th
 (the least recently used go first); a run's output above `MAX_ENTRY_BYTES` is not kept. `cache info` counts
 them and `cache clear` deletes them with the store.
 
-**Trust**: an entry is a `marshal` document of strings, ints, bytes, tuples and lists (no code runs) behind a
-CRC-32, in a folder of mode 700 written with mode 600; a document that fails the CRC, its shape or its key is
-a miss. This module never fails a run: anything unexpected is a miss, or an output not kept.
+**Trust**: an entry's head is a `marshal` document of strings, ints, tuples and lists (no code runs) behind a
+CRC-32, followed by the output (copied to stdout and stderr with `os.sendfile`, never read into this process;
+its length checked, not its bytes: a CRC of megabytes would cost more than the rest of a replay), in a folder
+of mode 700, written with mode 600 and moved into place whole; a head that fails its CRC, its shape or its
+key, or a file of another length, is a miss. This module never fails a run: anything unexpected is a miss,
+or an output not kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import marshal
 import os
@@ -87,8 +91,10 @@ MAX_ENTRY_BYTES = 64 * 2**20
 #: The folder of the entries, in the result store's folder.
 DIR_NAME = "contexttrace-replay"
 
-_MAGIC = b"ctreplay1\n"
-_HEAD = len(_MAGIC) + 4
+#: An entry: `_MAGIC`, the length and CRC-32 of its head (4 bytes each, big-endian), the head (a `marshal`
+#: document: key, input paths, their stamps, the output's spans as (stream, length), exit code), the output.
+_MAGIC = b"ctreplay2\n"
+_HEAD = len(_MAGIC) + 8
 #: The package's folder (`contexttrace/`): its modules and data files are inputs of every run.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The relative `--since`/`--until` values (`select.filters.parse_when`): a time ago, today, yesterday.
@@ -181,36 +187,56 @@ def _plain_streams() -> bool:
 # -- replaying --------------------------------------------------------------------------------------------
 
 
-def _load(path: str, key: tuple[Any, ...]) -> tuple[list[tuple[int, bytes]], int] | None:
-    """The output kept at `path` for `key` when its every input is as it was; else None."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
+def _load(fd: int, key: tuple[Any, ...]) -> tuple[list[tuple[int, int]], int, int] | None:
+    """The spans (stream, length) of the output kept in the open entry `fd` for `key`, its exit code and
+    where its output starts, when its every input is as it was; else None."""
+    head = os.pread(fd, _HEAD, 0)
+    if len(head) != _HEAD or head[: len(_MAGIC)] != _MAGIC:
         return None
-    if data[: len(_MAGIC)] != _MAGIC or int.from_bytes(data[len(_MAGIC) : _HEAD], "big") != zlib.crc32(data[_HEAD:]):
+    size, checksum = int.from_bytes(head[-8:-4], "big"), int.from_bytes(head[-4:], "big")
+    blob = os.pread(fd, size, _HEAD)
+    if len(blob) != size or zlib.crc32(blob) != checksum:
         return None
     try:
-        kept_key, paths, stamps, chunks, code = marshal.loads(data[_HEAD:])
+        kept_key, paths, stamps, spans, code = marshal.loads(blob)
     except (ValueError, TypeError, EOFError):
         return None
     if kept_key != key or type(paths) is not list or type(stamps) is not list or len(paths) != len(stamps):
         return None
     if list(map(_stamp, paths)) != stamps:
         return None
-    if type(code) is not int or type(chunks) is not list or not all(map(_is_chunk, chunks)):
+    if type(code) is not int or type(spans) is not list or not all(map(_is_span, spans)):
         return None
-    return chunks, code
+    if os.fstat(fd).st_size != _HEAD + size + sum(n for _, n in spans):
+        return None
+    return spans, code, _HEAD + size
 
 
-def _is_chunk(chunk: Any) -> bool:
-    return type(chunk) is tuple and len(chunk) == 2 and chunk[0] in (0, 1) and type(chunk[1]) is bytes
+def _is_span(span: Any) -> bool:
+    return type(span) is tuple and len(span) == 2 and span[0] in (0, 1) and type(span[1]) is int and span[1] >= 0
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _copy(src: int, dst: int, offset: int, length: int) -> None:
+    """Write `length` bytes of the file `src` from `offset` to `dst`: `os.sendfile` (no copy through this
+    process), or reads and writes where the system refuses it."""
+    while length > 0:
+        try:
+            n = os.sendfile(dst, src, offset, min(length, 2**30))
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP):
+                raise
+            n = _write_all(dst, os.pread(src, min(length, 2**20), offset))
+        if n <= 0:
+            raise EOFError(f"entry shorter than its spans by {length} bytes")
+        offset += n
+        length -= n
+
+
+def _write_all(fd: int, data: bytes) -> int:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+    return len(data)
 
 
 def replay(argv: list[str]) -> int | None:
@@ -221,18 +247,26 @@ def replay(argv: list[str]) -> int | None:
     try:
         key = command_key(argv)
         path = os.path.join(replay_dir(), _entry_name(key))
-        found = _load(path, key)
+        fd = os.open(path, os.O_RDONLY)
     except Exception:  # a miss, never a failure
         return None
-    if found is None:
-        return None
-    chunks, code = found
-    fds = (sys.stdout.fileno(), sys.stderr.fileno())
     try:
-        for stream, data in chunks:
-            _write_all(fds[stream], data)
-    except BrokenPipeError:  # as click ends a command whose reader went away
-        return 1
+        try:
+            found = _load(fd, key)
+        except Exception:
+            return None
+        if found is None:
+            return None
+        spans, code, offset = found
+        fds = (sys.stdout.fileno(), sys.stderr.fileno())
+        try:
+            for stream, length in spans:
+                _copy(fd, fds[stream], offset, length)
+                offset += length
+        except BrokenPipeError:  # as click ends a command whose reader went away
+            return 1
+    finally:
+        os.close(fd)
     with contextlib.suppress(OSError):
         os.utime(path)  # its last use, for `_prune`
     return code
@@ -383,7 +417,8 @@ def _keep(key: tuple[Any, ...], rec: _Recording, start_ns: int, code: int) -> bo
     stamps = list(map(_stamp, paths))
     if any(s is not None and s[2] >= start_ns - RACY_NS for s in stamps):
         return False  # modified a moment before or during the run: it may change again unseen
-    body = marshal.dumps((key, paths, stamps, rec.chunks, code))
+    spans = _merged(rec.chunks)
+    blob = marshal.dumps((key, paths, stamps, [(stream, len(data)) for stream, data in spans], code))
     folder = replay_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, _entry_name(key))
@@ -391,7 +426,8 @@ def _keep(key: tuple[Any, ...], rec: _Recording, start_ns: int, code: int) -> bo
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+            fh.write(_MAGIC + len(blob).to_bytes(4, "big") + zlib.crc32(blob).to_bytes(4, "big") + blob)
+            fh.writelines(data for _, data in spans)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -399,6 +435,22 @@ def _keep(key: tuple[Any, ...], rec: _Recording, start_ns: int, code: int) -> bo
         raise
     _prune(folder)
     return True
+
+
+def _merged(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """The chunks with those written one after another to the same stream joined: the same bytes on each
+    stream, in the same order between the two, in fewer writes.
+
+    >>> _merged([(1, b"a"), (1, b"b"), (0, b"c"), (1, b"d")])
+    [(1, b'ab'), (0, b'c'), (1, b'd')]
+    """
+    out: list[tuple[int, bytes]] = []
+    for stream, data in chunks:
+        if out and out[-1][0] == stream:
+            out[-1] = (stream, out[-1][1] + data)
+        elif data:
+            out.append((stream, data))
+    return out
 
 
 def _inputs(rec: _Recording) -> list[str]:

@@ -265,16 +265,20 @@ def test_entries_are_bounded(tmp_path, corpus, monkeypatch):
     assert _entries(tmp_path) == 2 and not oldest.exists()
 
 
-def test_a_damaged_entry_is_a_miss(tmp_path, corpus):
+def test_a_damaged_or_cut_entry_is_a_miss(tmp_path, corpus):
+    """A head that fails its CRC, or an entry shorter or longer than its output's spans, is a miss (and
+    the run in full keeps it again)."""
     env = _env(tmp_path)
     argv = ["context", "tools", str(corpus), "--json"]
     first, _ = _run(argv, env)
     [entry] = (tmp_path / "store" / replay.DIR_NAME).iterdir()
-    data = bytearray(entry.read_bytes())
-    data[-5] ^= 0xFF
-    entry.write_bytes(bytes(data))
-    assert _run(argv, env) == (first, False)
-    assert _run(argv, env) == (first, True)
+    whole = entry.read_bytes()
+    flipped = bytearray(whole)
+    flipped[replay._HEAD + 20] ^= 0xFF
+    for damaged in (bytes(flipped), whole[:-1], whole + b"x"):
+        entry.write_bytes(damaged)
+        assert _run(argv, env) == (first, False)
+        assert entry.read_bytes() == whole and _run(argv, env) == (first, True)
 
 
 #: The options of the replayed commands whose runs are never replayed (they write files, read elsewhere, or
