@@ -25,7 +25,6 @@ from typing import Any
 from contexttrace.reading import Trace
 from contexttrace.reading.urls import is_url
 from contexttrace.reports.compare_sources import first_sources, startup_reading, startup_rows
-from contexttrace.reports.sources import build_sources
 from contexttrace.reports.stats import (
     Number,
     median_difference_ci,
@@ -84,6 +83,8 @@ def build_run(trace: Trace, window: int | None = None) -> RunFigures:
     RunFigures
         `trace.build_report`, `usage.build_usage` and the first call's `sources.build_sources` rows of the trace.
     """
+    from contexttrace.reports.sources import build_sources  # not loaded by the other commands' start-up
+
     return RunFigures(build_report(trace, window), build_usage(trace, window), first_sources(build_sources(trace)))
 
 

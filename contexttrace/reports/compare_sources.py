@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contexttrace.reports.sources import ROW_LABELS, ROWS, SourcesReport
 from contexttrace.reports.stats import plain
+
+if TYPE_CHECKING:  # `context trace` loads `reports.compare` (for `--help`), never the sources report
+    from contexttrace.reports.sources import SourcesReport
 
 #: The startup rows' first row: the exact size of the first prompt, which the source rows split.
 FIRST = "first"
@@ -46,6 +48,7 @@ def first_sources(report: SourcesReport) -> dict[str, Any] | None:
 
     Examples
     --------
+    >>> from contexttrace.reports.sources import SourcesReport
     >>> r = SourcesReport("t", "t", "transcript", None, "main", "last", 1, 1, 100, {}, [], 0, 0, 0, None, True,
     ...                   True, {}, [{"call": 1, "prompt_tokens": 100, "sources": {"prefix": 60, "memory": 40}}])
     >>> first_sources(r)["rows"]
@@ -84,6 +87,8 @@ def condition_rows(runs: Sequence[dict[str, Any]]) -> dict[str, float | int] | N
     >>> r["first"], r["memory"], r["prefix"]
     (105, 35, 70)
     """
+    from contexttrace.reports.sources import ROWS
+
     if not runs:
         return None
     out: dict[str, float | int] = {FIRST: _median([r["prompt_tokens"] for r in runs])}
@@ -115,6 +120,8 @@ def startup_rows(
         `estimated` (every row but ``first``: ≈). The deltas of a condition sum to its ``first``'s delta.
         [] when no condition has a run with rows (or none is given: `first` is not compared).
     """
+    from contexttrace.reports.sources import ROW_LABELS, ROWS
+
     table = {name: condition_rows([r for r in runs if r is not None]) for name, runs in conditions}
     counts = {name: sum(r is not None for r in runs) for name, runs in conditions}
     if not any(table.values()):
