@@ -46,6 +46,13 @@ def startup_cells(rows: Sequence[dict[str, Any]], baseline: str) -> tuple[list[s
         `compare_sources.startup_rows` (source by source, the baseline's row first).
     baseline
         The baseline condition's name.
+
+    Returns
+    -------
+    tuple of (list of str, list of list of str)
+        The headers (``source``, the conditions, ``Δ NAME`` per other condition) and one row of cells per
+        source: its label, its tokens per condition, its differences (`figure_cell`: ≈ on every estimated
+        figure but 0, ``–`` where a condition has no run).
     """
     names = list(dict.fromkeys(r["condition"] for r in rows))
     others = [n for n in names if n != baseline]
