@@ -104,10 +104,11 @@ CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 10  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
+READER_VERSION = 11  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
 #    response, async agents' notifications, placeholder lines; 9: an attachment with no `content` counts the
 #    characters of its `addedLines` / `addedBlocks` (deferred tools, agent listing, MCP instructions); 10: the
-#    repeated-records warning names no tracker case
+#    repeated-records warning names no tracker case; 11: an `instructions` attachment counts its memory files'
+#    text (`files[].content`), a `nested_memory` one the text inside its `content` object
 
 #: One row per model call (one API response), deduplicated: `claude.calls` states the identity rule.
 CALL_SCHEMA: dict[str, str] = {
@@ -226,7 +227,7 @@ EVENT_SCHEMA: dict[str, str] = {
     "pre_tokens": "Int64",
     "post_tokens": "Int64",  # compact_boundary: context size after it (newer CLIs only)
     "duration_ms": "Int64",  # turn_duration: durationMs; compact_boundary: durationMs when written
-    # prompt kinds: characters of the text; attachment: of attachment.content (else of addedLines / addedBlocks)
+    # prompt kinds: characters of the text; attachment: of the text it carries (`claude.content.attachment_text`)
     "text_chars": "Int64",
     "ts_ms": "Int64",
     "tokens_saved": "Int64",  # microcompact_boundary: microcompactMetadata.tokensSaved (the harness's figure)

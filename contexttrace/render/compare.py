@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from enum import StrEnum
 from typing import Any
 
+from contexttrace.render.compare_startup import startup_sentence, startup_table
 from contexttrace.render.text import (
     TABLE_FORMAT,
+    fmt_figure,
     fmt_p,
     fmt_percent_change,
     fmt_usd,
-    fmt_value,
     json_text,
     safe_text,
 )
@@ -56,23 +56,6 @@ def label(metric: str) -> str:
 
 
 # -- cells -----------------------------------------------------------------------------------------
-
-#: Units whose figures are whole numbers of something: a median of an even count of runs, a bootstrap
-#: bound (interpolated between resamples) print rounded to a whole one (JSON keeps the raw number).
-WHOLE_UNITS = frozenset({"tokens", "chars"})
-
-
-def fmt_figure(value: float | None, unit: str, signed: bool = False) -> str:
-    """A median, bound or difference as the table and sentences print it: `text.fmt_value`, with tokens
-    and characters rounded half away from 0 to a whole number (no ``1,248.9`` tokens); None → ``–``.
-
-    >>> fmt_figure(-1248.9, "tokens", signed=True), fmt_figure(62422.5, "tokens", True), fmt_figure(15.5, "calls")
-    ('-1,249', '+62,423', '15.5')
-    """
-    if value is not None and unit in WHOLE_UNITS:
-        value = math.copysign(math.floor(abs(value) + 0.5), value) if value else 0
-        value = int(value)
-    return fmt_value(value, unit, signed)
 
 
 def p_phrase(p: float | None) -> str:
@@ -194,8 +177,9 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
         together): runs, median, range (min–max), and for the other conditions Δ (median − the
         baseline's), Δ %, noise (``within``/``beyond`` the runs' spread, ``–`` with one run a side), p (rank
         test) and the 95 % CI of Δ (``–`` below `stats.MIN_RUNS_FOR_TEST` runs a side). Cost medians carry
-        ≈ (list prices), ≥ when a run's cost is a lower bound. Then, after blank lines, the readings and
-        the surface as ``- `` lines, and the legend.
+        ≈ (list prices), ≥ when a run's cost is a lower bound. Then, after blank lines, the readings as
+        ``- `` lines, the start-up by source (`compare_startup.startup_table`), the surface as ``- `` lines,
+        and the legend.
     """
     from tabulate import tabulate  # imported here, as in `text.pipe_table`: start-up of the other commands
 
@@ -206,6 +190,8 @@ def render_compare_table(comparison: cmp.Comparison, markdown: bool = False) -> 
     lines = readings_text(comparison)
     if lines:
         parts.append("\n".join([title("Readings (medians over the runs; spec 004)"), *(f"- {x}" for x in lines)]))
+    startup = startup_table(comparison.startup, comparison.baseline, markdown)
+    parts.extend([startup] if startup else [])
     lines = surface_text(comparison)
     if lines:
         parts.append(
@@ -270,12 +256,13 @@ def compare_dict(comparison: cmp.Comparison) -> dict[str, Any]:
             for c in comparison.conditions
         ],
         "rows": comparison.rows,
+        "startup": comparison.startup,
         "readings": [
             {
                 "kind": r["kind"],
                 "condition": r["condition"],
                 "baseline": r.get("baseline"),
-                "metrics": [x["metric"] for x in (r["rows"] if "rows" in r else [r["row"]])],
+                "metrics": [x["metric"] for x in r["rows"]] if "rows" in r else ["first"],
                 "text": _reading(r),
             }
             for r in comparison.readings
@@ -301,6 +288,7 @@ def _run_dict(run: cmp.RunFigures) -> dict[str, Any]:
     for key, metric in cmp.METRICS.items():
         out[key] = metric.value(run)
     out["cost_is_lower_bound"] = bool(cmp.METRICS["cost_usd"].lower_bound(run))
+    out["first_sources"] = run.sources
     return out
 
 
@@ -376,6 +364,8 @@ def _reading(r: dict[str, Any]) -> str:
         verb = "costs" if row["delta"] > 0 else "saves"
         size = fmt_figure(abs(row["delta"]), "tokens")
         return head + f"what start-up loads {verb} ≈ {size} tokens on every call ({figures})"
+    if r["kind"] == "startup_sources":
+        return startup_sentence(r)
     return f"{r['condition']} − {r['baseline']}, over the run: " + run_phrase(r["rows"])
 
 

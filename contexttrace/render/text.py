@@ -12,6 +12,7 @@ depend on the terminal or the locale.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -149,6 +150,24 @@ def fmt_value(value: float | None, unit: str, signed: bool = False) -> str:
         return ("+" + text) if signed and value > 0 and text != "$0.00" else text
     text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
     return ("+" + text) if signed and value > 0 else text
+
+
+#: Units whose figures are whole numbers of something: a median of an even count of runs, a bootstrap
+#: bound (interpolated between resamples) print rounded to a whole one (JSON keeps the raw number).
+WHOLE_UNITS = frozenset({"tokens", "chars"})
+
+
+def fmt_figure(value: float | None, unit: str, signed: bool = False) -> str:
+    """A median, bound or difference as the table and sentences print it: `text.fmt_value`, with tokens
+    and characters rounded half away from 0 to a whole number (no ``1,248.9`` tokens); None → ``–``.
+
+    >>> fmt_figure(-1248.9, "tokens", signed=True), fmt_figure(62422.5, "tokens", True), fmt_figure(15.5, "calls")
+    ('-1,249', '+62,423', '15.5')
+    """
+    if value is not None and unit in WHOLE_UNITS:
+        value = math.copysign(math.floor(abs(value) + 0.5), value) if value else 0
+        value = int(value)
+    return fmt_value(value, unit, signed)
 
 
 def fmt_decimal(value: float | None, places: int, estimate: bool = False, missing: str = MISSING) -> str:

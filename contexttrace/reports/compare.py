@@ -24,6 +24,7 @@ from typing import Any
 
 from contexttrace.reading import Trace
 from contexttrace.reading.urls import is_url
+from contexttrace.reports.compare_sources import first_sources, startup_reading, startup_rows
 from contexttrace.reports.stats import (
     Number,
     median_difference_ci,
@@ -33,12 +34,12 @@ from contexttrace.reports.stats import (
     verdict,
     within_noise,
 )
-from contexttrace.reports.surface import mixed_agents, surface_between, surface_within, typical_surface
+from contexttrace.reports.surface import mixed_agents, offers, surface_between, surface_within, typical_surface
 from contexttrace.reports.trace import DiagnosticsOfReport, RunResult, TraceReport, build_report
 from contexttrace.reports.usage import UsageReport, build_usage
 
 #: Version of the `context compare --json` object; bump it when a key changes meaning or goes away.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class ConditionError(ValueError):
@@ -50,7 +51,8 @@ class ConditionError(ValueError):
 
 @dataclass(frozen=True)
 class RunFigures(DiagnosticsOfReport):
-    """Both reports of one run: the `context trace` figures and the `context usage` cost, built in one read.
+    """Both reports of one run, the `context trace` figures and the `context usage` cost, and the rows of its first
+    call (`compare_sources.first_sources`: `context sources`' split of `first`), built in one read.
 
     The attributes `render.render_diagnostics` reads (path, skipped lines, warnings, ...) are the trace
     report's, so a comparison's diagnostics print as `context trace`'s do.
@@ -58,6 +60,7 @@ class RunFigures(DiagnosticsOfReport):
 
     report: TraceReport
     usage: UsageReport
+    sources: dict[str, Any] | None = None  # `compare_sources.first_sources`; None: no measured call
 
     @property
     def warnings(self) -> list[str]:
@@ -78,9 +81,11 @@ def build_run(trace: Trace, window: int | None = None) -> RunFigures:
     Returns
     -------
     RunFigures
-        `trace.build_report` and `usage.build_usage` of the trace, read once.
+        `trace.build_report`, `usage.build_usage` and the first call's `sources.build_sources` rows of the trace.
     """
-    return RunFigures(build_report(trace, window), build_usage(trace, window))
+    from contexttrace.reports.sources import build_sources  # not loaded by the other commands' start-up
+
+    return RunFigures(build_report(trace, window), build_usage(trace, window), first_sources(build_sources(trace)))
 
 
 # -- metrics ---------------------------------------------------------------------------------------
@@ -401,6 +406,7 @@ class Comparison:
     surface_within: list[dict[str, Any]]
     surface_between: list[dict[str, Any]]
     warnings: list[dict[str, Any]]
+    startup: list[dict[str, Any]] = field(default_factory=list)  # `compare_sources.startup_rows`
 
     @property
     def ok(self) -> bool:
@@ -461,6 +467,7 @@ def compare(
             if g is not base and g.runs and base.runs
         ],
         warnings=[],
+        startup=startup_rows([(g.name, [r.sources for r in g.runs]) for g in groups if "first" in keys], base_name),
     )
     comparison.readings = readings(comparison)
     comparison.warnings = _warnings(comparison)
@@ -493,10 +500,11 @@ def readings(comparison: Comparison) -> list[dict[str, Any]]:
         `kind` and the rows (`metric_row`) each is made of:
 
         - ``baseline``: the baseline's `first`, the harness's own start-up when it ran in a free workspace
-          (`condition`, `row`, `offers`: the MCP servers and plugins its start-up offered, `_offers`, which
+          (`condition`, `row`, `offers`: the MCP servers and plugins its start-up offered, `surface.offers`, which
           a free workspace does not);
         - ``startup``: per other condition, first − the baseline's: what its start-up costs on every call
-          (`condition`, `baseline`, `row`);
+          (`condition`, `baseline`, `row`); then ``startup_sources``, what that difference is made of
+          (`compare_sources.startup_reading`);
         - ``run``: per other condition, the differences of `RUN_METRICS` (those compared): what it cost or
           saved over the run (`condition`, `baseline`, `rows`).
 
@@ -508,8 +516,8 @@ def readings(comparison: Comparison) -> list[dict[str, Any]]:
     if "first" in comparison.metrics:
         row = comparison.row(base, "first")
         if row["median"] is not None:
-            offers = _offers(next(c for c in comparison.conditions if c.name == base).surface)
-            out.append({"kind": "baseline", "condition": base, "row": row, "offers": offers})
+            offered = offers(next(c for c in comparison.conditions if c.name == base).surface)
+            out.append({"kind": "baseline", "condition": base, "row": row, "offers": offered})
     for cond in comparison.conditions:
         if cond.name == base:
             continue
@@ -517,17 +525,13 @@ def readings(comparison: Comparison) -> list[dict[str, Any]]:
             row = comparison.row(cond.name, "first")
             if row["delta"] is not None:
                 out.append({"kind": "startup", "condition": cond.name, "baseline": base, "row": row})
+            by_source = startup_reading(comparison.startup, cond.name, base)
+            out.extend([by_source] if by_source else [])
         rows = [comparison.row(cond.name, m) for m in RUN_METRICS if m in comparison.metrics]
         rows = [r for r in rows if r["delta"] is not None]
         if rows:
             out.append({"kind": "run", "condition": cond.name, "baseline": base, "rows": rows})
     return out
-
-
-def _offers(surface: dict[str, Any] | None) -> dict[str, list[str]]:
-    """The MCP servers and plugins a surface lists: what a free workspace's start-up does not offer."""
-    surface = surface or {}
-    return {"mcp_servers": surface.get("mcp_servers") or [], "plugins": surface.get("plugins") or []}
 
 
 def _warnings(comparison: Comparison) -> list[dict[str, Any]]:
@@ -569,9 +573,9 @@ def _warnings(comparison: Comparison) -> list[dict[str, Any]]:
     out.extend({"kind": "shared_run", "trace": t, "conditions": c} for t, c in seen.items() if len(c) > 1)
     out.extend({"kind": "surface_within", **d} for d in comparison.surface_within)
     base = next(c for c in comparison.conditions if c.name == comparison.baseline)
-    offers = _offers(base.surface)
-    if offers["mcp_servers"] or offers["plugins"]:
-        out.append({"kind": "baseline_offers", "condition": base.name, **offers})
+    offered = offers(base.surface)
+    if offered["mcp_servers"] or offered["plugins"]:
+        out.append({"kind": "baseline_offers", "condition": base.name, **offered})
     mixed = mixed_agents(comparison.conditions)
     if mixed:
         out.append(mixed)

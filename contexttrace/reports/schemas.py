@@ -29,7 +29,7 @@ SCHEMA_VERSIONS: dict[str, int] = {
     "usage": 3,
     "usage-group": 2,
     "history": 1,
-    "compare": 2,
+    "compare": 3,
     "tools": 3,
     "sources": 3,
     "files": 3,

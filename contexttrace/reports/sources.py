@@ -81,9 +81,10 @@ ROW_LABELS: dict[str, str] = {
     "other": "other",
 }
 #: `events.attachment_type` → its row: the listings Claude Code's `/context` counts apart from the messages
-#: (a CLAUDE.md read in a subfolder; the skill, agent, deferred tool and MCP instruction listings). Every
-#: other attachment is `harness`.
+#: (the memory files loaded at start-up or after a compaction, a CLAUDE.md read in a subfolder; the skill,
+#: agent, deferred tool and MCP instruction listings). Every other attachment is `harness`.
 ATTACHMENT_ROWS: dict[str, str] = {
+    "instructions": "memory",
     "nested_memory": "memory",
     "skill_listing": "skills",
     "agent_listing_delta": "custom_agents",

@@ -93,6 +93,16 @@ def surface_within(condition: str, runs: Sequence[DiagnosticsOfReport]) -> list[
     return out
 
 
+def offers(surface: dict[str, Any] | None) -> dict[str, list[str]]:
+    """The MCP servers and plugins a surface lists: what a free workspace's start-up does not offer.
+
+    >>> offers({"mcp_servers": ["github"], "plugins": None}), offers(None)
+    ({'mcp_servers': ['github'], 'plugins': []}, {'mcp_servers': [], 'plugins': []})
+    """
+    surface = surface or {}
+    return {"mcp_servers": surface.get("mcp_servers") or [], "plugins": surface.get("plugins") or []}
+
+
 def surface_between(baseline: dict[str, Any] | None, other: dict[str, Any] | None) -> list[dict[str, Any]]:
     """What a condition's surface differs in from the baseline's: per field that differs, `field`,
     `baseline` (its value there) and `value` (this condition's); for names also `added` and `removed`.

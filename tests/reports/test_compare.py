@@ -195,7 +195,12 @@ def test_compare_readings_spell_out_spec_004(known):
     )
     assert f"- loaded − free, over the run: a peak {peak:,} tokens higher (beyond the noise, p = " in text
     assert "; 2 more calls (beyond the noise, p = 0.008)" in text
-    assert [r["kind"] for r in c.readings] == ["baseline", "startup", "run"]
+    assert [r["kind"] for r in c.readings] == ["baseline", "startup", "startup_sources", "run"]
+    # stream-json records neither the guidance nor the -p prompt: the whole +3,000 is in the not itemised row
+    assert (
+        "- loaded − free, start-up by source: first +3,000, none of it in a row the trace itemises: all in the "
+        "system prompt + tools, not itemised (≈+3,000), where what the trace does not record lands" in text
+    )
 
 
 def test_compare_saved_reading_when_the_condition_is_smaller(known):
@@ -446,7 +451,7 @@ def test_compare_json_keys_are_documented(known, tmp_path):
     keys: set[str] = set()
     for specs in ([f"free={known['free_dir']}", f"loaded={known['loaded_file']}"], [f"h1={first}", f"h2={second}"]):
         data = orjson.loads(render_compare(_compare(specs), CompareFormat.JSON))
-        assert data["schema_version"] == SCHEMA_VERSION == 2
+        assert data["schema_version"] == SCHEMA_VERSION == 3
         _json_keys(data, keys)
     assert len(keys) > 40
     assert sorted(k for k in keys if not re.fullmatch(r"[a-z][a-z0-9_]*", k)) == []
@@ -484,7 +489,7 @@ def test_cli_compare_table_json_csv(known):
     assert out.stdout.startswith("| metric ") and "Readings (medians over the runs; spec 004):" in out.stdout
     out = runner.invoke(app, [*args, "--json", "--metric", "first,cost"], catch_exceptions=False)
     data = orjson.loads(out.stdout)
-    assert data["schema_version"] == 2 and data["baseline"] == "free" and data["metrics"] == ["first", "cost_usd"]
+    assert data["schema_version"] == 3 and data["baseline"] == "free" and data["metrics"] == ["first", "cost_usd"]
     out = runner.invoke(app, [*args, "--format", "csv", "-m", "calls"], catch_exceptions=False)
     assert out.stdout.splitlines()[0] == ",".join(CSV_COLUMNS) and len(out.stdout.splitlines()) == 3
     out = runner.invoke(app, [*args, "--format", "markdown", "-m", "calls"], catch_exceptions=False)

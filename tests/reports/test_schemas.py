@@ -51,6 +51,8 @@ FINGERPRINTS = {
     # custom_agents, deferred_tools, mcp_instructions); netted, calibration, other_parts, surface, claude_context
     ("compare", 2): "589c58f4ad9a",  # rows[].verdict (one rule over delta, noise and p); statistics.alpha
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini
+    ("compare", 3): "e1ebaeb5d483",  # startup (start-up by source: the first call's rows per condition and their
+    # differences); conditions[].runs[].first_sources; readings[].kind gains startup_sources
 }
 
 #: Schema keywords that document and do not constrain: a change to them is not a change of the contract.

@@ -30,6 +30,7 @@ from contexttrace.reading.claude.content import (
     ERROR_HEAD_CHARS,
     PART_READ,
     attachment_chars,
+    attachment_text,
     canonical,
     cap_of,
     command_name,
@@ -432,16 +433,13 @@ class Builder:
             return
         thread, thread_kind = self.threads.thread_of(rec, src)
         kind = attachment.type
-        content = attachment.content
-        if content is None:  # a listing delta writes its text as added lines / blocks
-            content = attachment.addedLines if attachment.addedLines is not None else attachment.addedBlocks
         self._event(
             line,
             thread,
             thread_kind,
             "attachment",
             ts=rec.timestamp if type(rec.timestamp) is str else None,
-            text_chars=attachment_chars(content),
+            text_chars=attachment_chars(attachment_text(attachment)),
             attachment_type=kind if type(kind) is str else None,
             attachment_path=attachment.filename if type(attachment.filename) is str else None,
         )

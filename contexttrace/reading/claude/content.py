@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from msgspec import Raw
 
-from contexttrace.reading.claude.records import Block, InnerBlock, ResultCopy, raw_text, raw_text_length
+from contexttrace.reading.claude.records import Attachment, Block, InnerBlock, ResultCopy, raw_text, raw_text_length
 
 #: Counts at or above this are not counts (JSON numbers past 2**53 lose precision anyway).
 MAX_TOKENS = 2**53
@@ -218,6 +218,28 @@ def notification_report(text: str) -> tuple[str | None, int | None]:
     end = text.rfind("</result>") if start >= 0 else -1
     report = end - start - len("<result>") if end >= start + len("<result>") else None
     return (m.group(1) if m else None), report
+
+
+def attachment_text(attachment: Attachment) -> Any:
+    """The part of an attachment the model reads, for `attachment_chars`: its `content`, except that a
+    listing delta writes its text as `addedLines` / `addedBlocks`, an ``instructions`` attachment as the
+    memory files it loaded (`files`, each ``{path, type, content}``: their contents, a list of strings) and a
+    ``nested_memory`` one as a ``{path, type, content}`` object (its `content` string). None without text.
+
+    >>> attachment_text(Attachment(type="instructions", files=[{"path": "/p/CLAUDE.md", "content": "abc"}, {}]))
+    ['abc']
+    >>> attachment_text(Attachment(type="nested_memory", content={"path": "/p/a/CLAUDE.md", "content": "ab"}))
+    'ab'
+    """
+    content = attachment.content
+    if content is None and attachment.files is not None:  # instructions: the memory files, their text
+        files = attachment.files if type(attachment.files) is list else []
+        return [f["content"] for f in files if type(f) is dict and type(f.get("content")) is str]
+    if content is None:
+        return attachment.addedLines if attachment.addedLines is not None else attachment.addedBlocks
+    if attachment.type == "nested_memory" and type(content) is dict and type(content.get("content")) is str:
+        return content["content"]
+    return content
 
 
 def attachment_chars(content: Any) -> int | None:

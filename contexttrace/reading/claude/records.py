@@ -198,6 +198,7 @@ class Attachment(Struct):
     filename: Any = None  # edited_text_file: the file edited outside the model
     addedLines: Any = None  # deferred_tools_delta, agent_listing_delta: the lines the listing adds
     addedBlocks: Any = None  # mcp_instructions_delta: each MCP server's instructions added
+    files: Any = None  # instructions: the memory files loaded, each {path, type, content}
 
 
 class Line(Struct):

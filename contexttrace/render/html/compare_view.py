@@ -10,8 +10,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from contexttrace.render.compare import fmt_figure, label, verdict_cell
-from contexttrace.render.text import fmt_p, fmt_percent_change
+from contexttrace.render.compare import label, verdict_cell
+from contexttrace.render.compare_startup import startup_view
+from contexttrace.render.text import fmt_figure, fmt_p, fmt_percent_change
 from contexttrace.reports import compare as cmp
 from contexttrace.reports.trace import RunResult
 
@@ -41,11 +42,15 @@ def compare_view(
     dict
         `baseline`, `conditions` (name, paths, runs, runs with no call, failures), `rows` (`compare.metric_row`'s
         figures per metric and condition, formatted as `context compare` prints them), `warnings` (their
-        kinds), `datasets` for the chart: `runs` (one row per run and metric: `metric`, `condition`,
-        `value`, `trace`, `href`, `kind` "run") and the medians (`kind` "median"), and `height` (px).
+        kinds), `startup` (`compare_startup.startup_view`: the first call's rows per condition and their
+        differences, None without them), `datasets` for the chart: `runs` (one row per run and metric:
+        `metric`, `condition`, `value`, `trace`, `href`, `kind` "run") and the medians (`kind` "median"), and
+        `height` (px).
     """
     figures = [
-        RunResult(reports=[cmp.RunFigures(s.report, s.usage) for s in r.reports], failures=list(r.failures))
+        RunResult(
+            reports=[cmp.RunFigures(s.report, s.usage, s.first_sources) for s in r.reports], failures=list(r.failures)
+        )
         for r in results
     ]
     comparison = cmp.compare(conditions, figures, baseline=baseline)
@@ -63,6 +68,7 @@ def compare_view(
         ],
         "rows": [_row(r) for r in comparison.rows],
         "warnings": [w.get("kind", "") for w in comparison.warnings],
+        "startup": startup_view(comparison.startup, comparison.baseline),
         "datasets": {"runs": _points(comparison, _page_numbers(results, first_number))},
         "height": 26 * len(comparison.conditions) + 24,
     }

@@ -19,8 +19,9 @@ from contexttrace.render.html.growth import growth_datasets
 from contexttrace.render.sources import sources_panel_of
 from contexttrace.render.text import fmt_usd
 from contexttrace.render.tools import tools_panel_of
+from contexttrace.reports.compare_sources import first_sources
 from contexttrace.reports.files import build_files
-from contexttrace.reports.sources import build_sources
+from contexttrace.reports.sources import SourcesReport, build_sources
 from contexttrace.reports.tools import build_tools
 from contexttrace.reports.trace import DiagnosticsOfReport, TraceReport, build_report
 from contexttrace.reports.usage import UsageReport, build_usage
@@ -45,6 +46,7 @@ class TraceSection(DiagnosticsOfReport):
     notes: list[str] = field(default_factory=list)
     panels: list[dict[str, Any]] = field(default_factory=list)
     title: str | None = None  # `titles.session_title`: its custom or AI title, else its first prompt, shortened
+    first_sources: dict[str, Any] | None = None  # `compare_sources.first_sources`: the rows of the first call
 
 
 def build_section(trace: Trace, window: int | None = None) -> TraceSection:
@@ -62,7 +64,8 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
     TraceSection
         `report` (`build_report`, exact), `cost` (`build_usage`'s total: ≈ list prices, ≥ a lower bound),
         `threshold` (the autocompact threshold: observed, or ≈ from the window), the chart datasets
-        (`growth_datasets`), the panels (`trace_panels`) and the session's `title` (`session_title`).
+        (`growth_datasets`), the panels (`trace_panels`), the session's `title` (`session_title`) and the
+        first call's rows (`compare_sources.first_sources`, from the sources panel's report).
         Every figure drawn comes from these; none is re-derived differently.
     """
     report = build_report(trace, window)
@@ -81,6 +84,7 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
         "source": figures["autocompact_threshold_source"],
     }
     datasets, axis, notes = growth_datasets(trace, report, threshold)
+    sources = build_sources(trace)
     duration, _ = result_count(trace.result, "duration_ms")  # bounded like every result-line count
     return TraceSection(
         report=report,
@@ -92,14 +96,16 @@ def build_section(trace: Trace, window: int | None = None) -> TraceSection:
         reported_duration_ms=duration,
         datasets=datasets,
         notes=notes,
-        panels=trace_panels(trace),
+        panels=trace_panels(trace, sources),
         title=session_title(trace.path),
+        first_sources=first_sources(sources),
     )
 
 
-def trace_panels(trace: Trace) -> list[dict[str, Any]]:
-    """The panels of one trace's section, in this order: `context sources` at the last call, `context tools`,
-    `context files` at the last line (docs/report.md "Panels"); a command with nothing to show adds none.
+def trace_panels(trace: Trace, sources: SourcesReport | None = None) -> list[dict[str, Any]]:
+    """The panels of one trace's section, in this order: `context sources` at the last call (`sources`, when
+    already built: `build_sources(trace)`), `context tools`, `context files` at the last line (docs/report.md
+    "Panels"); a command with nothing to show adds none.
 
     Returns
     -------
@@ -107,7 +113,7 @@ def trace_panels(trace: Trace) -> list[dict[str, Any]]:
         Table panels (`sources_panel_of`, `tools_panel_of`, `files_panel_of`), as plain values.
     """
     panels = (
-        sources_panel_of(build_sources(trace)),
+        sources_panel_of(sources if sources is not None else build_sources(trace)),
         tools_panel_of(build_tools(trace)),
         files_panel_of(build_files(trace)),
     )
