@@ -13,7 +13,7 @@ import pytest
 from contexttrace import analyze
 from contexttrace.render.trace import COLUMNS, EXTRA_COLUMNS
 from contexttrace.render.views import CSV_COLUMNS
-from contexttrace.reports.trace import TraceReport
+from contexttrace.reports.results import TraceReport
 from contexttrace.select.thresholds import TRACE_METRICS
 
 from .conftest import ROOT, SAMPLES

@@ -13,7 +13,7 @@ from typing import Any
 from contexttrace.render.compare import fmt_figure, label, verdict_cell
 from contexttrace.render.text import fmt_p, fmt_percent_change
 from contexttrace.reports import compare as cmp
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 
 #: The columns of the chart's points.
 POINT_COLUMNS = ("metric", "condition", "value", "trace", "href", "kind")
