@@ -9,6 +9,9 @@ loads no other command's modules. This module only registers the commands, in th
 
 from __future__ import annotations
 
+from contexttrace.cli import startup  # first: the collector paused while the rest is imported
+
+# isort: split
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -103,6 +106,7 @@ def make_app(only: tuple[str, str] | None = None) -> typer.Typer:
 
 
 app = make_app()
+startup.resume()  # every module `main` needs before a command starts is imported
 
 
 def command_named(argv: list[str]) -> tuple[str, str] | None:
