@@ -84,6 +84,10 @@ def ccusage_command() -> tuple[list[str], list[str]] | None:
     return via_npx, via_npx
 
 
+#: Where every timed command runs: not a checkout (`python -m` puts the current folder first on the path, so
+#: run from one it would time that checkout's package whatever `PYTHONPATH` names).
+NEUTRAL = tempfile.gettempdir()
+
 #: A small sample for the start-up figure (one stream-json capture, 36 calls).
 SMALL = HERE.parent / "samples" / "b-ccl-thinking-sonnet45.jsonl"
 
@@ -97,9 +101,10 @@ def compile_bytecode(*trees: Path) -> None:
 
 
 def _env(store: Path, config: Path | None = None, tree: Path | None = None) -> dict[str, str]:
+    """The environment of a timed command: its checkout on `PYTHONPATH` (`tree`, else this one; the commands
+    run from a neutral folder, `_run`, so that `python -m` does not put the caller's folder first)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    if tree is not None:
-        env["PYTHONPATH"] = str(tree)
+    env["PYTHONPATH"] = str(tree if tree is not None else HERE.parent)
     env["CONTEXTTRACE_CACHE_DIR"] = str(store)
     env["NO_COLOR"] = "1"
     if config is not None:
@@ -113,7 +118,7 @@ def _run(cmd: list[str], env: dict[str, str], before: Any = None) -> tuple[float
         before()
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=NEUTRAL)
     wall = time.perf_counter() - start
     now = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)

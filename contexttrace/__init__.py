@@ -16,7 +16,8 @@ from contexttrace.version import __version__
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace, read_trace
-    from contexttrace.reports.trace import RunResult, TraceReport, build_report
+    from contexttrace.reports.results import RunResult, TraceReport
+    from contexttrace.reports.trace import build_report
     from contexttrace.run.runner import analyze
 
 #: The public names imported when first used (`import contexttrace.cli` loads neither the reader nor the
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "Trace": "contexttrace.reading",
     "read_trace": "contexttrace.reading",
-    "RunResult": "contexttrace.reports.trace",
-    "TraceReport": "contexttrace.reports.trace",
+    "RunResult": "contexttrace.reports.results",
+    "TraceReport": "contexttrace.reports.results",
     "build_report": "contexttrace.reports.trace",
     "analyze": "contexttrace.run.runner",
 }

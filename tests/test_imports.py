@@ -99,16 +99,39 @@ def _heavy(loaded: set[str]) -> list[str]:
     return sorted(m for m in NOT_FOR_TRACE_JSON if m in loaded or any(n.startswith(m + ".") for n in loaded))
 
 
+#: The modules a warm `context trace --json` (its reports kept in the result store) may import from
+#: `reports` and `analysis`: the report types and build names, the schema versions, and the analysis the
+#: renderers format with. Everything else there builds reports; the readers read.
+WARM_REPORTS_AND_ANALYSIS = {
+    "contexttrace.reports", "contexttrace.reports.builds", "contexttrace.reports.results",
+    "contexttrace.reports.schemas", "contexttrace.analysis", "contexttrace.analysis.counts",
+    "contexttrace.analysis.frame_rows", "contexttrace.analysis.metrics", "contexttrace.analysis.window",
+}  # fmt: skip
+#: The readers: a warm run reads no file, so it imports none of them.
+READERS = ("contexttrace.reading.api", "contexttrace.reading.claude", "contexttrace.reading.codex",
+           "contexttrace.reading.gemini")  # fmt: skip
+
+
 def test_trace_json_import_set_cold_and_warm(tmp_path, monkeypatch):
     """`context trace --json` cold and warm (its reports kept in the result store) loads none of
-    `NOT_FOR_TRACE_JSON`, and with typer below 0.29 (pyproject.toml's pin) no pydantic either."""
+    `NOT_FOR_TRACE_JSON`, and with typer below 0.29 (pyproject.toml's pin) no pydantic either. Warm, it
+    imports no reader and no report builder or analysis beyond `WARM_REPORTS_AND_ANALYSIS` (its reports are
+    decoded from the store); cold with `--no-cache`, nothing of the store (nor sqlite3)."""
     monkeypatch.setenv("CONTEXTTRACE_CACHE_DIR", str(tmp_path / "store"))
     argv = ["context", "trace", "samples/b-ccl-thinking-sonnet45.jsonl", "--json"]
     cold, out = _loaded_by(argv)
     warm, again = _loaded_by(argv)
-    assert orjson.loads(out)[0]["peak"] == 72484 and again == out
-    assert (_heavy(cold), _heavy(warm)) == ([], [])
-    assert "contexttrace.reading.claude.builder" in cold and "contexttrace.reports.trace" in warm
+    uncached, once_more = _loaded_by([*argv, "--no-cache"])
+    assert orjson.loads(out)[0]["peak"] == 72484 and again == out == once_more
+    assert (_heavy(cold), _heavy(warm), _heavy(uncached)) == ([], [], [])
+    assert "contexttrace.reading.claude.builder" in cold and "contexttrace.analysis.weather" in cold
+    assert "contexttrace.reports.results" in warm and "contexttrace.storage.reports" in warm
+    assert sorted(m for m in warm if m.startswith(READERS)) == []
+    layers = ("contexttrace.reports", "contexttrace.analysis")
+    assert sorted(m for m in warm if m.startswith(layers) and m not in WARM_REPORTS_AND_ANALYSIS) == []
+    # the console hook (`storage.replay`) reads the arguments, sees --no-cache and hands over: no store
+    stored = sorted(m for m in uncached if m.startswith("contexttrace.storage.") or m == "sqlite3")
+    assert stored in ([], ["contexttrace.storage.replay"])
     if tuple(int(p) for p in version("typer").split(".")[:2]) >= (0, 29):
         pytest.skip(f"typer {version('typer')} is installed; pyproject.toml pins typer<0.29 (pip install -e .)")
     assert sorted(m for m in cold | warm if m.split(".")[0] in ("pydantic", "pydantic_core")) == []
@@ -149,3 +172,24 @@ def test_a_replayed_run_imports_no_reader_report_or_typer(tmp_path, monkeypatch)
     heavy = [m for m in NOT_FOR_A_REPLAY if m in replayed or any(n.startswith(m + ".") for n in replayed)]
     assert heavy == [] and "contexttrace.storage.replay" in replayed
     assert {"typer", "contexttrace.reading.claude.builder", "contexttrace.reports.trace"} <= kept
+
+
+def test_a_command_run_builds_only_its_own_options():
+    """`main` registers only the command its arguments name (Typer turns every registered command's
+    signature into options on each run), and that command's help reads as in the whole app."""
+    from typer.testing import CliRunner
+
+    from contexttrace.cli.app import COMMANDS, app, command_named, make_app
+
+    assert command_named(["context", "usage", "--json"]) == ("context", "usage")
+    assert command_named(["context"]) is None and command_named(["context", "nope"]) is None
+    assert command_named(["-h"]) is None and command_named([]) is None
+    only = make_app(("context", "trace"))
+    [context] = [g.typer_instance for g in only.registered_groups if g.name == "context"]
+    assert [c.name for c in context.registered_commands] == ["trace"] and len(COMMANDS) == 11
+    runner = CliRunner()
+    argv = ["context", "trace", "--help"]
+    assert (
+        runner.invoke(only, argv, env={"COLUMNS": "100"}).output
+        == runner.invoke(app, argv, env={"COLUMNS": "100"}).output
+    )

@@ -15,7 +15,7 @@ from contexttrace.cli.output import Notes, color_enabled
 from contexttrace.errors import ExitCode
 from contexttrace.reading import Trace
 from contexttrace.render.diagnostics import render_diagnostics
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 from contexttrace.run.engine import EngineError, EngineName, open_engine
 from contexttrace.run.runner import analyze
 from contexttrace.storage.replay import note_paths

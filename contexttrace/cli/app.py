@@ -9,6 +9,11 @@ loads no other command's modules. This module only registers the commands, in th
 
 from __future__ import annotations
 
+from contexttrace.cli import startup  # first: the collector paused while the rest is imported
+
+# isort: split
+import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -29,28 +34,21 @@ from contexttrace.version import __version__
 #: `-h` works as `--help` on every command (click passes the setting down to subcommands).
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
-app = typer.Typer(
-    help="Show what an AI coding agent held in its context window, from recorded Claude Code, Codex CLI and "
-    "Gemini CLI traces.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,  # plain help: flags show no "<bool>" placeholder
-    context_settings=CONTEXT_SETTINGS,
-)
-context_app = typer.Typer(
-    help="Context-window figures of recorded traces.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    context_settings=CONTEXT_SETTINGS,
-)
-app.add_typer(context_app, name="context")
-cache_app = typer.Typer(
-    help="The result store: what was read from each trace file, kept so that a re-run reads only what changed.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    context_settings=CONTEXT_SETTINGS,
-)
-app.add_typer(cache_app, name="cache")
+#: Every command, in the order `--help` lists them: (group, name) -> (function, epilog). The group is
+#: ``""`` for a command of `contexttrace` itself.
+COMMANDS: dict[tuple[str, str], tuple[Callable[..., None], str | None]] = {
+    ("context", "trace"): (trace_command, PATHS_HELP),
+    ("context", "usage"): (usage_command, PATHS_HELP),
+    ("context", "tools"): (tools_command, PATHS_HELP),
+    ("context", "sources"): (sources_command, PATHS_HELP),
+    ("context", "files"): (files_command, PATHS_HELP),
+    ("context", "history"): (history_command, None),
+    ("", "schema"): (schema_command, None),
+    ("context", "compare"): (compare_command, COMPARE_HELP),
+    ("cache", "info"): (cache_info_command, None),
+    ("cache", "clear"): (cache_clear_command, None),
+    ("context", "report"): (report_command, PATHS_HELP),
+}
 
 
 def _version(value: bool) -> None:
@@ -59,7 +57,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
@@ -68,19 +65,64 @@ def _main(
     """contexttrace: context-window figures from Claude Code, Codex CLI and Gemini CLI traces."""
 
 
-context_app.command("trace", epilog=PATHS_HELP)(trace_command)
-context_app.command("usage", epilog=PATHS_HELP)(usage_command)
-context_app.command("tools", epilog=PATHS_HELP)(tools_command)
-context_app.command("sources", epilog=PATHS_HELP)(sources_command)
-context_app.command("files", epilog=PATHS_HELP)(files_command)
-context_app.command("history")(history_command)
-app.command("schema")(schema_command)
-context_app.command("compare", epilog=COMPARE_HELP)(compare_command)
-cache_app.command("info")(cache_info_command)
-cache_app.command("clear")(cache_clear_command)
-context_app.command("report", epilog=PATHS_HELP)(report_command)
+def make_app(only: tuple[str, str] | None = None) -> typer.Typer:
+    """The `contexttrace` Typer app with its `context` and `cache` groups and every command of `COMMANDS`,
+    or only the command `only` names (its group kept, so its usage line, help and errors read the same).
+
+    Typer turns every registered command's signature into options each time the app runs (a tenth of a
+    small `context trace`'s time for the other ten commands), so `main` registers only the command the
+    arguments name.
+    """
+    app = typer.Typer(
+        help="Show what an AI coding agent held in its context window, from recorded Claude Code, Codex CLI "
+        "and Gemini CLI traces.",
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode=None,  # plain help: flags show no "<bool>" placeholder
+        context_settings=CONTEXT_SETTINGS,
+    )
+    groups = {
+        "context": typer.Typer(
+            help="Context-window figures of recorded traces.",
+            no_args_is_help=True,
+            rich_markup_mode=None,
+            context_settings=CONTEXT_SETTINGS,
+        ),
+        "cache": typer.Typer(
+            help="The result store: what was read from each trace file, kept so that a re-run reads only what changed.",
+            no_args_is_help=True,
+            rich_markup_mode=None,
+            context_settings=CONTEXT_SETTINGS,
+        ),
+    }
+    for name, group in groups.items():
+        app.add_typer(group, name=name)
+    app.callback()(_main)
+    for (group_name, name), (function, epilog) in COMMANDS.items():
+        if only is None or only == (group_name, name):
+            target = groups[group_name] if group_name else app
+            target.command(name, epilog=epilog)(function)
+    return app
+
+
+app = make_app()
+startup.resume()  # every module `main` needs before a command starts is imported
+
+
+def command_named(argv: list[str]) -> tuple[str, str] | None:
+    """The command of `COMMANDS` the command line names by its first words (``context trace ...``,
+    ``schema ...``), or None (an option first, a group alone, a name that is no command).
+
+    >>> command_named(["context", "trace", "a.jsonl"]), command_named(["schema"]), command_named(["--version"])
+    (('context', 'trace'), ('', 'schema'), None)
+    """
+    for key in (("", argv[0]) if argv else None, tuple(argv[:2]) if len(argv) >= 2 else None):
+        if key in COMMANDS:
+            return key  # type: ignore[return-value]
+    return None
 
 
 def main() -> None:
     """Run the command-line interface (the `contexttrace` console script and `python cli.py`)."""
-    app()
+    only = command_named(sys.argv[1:])
+    (app if only is None else make_app(only))()

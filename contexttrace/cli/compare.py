@@ -21,8 +21,8 @@ from contexttrace.cli.options import (
 )
 from contexttrace.cli.output import command_notes
 from contexttrace.errors import ExitCode
-from contexttrace.render.compare import CompareFormat
 from contexttrace.run.engine import EngineName
+from contexttrace.select.views import CompareFormat
 
 
 def compare_command(

@@ -19,12 +19,11 @@ from typing import Annotated, Any, TypeGuard
 import typer
 
 from contexttrace.analysis import window as window_rules
-from contexttrace.render.compare import CompareFormat
 from contexttrace.reports.schemas import SCHEMA_NAMES
 from contexttrace.run.engine import EngineName
 from contexttrace.select.filters import GROUP_BY, GroupBy, Selection, is_scan, parse_timezone, parse_when, sort_keys
 from contexttrace.select.thresholds import Threshold, ThresholdError, parse_threshold
-from contexttrace.select.views import Format, ReportKind, ViewKind, ViewOptions, metrics_of
+from contexttrace.select.views import CompareFormat, Format, ReportKind, ViewKind, ViewOptions, metrics_of
 
 # -- --window ----------------------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from contexttrace.render.checks import render_check
 from contexttrace.render.diagnostics import group_notes, is_error_line
 from contexttrace.render.explain import render_explain
 from contexttrace.render.views import columns_to_drop, render_view, render_view_notes
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 from contexttrace.select.views import Format, ReportKind, View, ViewOptions, exit_code, make_view, selected_run
 
 

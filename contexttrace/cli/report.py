@@ -54,7 +54,7 @@ def report_command(
         INSTALL_HINT,
         missing_extras,
     )
-    from contexttrace.reports.trace import RunResult
+    from contexttrace.reports.results import RunResult
 
     missing = missing_extras()
     if missing:

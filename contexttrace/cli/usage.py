@@ -67,14 +67,14 @@ def usage_command(
     cache read, output, hit (cache hit ratio) and cost USD."""
     from contexttrace.cli.analyze import analyze_paths
     from contexttrace.cli.output import command_notes, finish, show_view
-    from contexttrace.reports.usage import build_usage
+    from contexttrace.reports.builds import USAGE_BUILD  # named: a run served from the store imports no builder
 
     options = view_options("usage", paths or [], fmt=fmt, json=json, fail_on=fail_on, since=since, until=until,
                            timezone=timezone, project=project, session=session, sort=sort, desc=desc,
                            totals=totals, group_by=group_by, output=output)  # fmt: skip
     label_needs_db(label, db)
     with command_notes(quiet, verbose) as notes:
-        run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=build_usage, notes=notes)
+        run = analyze_paths(paths or [], window, color, not no_cache, engine, scheduler, build=USAGE_BUILD, notes=notes)
         view = show_view(run, "usage", options, output=output, db=db, label=label, wide=wide, breakdown=breakdown,
                          notes=notes, format_given=fmt is not None or json)  # fmt: skip
         finish(run, paths or [], view, notes=notes, allow_empty=allow_empty)

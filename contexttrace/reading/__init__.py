@@ -23,7 +23,6 @@ from contexttrace.lazy import lazy_getattr
 if TYPE_CHECKING:
     from contexttrace.reading.api import FORMATS, format_of, read_trace, split_point
     from contexttrace.reading.claude.builder import Builder
-    from contexttrace.reading.claude.calls import drop_inherited_calls, inherited_calls
     from contexttrace.reading.claude.content import DENIAL_PREFIXES, MAX_TOKENS, result_size
     from contexttrace.reading.claude.lines import OVERSIZED_LINE_BYTES
     from contexttrace.reading.claude.split import (
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     )
     from contexttrace.reading.claude.state import MAX_LINE_NOTES
     from contexttrace.reading.collector import gc_paused
+    from contexttrace.reading.identity import drop_inherited_calls, inherited_calls
     from contexttrace.reading.model import TABLES, ColumnView, LineNote, SourceFile, Table, Trace
 
 #: Where each public name lives, imported on first use (PEP 562): importing `reading.contract` or
@@ -46,8 +46,8 @@ _LAZY = {
     "read_trace": "contexttrace.reading.api",
     "split_point": "contexttrace.reading.api",
     "Builder": "contexttrace.reading.claude.builder",
-    "drop_inherited_calls": "contexttrace.reading.claude.calls",
-    "inherited_calls": "contexttrace.reading.claude.calls",
+    "drop_inherited_calls": "contexttrace.reading.identity",
+    "inherited_calls": "contexttrace.reading.identity",
     "DENIAL_PREFIXES": "contexttrace.reading.claude.content",
     "MAX_TOKENS": "contexttrace.reading.claude.content",
     "result_size": "contexttrace.reading.claude.content",

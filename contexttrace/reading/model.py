@@ -25,7 +25,7 @@ from contexttrace.reading.contract import (
 if TYPE_CHECKING:
     import polars as pl
 
-#: The columns of a call that identify it across sessions (`calls.inherited_calls`): a resumed or forked session's
+#: The columns of a call that identify it across sessions (`identity.inherited_calls`): a resumed or forked session's
 #: file copies earlier calls with these four unchanged.
 KEY_COLUMNS = ("message_id", "input_tokens", "cache_write_tokens", "cache_read_tokens")
 
@@ -196,7 +196,7 @@ class Trace:
         `<synthetic>` / `isApiErrorMessage` assistant lines: API errors, not calls.
     inherited_calls
         Calls dropped because another session's file of the same run wrote them first
-        (`calls.drop_inherited_calls`).
+        (`identity.drop_inherited_calls`).
     """
 
     name: str

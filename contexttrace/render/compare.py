@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-from enum import StrEnum
 from typing import Any
 
 from contexttrace.render.compare_startup import startup_sentence, startup_table
@@ -25,17 +24,7 @@ from contexttrace.render.text import (
 from contexttrace.reports import compare as cmp
 from contexttrace.reports.stats import ALPHA, CI_LEVEL, MIN_RUNS_FOR_TEST, RESAMPLES, SEED
 from contexttrace.reports.surface import SURFACE_FIELDS
-
-
-class CompareFormat(StrEnum):
-    """What `context compare --format` prints. `table` and `markdown` print the same pipe table; markdown
-    makes the titles under it headings."""
-
-    TABLE = "table"
-    MARKDOWN = "markdown"
-    CSV = "csv"
-    JSON = "json"
-
+from contexttrace.select.views import CompareFormat
 
 #: How a metric is named in the table and the readings (its key is the JSON and CSV name).
 LABELS = {"result_chars": "result chars", "cost_usd": "cost", "health_score": "health", "repeat": "repeated calls"}

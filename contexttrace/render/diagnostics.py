@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from contexttrace.render.text import fmt_int, safe_text
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 
 #: Most skipped lines named one by one per file on stderr; the rest are counted.
 NOTES_SHOWN = 3

@@ -12,7 +12,7 @@ from typing import Any
 
 from contexttrace.analysis.metrics import measured
 from contexttrace.render.text import GRADE_COLORS, fmt_decimal, fmt_int, fmt_percent, fmt_ratio, safe_text
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 
 #: Spec 000's compaction-line colour.
 COMPACTION_COLOR = "#f38ba8"

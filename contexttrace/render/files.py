@@ -13,7 +13,7 @@ from typing import Any
 from contexttrace.analysis.placement import normalize_path
 from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_tokens, json_text, pipe_table, safe_text
 from contexttrace.reports.files import DROPPED, REREAD_WARN, FilesReport
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 
 HEADERS = ["level", "relevance", "file", "touches", "reads", "writes", "failed", "re-reads", "tokens read",
            "tokens written", "refs", "last seen", "in window"]  # fmt: skip

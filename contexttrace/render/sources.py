@@ -19,8 +19,8 @@ from contexttrace.render.text import (
     pipe_table,
     safe_text,
 )
+from contexttrace.reports.results import RunResult
 from contexttrace.reports.sources import PREFIX_PARTS, ROW_LABELS, ROWS, SourcesReport, calls_word
-from contexttrace.reports.trace import RunResult
 
 HEADERS = ["source", "tokens", "share"]
 #: Short headers of the `--steps` table, one per row of `reports.sources.ROWS`.

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from contexttrace.render.text import fmt_duration, fmt_int, fmt_tokens, fmt_usd, json_text, pipe_table, safe_text
+from contexttrace.reports.results import RunResult
 from contexttrace.reports.tools import ERROR_CLASS_LABELS, THREAD_GROUP_MAIN, ToolsReport, sort_rows
-from contexttrace.reports.trace import RunResult
 
 HEADERS = ["thread", "tool", "error classes", "calls", "errors", "denied", "p50", "p95", "tokens → ctx",
            "input → ctx", "resent cost"]  # fmt: skip

@@ -12,7 +12,7 @@ from typing import Any
 
 from contexttrace.analysis.window import window_origin
 from contexttrace.render.text import fmt_int, fmt_percent, fmt_window, json_text, pipe_table, safe_text
-from contexttrace.reports.trace import RunResult, TraceReport
+from contexttrace.reports.results import RunResult, TraceReport
 
 
 class OutputFormat(StrEnum):

@@ -1,7 +1,7 @@
 """The text of `context usage`: one row per trace (and its subagents), the notes that qualify the costs,
 and with `--breakdown` the per-model, per-thread and per-agent tables and the turn readings.
 
-Renderers take `RunResult`s of `usage.UsageReport`s and return `str` (or lines); they never print. Token
+Renderers take `RunResult`s of `results.UsageReport`s and return `str` (or lines); they never print. Token
 counts are exact (``≥`` when an output count is a streaming placeholder); USD are list-price estimates
 ``≈``, lower bounds ``≥``; every number is formatted by `render.text`.
 """
@@ -24,7 +24,7 @@ from contexttrace.render.text import (
     pipe_table,
     safe_text,
 )
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 
 #: The headers of the `context usage` table (and of its totals and group rows).
 USAGE_HEADERS = ["trace", "calls", "turns", "fresh input", "cache write", "cache read", "output", "hit", "cost USD"]
@@ -76,7 +76,7 @@ def usage_cells(label: str, totals: dict[str, Any], turns: int | None) -> list[s
     label
         The first cell (the trace, ``  ↳ subagents``, ``total``, a group).
     totals
-        A usage total (`usage.UsageReport.total` and the like: token sums, `cache_hit_ratio`, `cost_usd`).
+        A usage total (`results.UsageReport.total` and the like: token sums, `cache_hit_ratio`, `cost_usd`).
     turns
         Human turns, or None (``-``: the subagents row).
     """
@@ -89,7 +89,7 @@ def render_usage_table(run: RunResult, breakdown: bool = False, notes: bool = Tr
     Parameters
     ----------
     run
-        `RunResult` whose reports are `usage.UsageReport`s.
+        `RunResult` whose reports are `results.UsageReport`s.
     breakdown
         Also print, per trace, a table per model (when it made a call), per thread, per subagent (when it
         has one) and the turn readings; an empty table is left out, never drawn.
@@ -198,7 +198,7 @@ def usage_breakdown(r: Any) -> list[str]:
     Parameters
     ----------
     r
-        A `usage.UsageReport`.
+        A `results.UsageReport`.
     """
     out = [""]
     if r.models:

@@ -25,7 +25,7 @@ from contexttrace.render.trace import (
     unrecorded_line,
 )
 from contexttrace.render.usage import USAGE_HEADERS, render_usage_notes, side_rows, usage_breakdown, usage_cells
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 from contexttrace.select.filters import in_zone
 
 #: Columns a narrow terminal leaves out first, least important first; the others always stay.

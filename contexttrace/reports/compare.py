@@ -25,6 +25,7 @@ from typing import Any
 from contexttrace.reading import Trace
 from contexttrace.reading.urls import is_url
 from contexttrace.reports.compare_sources import first_sources, startup_reading, startup_rows
+from contexttrace.reports.results import DiagnosticsOfReport, RunResult, TraceReport, UsageReport
 from contexttrace.reports.stats import (
     Number,
     median_difference_ci,
@@ -35,8 +36,8 @@ from contexttrace.reports.stats import (
     within_noise,
 )
 from contexttrace.reports.surface import mixed_agents, offers, surface_between, surface_within, typical_surface
-from contexttrace.reports.trace import DiagnosticsOfReport, RunResult, TraceReport, build_report
-from contexttrace.reports.usage import UsageReport, build_usage
+from contexttrace.reports.trace import build_report
+from contexttrace.reports.usage import build_usage
 
 #: Version of the `context compare --json` object; bump it when a key changes meaning or goes away.
 SCHEMA_VERSION = 3

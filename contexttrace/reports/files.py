@@ -40,8 +40,9 @@ from contexttrace.analysis.placement import FILE_TOOLS, Boundary, boundaries, re
 from contexttrace.analysis.tokens import CHARS_PER_TOKEN, result_tokens
 from contexttrace.reading.contract import SHELL_TOOLS, THREAD_MAIN
 from contexttrace.reading.text import path_words
+from contexttrace.reports.results import ReadingDiagnostics
 from contexttrace.reports.tools import error_class
-from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
+from contexttrace.reports.trace import reading_diagnostics
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace

@@ -46,8 +46,9 @@ from contexttrace.analysis.tokens import result_tokens
 from contexttrace.analysis.window import window_choice
 from contexttrace.reading.contract import THREAD_MAIN
 from contexttrace.reports.claude_context import claude_categories
+from contexttrace.reports.results import ReadingDiagnostics
 from contexttrace.reports.sources_walk import OTHER_PARTS, ROWS, Call, Item, reference_of, walk
-from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
+from contexttrace.reports.trace import reading_diagnostics
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from contexttrace.reading.api import FORMATS
-from contexttrace.reports.trace import DiagnosticsOfReport, TraceReport
+from contexttrace.reports.results import DiagnosticsOfReport, TraceReport
 
 #: What start-up offered, compared between runs (spec 004: "two runs that differ there are not the same
 #: condition"): key -> kind. `count`: how many the `system/init` line lists; `names`: the names it lists;

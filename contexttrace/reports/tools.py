@@ -39,7 +39,8 @@ from contexttrace.analysis.pricing import PriceTable, load_prices, price_of
 from contexttrace.analysis.tokens import CHARS_PER_TOKEN, result_tokens
 from contexttrace.analysis.tool_figures import mcp_server_of
 from contexttrace.reading.contract import THREAD_MAIN
-from contexttrace.reports.trace import ReadingDiagnostics, reading_diagnostics
+from contexttrace.reports.results import ReadingDiagnostics
+from contexttrace.reports.trace import reading_diagnostics
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace

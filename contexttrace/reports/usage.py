@@ -19,14 +19,12 @@ Rules this module owns (docs/usage.md states each with its source and exact/≈)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis import metrics
 from contexttrace.analysis.facts import trace_facts
 from contexttrace.analysis.pricing import PriceTable, load_prices
 from contexttrace.analysis.window import context_windows, window_choice
-from contexttrace.reading import LineNote  # a field of `UsageReport`: the result store decodes it by its type
 from contexttrace.reading.contract import THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 from contexttrace.reports.agents import agents_of_rows
 from contexttrace.reports.costs import (
@@ -45,109 +43,11 @@ from contexttrace.reports.result_line import (
     result_only_totals,
     result_warnings,
 )
-from contexttrace.reports.schemas import SCHEMA_VERSIONS
+from contexttrace.reports.results import UsageReport
 from contexttrace.reports.turns import main_calls, main_events, turn_figures_of_rows, turns_of_rows
 
 if TYPE_CHECKING:
     from contexttrace.reading import Trace
-
-
-@dataclass(frozen=True)
-class UsageReport:
-    """The `context usage` readings of one trace, ready to render (plain values, no frames).
-
-    `total` covers every thread (what the trace cost): `lines_total`, the calls written (`main`, the main
-    thread, plus `subagents`, the subagent and compaction-summariser threads), plus `result_only`, the
-    tokens only a stream-json `result` line's `modelUsage` counts (None without a complete `modelUsage`);
-    each is a `costs.token_totals` dict. Token figures are exact sums over distinct API responses (or as
-    `modelUsage` writes them); USD figures are ≈ (list prices from the table dated `price_table_date`),
-    lower bounds (≥) when `total["lower_bound_reasons"]` names a reason. `missing_subagents`: the ids of
-    subagents named by Task/Agent results whose calls the trace lacks (`metrics.missing_subagents`; their
-    cost is in no total unless a stream-json `modelUsage` counts it).
-    """
-
-    trace: str
-    path: str
-    format: str
-    session_id: str | None
-    window: int
-    window_source: str
-    price_table_date: str
-    total: dict[str, Any]
-    main: dict[str, Any]
-    subagents: dict[str, Any]
-    models: list[dict[str, Any]]
-    threads: list[dict[str, Any]]
-    turns: list[dict[str, Any]]
-    turn_figures: dict[str, Any]
-    agents: list[dict[str, Any]]
-    agents_cost_share: float | None
-    agents_return_ratio: float | None
-    reported: dict[str, Any] | None
-    skipped_lines: int = 0
-    oversized_lines: int = 0
-    truncated_last_line: bool = False
-    warnings: list[str] = field(default_factory=list)
-    line_notes: list[LineNote] = field(default_factory=list)
-    lines_total: dict[str, Any] = field(default_factory=dict)
-    result_only: dict[str, Any] | None = None
-    missing_subagents: list[str] = field(default_factory=list)
-    #: `subagents` in its two parts, named apart: the subagent threads, and the compaction summariser's calls
-    #: (each a `costs.token_totals` dict; their calls add up to `subagents["calls"]`)
-    subagent_threads: dict[str, Any] = field(default_factory=dict)
-    compaction_threads: dict[str, Any] = field(default_factory=dict)
-    fill: float | None = None  # never set: lets `render.render_diagnostics` take these reports
-    #: `label`, `project`, `cwd`, `start`, `start_source` (`facts.trace_facts`)
-    facts: dict[str, Any] = field(default_factory=dict)
-    #: The calls' usage by message time (`time_buckets`), for `--group-by day|week|month`; not in the JSON.
-    time_buckets: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    #: figures the trace cannot give and why (`Trace.unrecorded`): their cells show `–`; not a JSON key
-    unrecorded: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
-        """Return the JSON object of this trace: every reading, raw numbers (`with_calls` is ignored)."""
-        return {
-            "schema_version": SCHEMA_VERSIONS["usage"],
-            **self.facts,
-            "trace": self.trace,
-            "path": self.path,
-            "format": self.format,
-            "session_id": self.session_id,
-            "window": self.window,
-            "window_source": self.window_source,
-            "price_table_date": self.price_table_date,
-            "total": self.total,
-            "lines_total": self.lines_total,
-            "result_only": self.result_only,
-            "main": self.main,
-            "subagents": self.subagents,
-            "subagent_threads": self.subagent_threads,
-            "compaction_threads": self.compaction_threads,
-            "cost_usd": self.total["cost_usd"],
-            "cost_source": self.total["cost_source"],
-            "cost_is_lower_bound": self.total["cost_is_lower_bound"],
-            "lower_bound_reasons": self.total["lower_bound_reasons"],
-            "unpriced_models": self.total["unpriced_models"],
-            "missing_subagents": len(self.missing_subagents),
-            "missing_subagent_ids": self.missing_subagents,
-            "models": self.models,
-            "threads": self.threads,
-            "turns": self.turn_figures["turns"],
-            "turn_figures": self.turn_figures,
-            "turn_rows": self.turns,
-            "agents": self.agents,
-            "agents_cost_usd": self.subagents_cost_usd,
-            "agents_cost_share": self.agents_cost_share,
-            "agents_return_ratio": self.agents_return_ratio,
-            "reported": self.reported,
-            "skipped_lines": self.skipped_lines,
-            "warnings": self.warnings,
-        }
-
-    @property
-    def subagents_cost_usd(self) -> float:
-        """USD (≈) of the subagent threads only (the compaction summariser apart)."""
-        return float(sum(a["cost_usd"] for a in self.agents))
 
 
 def build_usage(trace: Trace, window: int | None = None, table: PriceTable | None = None) -> UsageReport:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from contexttrace.reports.compare import Condition, build_run
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 from contexttrace.run.runner import analyze
 
 

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from distributed import Client, LocalCluster
 
     from contexttrace.reading import Trace
-    from contexttrace.reports.trace import TraceFailure
+    from contexttrace.reports.results import TraceFailure
 
     Result = list[tuple[Trace, Any]] | TraceFailure
 

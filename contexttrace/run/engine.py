@@ -25,7 +25,7 @@ from contexttrace.errors import EngineError
 if TYPE_CHECKING:
     from contexttrace.discover.local import TraceSource
     from contexttrace.reading import Trace
-    from contexttrace.reports.trace import TraceFailure
+    from contexttrace.reports.results import TraceFailure
 
 #: What `pip` installs for ``--engine dask`` (pyproject.toml's ``dask`` extra).
 INSTALL_HINT = "pip install 'contexttrace[dask]'"

@@ -1,7 +1,7 @@
 """Run the reader over many traces: discovery, parallel reading, cross-file identity, reports.
 
 This is the library's entry point for a whole command: `analyze(paths, window)` returns a
-`reports.trace.RunResult`. Files are read in worker processes (both cores) when there are several and
+`reports.results.RunResult`. Files are read in worker processes (both cores) when there are several and
 they are large enough to pay for the workers; the result never depends on how they were read. It never
 prints: progress goes to an optional callback.
 
@@ -25,26 +25,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import pickle
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from contexttrace import reading  # its readers imported when a run reads (a run served from the store reads none)
 from contexttrace.discover.local import default_roots, find_traces
 from contexttrace.discover.model import TraceSource
-from contexttrace.reading import (
-    PendingTail,
-    Trace,
-    drop_inherited_calls,
-    gc_paused,
-    inherited_calls,
-    read_tail,
-    split_point,
-)
-from contexttrace.reports.trace import RunResult, TraceFailure, build_report
+from contexttrace.reading.collector import gc_paused
+from contexttrace.reading.identity import drop_inherited_calls, inherited_calls
+from contexttrace.reports.builds import TRACE_BUILD
+from contexttrace.reports.results import RunResult, TraceFailure
 from contexttrace.run.work import build_guarded, read_built, read_source
-from contexttrace.storage import reports as kept_reports
-from contexttrace.storage import store
 
 #: Below this many bytes in all, worker processes cost more than they save.
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -56,6 +48,7 @@ FILE_COST_BYTES = 64 * 1024
 Progress = Callable[[int, int], None]
 
 if TYPE_CHECKING:
+    from contexttrace.reading import Trace
     from contexttrace.run.engine import Engine
     from contexttrace.run.pool import Task
 
@@ -79,6 +72,9 @@ def _run_stored(
     run = _run if engine is None else engine.run
     if not cache:
         return run(sources, build, window, progress, workers)
+    from contexttrace.storage import reports as kept_reports  # (a run without the store never imports it)
+    from contexttrace.storage import store
+
     try:
         kept = kept_reports.lookup(sources, build, window, warnings)  # reports kept with their entries
         found = iter(store.lookup([s for s, k in zip(sources, kept, strict=True) if k is None], warnings))
@@ -107,6 +103,8 @@ def _whole_again(sources: list[TraceSource], cache: bool, warnings: list[str]) -
     unique = list({id(s): s for s in sources}.values())
     out: dict[int, list[Trace] | TraceFailure] = {}
     if cache and unique:
+        from contexttrace.storage import store
+
         try:
             held = store.lookup(unique, warnings)
         finally:
@@ -119,6 +117,8 @@ def _whole_again(sources: list[TraceSource], cache: bool, warnings: list[str]) -
 
 
 def _picklable(obj: Any) -> bool:
+    import pickle  # (a run with workers only)
+
     try:
         pickle.dumps(obj)
     except Exception:
@@ -181,7 +181,7 @@ def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[in
     for i, (source, (_main, subagents)) in enumerate(zip(sources, sizes, strict=True)):
         if source.path != "-" and source.error is None:
             # The tail's reader also reads the subagent files: the cut leaves it as much to do as the head's.
-            at = split_point(source.path, subagents + FILE_COST_BYTES * len(source.subagents))
+            at = reading.split_point(source.path, subagents + FILE_COST_BYTES * len(source.subagents))
             if at is not None:
                 out[i] = at
     return out
@@ -268,7 +268,7 @@ def _run(
     def task(i: int) -> Task:
         if i in splits:  # a tail: task number total + i (a worker started afresh hashes texts stably)
             s = sources[i]
-            return (total + i, read_tail, (s.path, splits[i], s.subagents, not fork))
+            return (total + i, reading.read_tail, (s.path, splits[i], s.subagents, not fork))
         return (i, read_built, (sources[i], remote_build, window, None, remote_build is not None))
 
     from contexttrace.run.pool import Pool
@@ -277,7 +277,9 @@ def _run(
     try:
         for i in shares[0]:
             tail = (
-                PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork) if i in splits else None
+                reading.PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork)
+                if i in splits
+                else None
             )
             finish(i, read_built(sources[i], build, window, tail))
             for j, value in pool.ready().items():
@@ -298,7 +300,7 @@ def analyze(
     window: int | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
-    build: Callable[[Trace, int | None], Any] = build_report,
+    build: Callable[[Trace, int | None], Any] = TRACE_BUILD,
     cache: bool = False,
     engine: Engine | None = None,
 ) -> RunResult:
@@ -314,7 +316,8 @@ def analyze(
         As `read_sources`.
     build
         Turns one trace and the window into the report object kept in `RunResult.reports`
-        (`reports.trace.build_report` for `context trace`; other commands pass their own).
+        (`builds.TRACE_BUILD`, `reports.trace.build_report` named, for `context trace`; other commands pass
+        their own).
     cache
         Use the result store (`storage.store`, in `store.cache_dir()`): files unchanged since a run that kept
         them are not read again, and what is read is kept. The output is the same either way. The CLI

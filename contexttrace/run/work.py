@@ -15,15 +15,37 @@ prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+from contexttrace import reading
 from contexttrace.discover.model import TraceSource
 from contexttrace.errors import ContextTraceError, EmptyTraceError
-from contexttrace.reading import PendingTail, TailPart, Trace, gc_paused, read_trace
-from contexttrace.reports.trace import TraceFailure
-from contexttrace.storage import reports as kept_reports
-from contexttrace.storage import store
+from contexttrace.reading.collector import gc_paused
+from contexttrace.reports.results import TraceFailure
+
+if TYPE_CHECKING:
+    from contexttrace.reading import PendingTail, SourceFile, TailPart, Trace
+    from contexttrace.storage.store import StoredSource
+
+
+def read_trace(
+    path: str, subagents: Sequence[SourceFile] = (), tail: TailPart | PendingTail | None = None
+) -> list[Trace]:
+    """`reading.read_trace`, the readers imported on the first call (a run served from the result store reads
+    nothing and imports none); the one place this module reads a file."""
+    return reading.read_trace(path, subagents, tail=tail)
+
+
+def stored(source: TraceSource) -> StoredSource | None:
+    """`source` when it is a `store.StoredSource` (a source the result store did not hold, kept once read),
+    else None. The store is imported only for a source of that type: a run without the store (`--no-cache`)
+    never imports it nor sqlite3."""
+    if type(source) is TraceSource:
+        return None
+    from contexttrace.storage.store import StoredSource
+
+    return source if isinstance(source, StoredSource) else None
 
 
 def read_source(source: TraceSource, tail: TailPart | PendingTail | None = None) -> list[Trace] | TraceFailure:
@@ -57,8 +79,10 @@ def read_source(source: TraceSource, tail: TailPart | PendingTail | None = None)
         return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError), line=exc.line)
     except Exception as exc:  # the firewall: this trace fails, the run goes on
         return TraceFailure.unexpected(source.path, exc, "read")
-    if isinstance(source, store.StoredSource):
-        store.keep(source, traces)  # raises nothing
+    if (kept := stored(source)) is not None:
+        from contexttrace.storage import store
+
+        store.keep(kept, traces)  # raises nothing
     for trace in traces:  # subagent folders found but not listable: said, never silently dropped
         trace.warnings.extend(source.unreadable)
     return traces
@@ -133,6 +157,8 @@ def read_built(
         if build is None:
             return [(trace, None) for trace in read]
         pairs = [(trace, build_guarded(build, trace, window)) for trace in read]
-        if isinstance(source, store.StoredSource):
-            kept_reports.keep(source, source.stamp, build, window, pairs)  # (only the builds it keeps)
+        if (kept := stored(source)) is not None:
+            from contexttrace.storage import reports as kept_reports
+
+            kept_reports.keep(kept, kept.stamp, build, window, pairs)  # (only the builds it keeps)
         return [(trace.slimmed(), report) for trace, report in pairs] if slim else pairs

@@ -23,11 +23,9 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from contexttrace.reading.contract import CAPABILITIES_BY_FORMAT
 from contexttrace.reading.urls import is_folder, is_url
-from contexttrace.reports.costs import LOWER_BOUND_REASONS, cache_hit_ratio
 from contexttrace.select.thresholds import METRICS, metric_rank
 
 
@@ -58,6 +56,8 @@ def parse_timezone(name: str | None) -> tzinfo | None:
     """
     if name is None or name.strip().lower() == "local":
         return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # (imports sysconfig: only for --timezone)
+
     try:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError) as exc:
@@ -411,6 +411,8 @@ def sum_totals(totals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         all are 0); `cost_usd` (`math.fsum`; None when no cost is known), `cost_is_lower_bound` (any, or
         an unpriced part) and `lower_bound_reasons` (joined, in `costs.LOWER_BOUND_REASONS` order).
     """
+    from contexttrace.reports.costs import LOWER_BOUND_REASONS, cache_hit_ratio  # (usage only: pricing)
+
     sums = {k: sum(t.get(k) or 0 for t in totals) for k in USAGE_SUMS}
     cost, lower = _cost([(t.get("cost_usd"), bool(t.get("cost_is_lower_bound"))) for t in totals])
     reasons = {r for t in totals for r in t.get("lower_bound_reasons") or ()}

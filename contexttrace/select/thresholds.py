@@ -19,13 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from contexttrace.analysis.health_scores import GRADE_BANDS, GRADE_FLOOR
-from contexttrace.analysis.weather import STORMY, WEATHER_LEVELS
-
-#: Health grades, best first (`health_scores.GRADE_BANDS` then the floor): A B C D F.
-GRADES: tuple[str, ...] = (*(letter for _, letter in GRADE_BANDS), GRADE_FLOOR)
-#: Weather levels, best first (spec 002): sunny fair cloudy rainy stormy.
-LEVELS: tuple[str, ...] = (*(level for _, level, _ in WEATHER_LEVELS), STORMY[0])
+#: Health grades, best first: `health_scores.GRADE_BANDS`' letters then `GRADE_FLOOR`. Written out, so that
+#: parsing `--fail-on` imports no analysis (a run served from the result store computes no grade);
+#: tests/select/test_thresholds.py holds them equal to the analysis' own.
+GRADES: tuple[str, ...] = ("A", "B", "C", "D", "F")
+#: Weather levels, best first (spec 002): `weather.WEATHER_LEVELS`' names then `STORMY`'s (written out
+#: and tested as `GRADES`).
+LEVELS: tuple[str, ...] = ("sunny", "fair", "cloudy", "rainy", "stormy")
 
 Kind = Literal["count", "tokens", "fraction", "usd", "grade", "level"]
 #: How one run's traces combine into one value (`history`): added, the largest, the smallest, the worst.

@@ -23,9 +23,9 @@ from typing import Any, Generic, Literal, TypeVar, overload
 
 from contexttrace.errors import ExitCode
 from contexttrace.reading import Trace
+from contexttrace.reports.builds import TRACE_BUILD, USAGE_BUILD
+from contexttrace.reports.results import RunResult, TraceReport, UsageReport
 from contexttrace.reports.schemas import SCHEMA_VERSIONS
-from contexttrace.reports.trace import RunResult, TraceReport, build_report
-from contexttrace.reports.usage import UsageReport, build_usage
 from contexttrace.select.filters import (
     GroupBy,
     Selected,
@@ -53,6 +53,16 @@ ReportT = TypeVar("ReportT", TraceReport, UsageReport)
 class Format(StrEnum):
     """`--format`: a pipe table for the terminal, GitHub-flavoured markdown for a CI job summary, CSV
     (raw numbers, one row per trace), or JSON (`--json`)."""
+
+    TABLE = "table"
+    MARKDOWN = "markdown"
+    CSV = "csv"
+    JSON = "json"
+
+
+class CompareFormat(StrEnum):
+    """`context compare --format` (`render.compare`). `table` and `markdown` print the same pipe table; markdown
+    makes the titles under it headings."""
 
     TABLE = "table"
     MARKDOWN = "markdown"
@@ -228,10 +238,10 @@ def build_report_with_cost(trace: Trace, window: int | None = None) -> TraceRepo
     TraceReport
         `build_report`'s report with `extra["cost_usd"]` (≈ USD at list prices, every thread, as `context
         usage` prints it: `build_usage(...).total`) and `extra["cost_is_lower_bound"]`. A module-level
-        function, so worker processes can run it.
+        function, so worker processes can run it; the two builds are imported when it is first called.
     """
-    report = build_report(trace, window)
-    total = build_usage(trace, window).total
+    report: TraceReport = TRACE_BUILD(trace, window)
+    total = USAGE_BUILD(trace, window).total
     report.extra["cost_usd"] = total["cost_usd"]
     report.extra["cost_is_lower_bound"] = total["cost_is_lower_bound"]
     return report

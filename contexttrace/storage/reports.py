@@ -45,6 +45,7 @@ import msgspec
 from contexttrace.discover.model import TraceSource
 from contexttrace.reading import Trace
 from contexttrace.reading.model import KEY_COLUMNS
+from contexttrace.reports.builds import NamedBuild
 from contexttrace.storage import store as result_store
 from contexttrace.storage.stamps import entry_key, reader_version, row_checksum, stamp_of
 from contexttrace.storage.store import ResultStore
@@ -52,13 +53,13 @@ from contexttrace.storage.store import ResultStore
 #: The builds whose reports are kept, by (module, function name): the name a report is kept under, and the
 #: module and class its reports decode to (imported when a report of that build is looked up or kept).
 KEPT_BUILDS: dict[tuple[str, str], tuple[str, str, str]] = {
-    ("contexttrace.reports.trace", "build_report"): ("trace", "contexttrace.reports.trace", "TraceReport"),
+    ("contexttrace.reports.trace", "build_report"): ("trace", "contexttrace.reports.results", "TraceReport"),
     ("contexttrace.select.views", "build_report_with_cost"): (
         "trace+cost",
-        "contexttrace.reports.trace",
+        "contexttrace.reports.results",
         "TraceReport",
     ),
-    ("contexttrace.reports.usage", "build_usage"): ("usage", "contexttrace.reports.usage", "UsageReport"),
+    ("contexttrace.reports.usage", "build_usage"): ("usage", "contexttrace.reports.results", "UsageReport"),
     ("contexttrace.reports.tools", "build_tools"): ("tools", "contexttrace.reports.tools", "ToolsReport"),
     ("contexttrace.reports.sources", "build_sources"): ("sources", "contexttrace.reports.sources", "SourcesReport"),
     ("contexttrace.reports.files", "build_files"): ("files", "contexttrace.reports.files", "FilesReport"),
@@ -103,8 +104,9 @@ def build_spec(build: Callable[..., Any] | None) -> tuple[str, type] | None:
     Parameters
     ----------
     build
-        A run's build: a function of `KEPT_BUILDS`, or a `functools.partial` of one with keyword arguments
-        only (their values, encoded as sorted JSON, are part of the name: `sources{"at":"peak",...}`).
+        A run's build: a function of `KEPT_BUILDS` or a `builds.NamedBuild` naming one (kept under the same
+        name, its module not imported), or a `functools.partial` of either with keyword arguments only
+        (their values, encoded as sorted JSON, are part of the name: `sources{"at":"peak",...}`).
 
     Returns
     -------
@@ -112,21 +114,28 @@ def build_spec(build: Callable[..., Any] | None) -> tuple[str, type] | None:
         None for any other build, a function that is not the one its module holds now (replaced, as a test
         does), or keyword values that cannot be encoded.
 
+    >>> from contexttrace.reports.builds import TRACE_BUILD
     >>> from contexttrace.reports.trace import build_report
-    >>> build_spec(build_report)[0], build_spec(print)
-    ('trace', None)
+    >>> build_spec(build_report)[0], build_spec(TRACE_BUILD)[0], build_spec(print)
+    ('trace', 'trace', None)
     """
     func, keywords = build, {}
     if isinstance(build, functools.partial):
         if build.args:
             return None
         func, keywords = build.func, build.keywords
-    kept = KEPT_BUILDS.get((getattr(func, "__module__", ""), getattr(func, "__qualname__", "")))
+    if isinstance(func, NamedBuild):
+        where = (func.module, func.name)
+        if not _named_is_own(func):
+            return None
+    else:
+        where = (getattr(func, "__module__", ""), getattr(func, "__qualname__", ""))
+    kept = KEPT_BUILDS.get(where)
     if kept is None or func is None:
         return None
     name, module_name, class_name = kept
     module = importlib.import_module(module_name)
-    if getattr(importlib.import_module(func.__module__), func.__qualname__, None) is not func:
+    if not isinstance(func, NamedBuild) and getattr(importlib.import_module(where[0]), where[1], None) is not func:
         return None
     if keywords:
         try:
@@ -134,6 +143,16 @@ def build_spec(build: Callable[..., Any] | None) -> tuple[str, type] | None:
         except (TypeError, msgspec.EncodeError):
             return None
     return name, getattr(module, class_name)
+
+
+def _named_is_own(build: NamedBuild) -> bool:
+    """Whether the function a `NamedBuild` calls is its module's own (not one put there in its place): true
+    when the module is not imported yet (nothing replaced it; importing it here is what naming it saves)."""
+    module = sys.modules.get(build.module)
+    if module is None:
+        return True
+    func = getattr(module, build.name, None)
+    return getattr(func, "__module__", None) == build.module and getattr(func, "__qualname__", None) == build.name
 
 
 @functools.cache

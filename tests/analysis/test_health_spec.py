@@ -42,7 +42,7 @@ from contexttrace.analysis.session import (
 from contexttrace.analysis.window import window_choice
 from contexttrace.reading import Trace
 from contexttrace.reading.contract import EDIT_TOOLS, READ_TOOLS
-from contexttrace.reports.trace import TraceReport
+from contexttrace.reports.results import TraceReport
 from contexttrace.run.runner import analyze
 
 from ..conftest import CASES, SAMPLES

@@ -282,7 +282,7 @@ def test_identical_results_on_both_sides_of_the_cut_match_when_the_worker_is_sta
         assert [row[13] for row in tail.builder.results.rows] == [0, 0]  # content_hash, read with the stable hash
     monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
     monkeypatch.setattr(runner, "_fork_safe", lambda: False)
-    monkeypatch.setattr(runner, "split_point", lambda p, after=0: _line_starts(p)[2])  # cut before t2's result
+    monkeypatch.setattr(reader, "split_point", lambda p, after=0: _line_starts(p)[2])  # cut before t2's result
     parallel = analyze([path], workers=2)
     assert [r.__dict__ for r in parallel.reports] == [r.__dict__ for r in serial.reports]
 

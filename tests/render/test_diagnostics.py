@@ -24,7 +24,7 @@ def test_skipped_lines_are_counted_under_the_file_they_are_in(tmp_path):
 def test_failure_line_names_file_line_and_exception_type():
     """The one-line error of an unexpected failure: path, line where known, reason, exception type."""
     from contexttrace.render.diagnostics import render_diagnostics
-    from contexttrace.reports.trace import RunResult, TraceFailure
+    from contexttrace.reports.results import RunResult, TraceFailure
 
     run = RunResult(failures=[TraceFailure("a.jsonl", "could not read this trace: boom", line=7, error="KeyError")])
     assert render_diagnostics(run) == ["Error: a.jsonl:7: could not read this trace: boom (KeyError)"]

@@ -277,7 +277,7 @@ def test_browser_comparison(browser):
     from contexttrace.render.html.page import render_page
     from contexttrace.render.html.section import build_section
     from contexttrace.reports.compare import Condition
-    from contexttrace.reports.trace import RunResult
+    from contexttrace.reports.results import RunResult
 
     conditions = [
         Condition("free", (str(SAMPLES / "a-ralph-27runs-with-separators.jsonl"),)),

@@ -14,7 +14,7 @@ from contexttrace.render.html.data import build_page
 from contexttrace.render.html.page import render_page
 from contexttrace.render.html.section import build_section
 from contexttrace.reports.compare import Condition
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 from contexttrace.run.runner import analyze
 
 from ..conftest import SAMPLES

@@ -30,7 +30,7 @@ from contexttrace.render.html.data import (
 from contexttrace.render.html.index import index_groups, trace_labels
 from contexttrace.render.html.section import build_section
 from contexttrace.render.text import GRADE_COLORS
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 
 from ..conftest import (
     HUGE,

@@ -10,7 +10,8 @@ from contexttrace.render.text import fmt_duration, fmt_percent
 from contexttrace.render.trace import (
     render_table,
 )
-from contexttrace.reports.trace import RunResult, build_report
+from contexttrace.reports.results import RunResult
+from contexttrace.reports.trace import build_report
 
 from ..conftest import (
     assistant,

@@ -15,7 +15,7 @@ from contexttrace.render.trace import (
     render_table_notes,
     weather_cell,
 )
-from contexttrace.reports.trace import RunResult, TraceReport
+from contexttrace.reports.results import RunResult, TraceReport
 
 from ..conftest import assistant, trace_and_report
 
@@ -147,7 +147,7 @@ def test_b26_fill_over_window_is_flagged(write):
     """B26: a peak above the given window gives fill > 1, which the table marks with '!'."""
     from contexttrace.render.diagnostics import render_diagnostics
     from contexttrace.render.trace import render_table
-    from contexttrace.reports.trace import RunResult
+    from contexttrace.reports.results import RunResult
 
     _, rep = trace_and_report(write("t.jsonl", assistant("m1", 0, 0, 310000)), window=200000)
     assert rep.fill == 1.55

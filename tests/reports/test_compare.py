@@ -24,7 +24,6 @@ from contexttrace import analyze
 from contexttrace.cli.app import app
 from contexttrace.render.compare import (
     CSV_COLUMNS,
-    CompareFormat,
     compare_dict,
     render_compare,
     render_compare_notes,
@@ -42,6 +41,7 @@ from contexttrace.reports.compare import (
 from contexttrace.reports.stats import MIN_RUNS_FOR_TEST, median_difference_ci, noise_of, rank_test, within_noise
 from contexttrace.reports.usage import build_usage
 from contexttrace.run.conditions import analyze_conditions
+from contexttrace.select.views import CompareFormat
 
 from ..conftest import ROOT, SAMPLES, assistant, jsonl, result
 

@@ -187,7 +187,7 @@ def test_html_compare_section_shows_the_same_start_up_rows():
     assert cells[2] == ["skills", "0", "≈4,086", "≈+4,086"]
     from contexttrace.render.html.data import build_page
     from contexttrace.render.html.page import render_page
-    from contexttrace.reports.trace import RunResult
+    from contexttrace.reports.results import RunResult
 
     run = RunResult(reports=[s for r in results for s in r.reports])
     page = render_page(build_page(run, compare=view))

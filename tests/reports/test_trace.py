@@ -18,7 +18,8 @@ from contexttrace import analyze, read_trace
 from contexttrace.cli.app import app
 from contexttrace.render.explain import render_explain
 from contexttrace.render.trace import render_json, render_table
-from contexttrace.reports.trace import RunResult, build_report
+from contexttrace.reports.results import RunResult
+from contexttrace.reports.trace import build_report
 from contexttrace.reports.usage import build_usage
 
 from ..conftest import (

@@ -56,7 +56,7 @@ from contexttrace.discover.local import find_traces
 from contexttrace.reading import read_trace
 from contexttrace.render.trace import render_json
 from contexttrace.render.usage import render_usage_table
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 from contexttrace.reports.turns import context_band, context_velocity
 from contexttrace.reports.usage import build_usage
 
@@ -542,7 +542,7 @@ def test_cache_split_written_as_zero_zero_is_priced_as_assumed_5m(tmp_path) -> N
     assert t["cache_write_assumed_5m_tokens"] == 182937
     assert t["cost_usd"] == pytest.approx(1.45425525, abs=1e-9)
     from contexttrace.render.usage import render_usage_notes
-    from contexttrace.reports.trace import RunResult
+    from contexttrace.reports.results import RunResult
 
     notes = render_usage_notes(RunResult([r], []))
     assert any("182,937 cache-write tokens priced as 5-minute writes (assumed 5m" in n for n in notes)
@@ -595,7 +595,7 @@ def test_model_usage_count_that_is_not_a_count(tmp_path, value: str, written: st
     assert r.result_only is None and r.total["lower_bound_reasons"] == ["output_placeholder"]
     assert r.total["cost_usd"] == pytest.approx((10 * 3 + 5 * 15) / 1e6)  # the call as written, Sonnet 4.5
     from contexttrace.render.usage import render_usage_table
-    from contexttrace.reports.trace import RunResult
+    from contexttrace.reports.results import RunResult
 
     run = RunResult([r], [])
     assert orjson.loads(render_json(run))[0]["reported"]["reported_model_usage"][0]["input_tokens"] is None
@@ -665,7 +665,7 @@ def test_usage_never_raises_on_fuzz_and_cases(name: str) -> None:
     from contexttrace.errors import ContextTraceError
     from contexttrace.render.trace import render_json
     from contexttrace.render.usage import render_usage_table
-    from contexttrace.reports.trace import RunResult
+    from contexttrace.reports.results import RunResult
 
     base = CASES.parent / ("fuzz" if (CASES.parent / "fuzz" / name).exists() else "cases") / name
     files = sorted(base.rglob("*.jsonl")) if base.is_dir() else [base]
@@ -694,7 +694,7 @@ def test_every_usage_json_key_is_documented() -> None:
     missing its subagents) is snake_case and named in backticks in docs/usage.md."""
     import re
 
-    from contexttrace.reports.trace import RunResult
+    from contexttrace.reports.results import RunResult
 
     run = analyze([str(SAMPLES)], build=build_usage)
     keys = _keys(orjson.loads(render_json(RunResult(run.reports, []))))

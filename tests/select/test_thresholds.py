@@ -7,6 +7,16 @@ import pytest
 from contexttrace.select.thresholds import GRADES, LEVELS, TRACE_METRICS, USAGE_METRICS, ThresholdError, parse_threshold
 
 
+def test_grades_and_levels_are_the_analysis_own():
+    """`GRADES` and `LEVELS` are written out (parsing `--fail-on` imports no analysis); they are the grade
+    letters and weather levels the analysis gives, best first."""
+    from contexttrace.analysis.health_scores import GRADE_BANDS, GRADE_FLOOR
+    from contexttrace.analysis.weather import STORMY, WEATHER_LEVELS
+
+    assert (*(letter for _, letter in GRADE_BANDS), GRADE_FLOOR) == GRADES
+    assert (*(level for _, level, _ in WEATHER_LEVELS), STORMY[0]) == LEVELS
+
+
 def test_threshold_parsing_units_and_orders():
     """Values take k/M, % for fractions and $ for costs; grades order A best, levels sunny best."""
     assert parse_threshold("peak>1.5M", TRACE_METRICS).value == 1_500_000

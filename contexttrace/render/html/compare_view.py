@@ -14,7 +14,7 @@ from contexttrace.render.compare import label, verdict_cell
 from contexttrace.render.compare_startup import startup_view
 from contexttrace.render.text import fmt_figure, fmt_p, fmt_percent_change
 from contexttrace.reports import compare as cmp
-from contexttrace.reports.trace import RunResult
+from contexttrace.reports.results import RunResult
 
 #: The columns of the chart's points.
 POINT_COLUMNS = ("metric", "condition", "value", "trace", "href", "kind")

@@ -35,7 +35,7 @@ from contexttrace.render.html.index import index_columns, index_datasets, index_
 from contexttrace.render.html.section import TraceSection
 from contexttrace.render.text import fmt_decimal, fmt_duration, fmt_int, fmt_percent, fmt_usd
 from contexttrace.render.trace import failed_cell
-from contexttrace.reports.trace import RunResult, TraceReport
+from contexttrace.reports.results import RunResult, TraceReport
 from contexttrace.version import __version__
 
 #: The context gauge's bands (spec 003): cyan up to 60 %, amber up to 85 %, red above; a warning from 85 %.

@@ -19,7 +19,7 @@ from contexttrace.analysis.session import session_rows_of
 from contexttrace.reading import Trace
 from contexttrace.reading.contract import READ_TOOLS, THREAD_SUBAGENT
 from contexttrace.render.text import GRADE_COLORS, fmt_int
-from contexttrace.reports.trace import TraceReport
+from contexttrace.reports.results import TraceReport
 
 #: Colour of a health-bar point with no grade (before the first model call).
 NO_GRADE_COLOR = "#585b70"

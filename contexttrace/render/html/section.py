@@ -21,10 +21,11 @@ from contexttrace.render.text import fmt_usd
 from contexttrace.render.tools import tools_panel_of
 from contexttrace.reports.compare_sources import first_sources
 from contexttrace.reports.files import build_files
+from contexttrace.reports.results import DiagnosticsOfReport, TraceReport, UsageReport
 from contexttrace.reports.sources import SourcesReport, build_sources
 from contexttrace.reports.tools import build_tools
-from contexttrace.reports.trace import DiagnosticsOfReport, TraceReport, build_report
-from contexttrace.reports.usage import UsageReport, build_usage
+from contexttrace.reports.trace import build_report
+from contexttrace.reports.usage import build_usage
 
 
 @dataclass
