@@ -47,8 +47,29 @@ def stored(source: TraceSource) -> StoredSource | None:
 
     return source if isinstance(source, StoredSource) else None
 
+#: The builds that read no call's `path_words` (`context trace`, priced or not, and `context usage`): a source
+#: they report is read without them (`reading.read_trace`'s `words`), unless the result store keeps its traces.
+#: Named rather than imported, so that no command loads another's report module; a build not named here
+#: (`context files`, a library caller's own) gets every column.
+WORDLESS_BUILDS = frozenset(
+    {
+        "contexttrace.reports.trace.build_report",
+        "contexttrace.reports.usage.build_usage",
+        "contexttrace.select.views.build_report_with_cost",
+    }
+)
 
-def read_source(source: TraceSource, tail: TailPart | PendingTail | None = None) -> list[Trace] | TraceFailure:
+
+def reads_words(build: Callable[[Trace, int | None], Any] | None) -> bool:
+    """Whether `build` may read the calls' `path_words` column: True for every build but `WORDLESS_BUILDS`
+    (and for None, a read whose traces are returned as they are). Raises nothing."""
+    name = f"{getattr(build, '__module__', None)}.{getattr(build, '__qualname__', None)}"
+    return build is None or name not in WORDLESS_BUILDS
+
+
+def read_source(
+    source: TraceSource, tail: TailPart | PendingTail | None = None, words: bool = True
+) -> list[Trace] | TraceFailure:
     """Read one source into its traces, or its failure.
 
     Parameters
@@ -59,6 +80,9 @@ def read_source(source: TraceSource, tail: TailPart | PendingTail | None = None)
     tail
         The end of the main file read elsewhere (`reading.read_tail` in a worker, or a `PendingTail`
         waiting for it), or None to read the whole file here.
+    words
+        Fill the calls' `path_words` column (`reading.read_trace`); always filled for a source the result
+        store keeps.
 
     Returns
     -------
@@ -74,7 +98,9 @@ def read_source(source: TraceSource, tail: TailPart | PendingTail | None = None)
     if source.error is not None:
         return TraceFailure(source.path, source.error)
     try:
-        traces = read_trace(source.path, source.subagents, tail=tail)
+        traces = read_trace(
+            source.path, source.subagents, tail=tail, words=words or isinstance(source, store.StoredSource)
+        )
     except ContextTraceError as exc:
         return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError), line=exc.line)
     except Exception as exc:  # the firewall: this trace fails, the run goes on
@@ -151,7 +177,7 @@ def read_built(
     Raises nothing (the firewall).
     """
     with gc_paused():
-        read = read_source(source, tail)
+        read = read_source(source, tail, reads_words(build))
         if isinstance(read, TraceFailure):
             return read
         if build is None:

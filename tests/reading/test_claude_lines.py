@@ -9,7 +9,7 @@ import pytest
 
 from contexttrace import analyze, read_trace
 
-from ..conftest import BAD, CASES, FUZZ, GOOD, assistant, report_of, result, trace_and_report
+from ..conftest import BAD, CASES, FUZZ, GOOD, ROOT, SAMPLES, assistant, report_of, result, trace_and_report
 
 # -- line ends and byte-order marks --------------------------------------------------------------------------
 
@@ -135,3 +135,103 @@ def test_fuzz_17_broken_line_of_a_skipped_type_is_counted_as_not_json():
     assert trace.skipped_lines == 1
     assert [(n.line, n.reason) for n in trace.line_notes] == [(11, "not JSON")]
     assert report_of(path).calls == 3
+
+
+# -- damage looked for only in lines that do not decode ------------------------------------------------------
+
+
+def _plain_lines(fh, path, diag, skipped):
+    """The reading every line's bytes were tested for damage by (a byte-order mark, NULs, CR-only ends)
+    before the type test: the reference `Lines` with `retry` must equal."""
+    from contexttrace.reading.claude import lines as m
+
+    number = 0
+    for raw in fh:
+        number += 1
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if b"\x00" in raw:
+            raw = raw.replace(b"\x00", b"")
+            diag.nul_seen = True
+            if not raw.strip():
+                diag.nul_lines += 1
+                diag.skip(path, number, "NUL padding (left by a crash while writing)")
+                continue
+        at = raw.find(b'"type":"')
+        if at > 0:
+            if raw.count(b"{", 0, at) == 1:
+                start = at + len(b'"type":"')
+                top = raw[start : raw.find(b'"', start)]
+                if (
+                    top in m.SKIP_TYPES
+                    and raw.endswith((b"}\n", b"}\r\n", b"}"))
+                    and b'}{"' not in raw
+                    and b"}\r{" not in raw
+                ):
+                    skipped.append(top)
+                    continue
+        elif at < 0 and raw.isspace():
+            continue
+        if len(raw) > m.OVERSIZED_LINE_BYTES and not any(k in raw for k in m._OVERSIZED_NEEDED):
+            diag.oversized += 1
+            continue
+        if b"}\r{" in raw:
+            yield from ((number, part) for part in raw.split(b"\r") if part.strip())
+            continue
+        yield number, raw
+
+
+def _both_ways(data: bytes) -> None:
+    import io
+
+    from contexttrace.reading.claude.lines import Lines
+    from contexttrace.reading.claude.records import Line, decode
+    from contexttrace.reading.claude.state import Diagnostics
+
+    want_diag, want_skipped = Diagnostics(), []
+    want = list(_plain_lines(io.BytesIO(data), "f", want_diag, want_skipped))
+    got_diag = Diagnostics()
+    lines = Lines(io.BytesIO(data), "f", got_diag)
+    got = []
+    for raw in lines:
+        if type(decode(raw)) is not Line and lines.retry(raw):
+            continue
+        got.append((lines.number, raw))
+    assert got == want
+    assert lines.take_skipped() == want_skipped
+    fields = Diagnostics.__slots__
+    assert [getattr(got_diag, f) for f in fields] == [getattr(want_diag, f) for f in fields]
+
+
+def _damaged_versions(data: bytes) -> list[bytes]:
+    lines = data.splitlines(keepends=True)
+    bom, nul = b"\xef\xbb\xbf", b"\x00"
+    return [
+        data,
+        b"".join(bom + line for line in lines),  # a byte-order mark before every line
+        b"".join(bom + bom + line for line in lines[:5]),  # two: the second is not dropped
+        b"".join(line.replace(b'"type"', nul + b'"type"', 1) for line in lines),  # a NUL in every record
+        b"".join(line.rstrip(b"\n") + nul * 3 + b"\n" for line in lines),  # NULs after every record
+        b"".join(line + nul * 8 + b"\n" + bom + b"\n" for line in lines),  # padding and blank lines
+        b"\r".join(line.rstrip(b"\n") for line in lines),  # CR-only line ends
+        b"".join(line.rstrip(b"\n") + b"\r\n" for line in lines),  # CRLF
+        b"\r".join(nul + line.rstrip(b"\n") for line in lines),  # CR-only ends and NULs
+        b"".join(line.rstrip(b"\n") + b'\r{"type":"progress"}\r\n' for line in lines),  # a skipped record glued on
+    ]
+
+
+def _every_file() -> list[Path]:
+    roots = [SAMPLES, CASES, FUZZ, BAD, ROOT.parent / "shared" / "cases"]
+    return sorted(p for r in roots if r.is_dir() for p in r.rglob("*.jsonl"))
+
+
+def test_lines_with_retry_equal_the_plain_reading_on_every_file():
+    """Every sample, case, fuzz and bad file, and damaged versions of each sample (byte-order marks, NULs,
+    CR-only ends, padding): the lines handed on, the lines skipped by type and every count of the
+    diagnostics are the plain reading's, where damage was looked for in every line."""
+    files = _every_file()
+    assert len(files) > 50
+    for path in files:
+        data = path.read_bytes()
+        for version in _damaged_versions(data) if path.parent == SAMPLES else [data]:
+            _both_ways(version)

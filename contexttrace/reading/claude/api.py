@@ -25,6 +25,7 @@ def read_claude(
     subagents: Iterable[SourceFile] = (),
     fh: IO[bytes] | None = None,
     tail: TailPart | PendingTail | None = None,
+    words: bool = True,
 ) -> list[Trace]:
     """Read one trace file (either format) and, for a session transcript, its subagent files.
 
@@ -49,6 +50,9 @@ def read_claude(
         it are read): only those bytes are read here and the tail is merged after them, with the same
         result as reading the whole file. Ignored with `fh`, and when the file turns out not to be a
         session transcript.
+    words
+        Fill the calls' `path_words` column (`text.path_words`: only `context files` reads it). False may
+        leave it null (a file read here in one part); every other column is the same either way.
 
     Returns
     -------
@@ -76,7 +80,7 @@ def read_claude(
             if head is not None:
                 return finish(main, [head], () if head.facts.subagents_read else subagents)
         handle = open_trace(main) if fh is None else fh
-        builders = [Builder(main, main)]
+        builders = [Builder(main, main, words)]
         try:
             feed(builders, SourceFile(main), handle, split_runs=True)
         finally:

@@ -111,9 +111,10 @@ class Builder:
         "attachment": "_attachment",
     }
 
-    def __init__(self, name: str, path: str) -> None:
+    def __init__(self, name: str, path: str, words: bool = True) -> None:
         self.name = name
         self.path = path
+        self.words = words  # calls keep their text's path-like words (`path_words`: `context files` reads them)
         self.seq = 0  # records routed so far (a row's `seq`)
         #: the last timestamp of a user/assistant/system line in the file being read (a call's `prev_ts_ms`)
         self.prev_ts: str | None = None
@@ -201,7 +202,7 @@ class Builder:
                 elif kind == "text":
                     if type(block.text) is str:
                         text += len(block.text)
-                        words += path_words(block.text)
+                        words += path_words(block.text) if self.words else ()
                 elif kind == "thinking":
                     has_thinking = True
                     if type(block.thinking) is str:
@@ -563,8 +564,7 @@ class Builder:
             "tool_results": {k: r[k] for k in TOOL_RESULT_SCHEMA},
             "events": e,
         }
-        times = [v for v in map(ms.__getitem__, stamps) if v is not None]
-        times.sort()
+        times = sorted([v for v in map(ms.__getitem__, stamps) if v is not None])
         facts, diag = self.facts, self.diag
         return Trace(
             name=self.name,

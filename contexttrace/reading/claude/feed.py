@@ -59,6 +59,8 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
         except failed:
             rec = decode_lenient(raw)
         if type(rec) is not Line:
+            if lines.retry(raw):
+                continue  # damage the lines' rules repair: what the line holds is yielded next
             if rec is not NOT_JSON and rec is not TOO_DEEP:
                 cur.diag.skip(path, lines.number, f"not a JSON object ({type(rec).__name__})")
             elif not raw.endswith(b"\n"):
@@ -87,7 +89,7 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
             and starts_run(rec, kind, cur.evidence.has_init or bool(cur.calls.rows), cur.evidence, cur.facts.session_id)
         ):
             cur.evidence.count_skipped(lines.take_skipped())
-            cur = Builder(path, path)
+            cur = Builder(path, path, cur.words)
             cur.facts.files.append(path)
             builders.append(cur)
             lines.diag = cur.diag

@@ -88,6 +88,12 @@ class Lines:
     comes before it (JSON escapes every quote inside a string, so `"type":"` is never text, and a nested
     object would open a second `{`). When the test cannot tell (a `{` inside an earlier string, a nested
     `type` first), the line is yielded: the test only saves work, it never decides a figure.
+
+    Damage is looked for only in a line that does not decode: a byte-order mark, a NUL byte and `}\r{`
+    (two records on CR line ends) each make a line malformed JSON, so a line that decodes holds none of
+    them, and scanning every line for them would cost more than the rare retry. The reader hands a line
+    that did not decode to `retry`, which reads it as the rules above say and yields what it holds next
+    (tests/reading/test_claude_lines.py checks both ways on every sample, case and fuzz file).
     """
 
     def __init__(self, fh: IO[bytes], path: str, diag: Diagnostics) -> None:
@@ -96,6 +102,8 @@ class Lines:
         self.diag = diag
         self.number = 0
         self._skipped: list[bytes] = []
+        self._again: list[bytes] = []  # what `retry` found in the line just yielded: yielded next
+        self._retried = False  # the lines being yielded are those: never retried again
 
     def take_skipped(self) -> list[bytes]:
         """The top-level types of the lines skipped by their type since the last call."""
@@ -104,7 +112,7 @@ class Lines:
 
     def __iter__(
         self,
-    ) -> Iterator[bytes]:  # the per-line loop, inlined on purpose (equivalence: test_claude_records, test_samples)
+    ) -> Iterator[bytes]:  # the per-line loop, inlined on purpose (equivalence: test_claude_lines, test_samples)
         path = self.path
         number = 0
         skip_types = SKIP_TYPES
@@ -116,16 +124,6 @@ class Lines:
         try:
             for raw in self.fh:
                 number += 1
-                if raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]  # a UTF-8 byte-order mark, at the file's start or a run's (`cat`)
-                if b"\x00" in raw:
-                    raw = raw.replace(b"\x00", b"")
-                    diag = self.diag
-                    diag.nul_seen = True
-                    if not raw.strip():
-                        diag.nul_lines += 1
-                        diag.skip(path, number, "NUL padding (left by a crash while writing)")
-                        continue
                 at = raw.find(type_key)
                 if at > 0:
                     if raw.count(b"{", 0, at) == 1:
@@ -133,26 +131,82 @@ class Lines:
                         top = raw[start : raw.find(b'"', start)]
                         # skipped only when it is one whole record: it ends with `}` (not cut short) and no
                         # `}{"` shows another record glued on (a lost newline; `}{"` never occurs inside a
-                        # JSON string, whose quotes are escaped), nor `}\r{` (CR-only line ends). Otherwise it
-                        # is decoded (or split at its CRs), and counted if bad.
+                        # JSON string, whose quotes are escaped), nor `}\r{` (CR-only line ends); a line with
+                        # a NUL is decoded (and counted when it holds one: `retry`). Otherwise it is decoded
+                        # (or split at its CRs), and counted if bad.
                         if (
                             top in skip_types
                             and raw.endswith(_WHOLE_ENDS)
                             and glued(raw) is None
                             and (b"\r" not in raw or cr_ends(raw) is None)
+                            and b"\x00" not in raw
                         ):
                             skipped.append(top)
                             continue
                 elif at < 0 and raw.isspace():
                     continue  # a blank line
-                if len(raw) > oversized and not any(m in raw for m in _OVERSIZED_NEEDED):
+                if len(raw) > oversized and not any(m in raw for m in _OVERSIZED_NEEDED) and not _damaged(raw):
                     self.diag.oversized += 1
                     continue
                 self.number = number
-                if b"\r" in raw and cr_ends(raw) is not None:  # line ends written as CR alone: one record per part
-                    yield from (part for part in raw.split(b"\r") if part.strip())
-                    continue
                 yield raw
+                if self._again:
+                    again, self._again = self._again, []
+                    self._retried = True
+                    yield from again
+                    self._retried = False
         except OSError as exc:
             raise TraceReadError(path, f"read failed at line {number + 1}: {exc.strerror or exc}") from None
         self.number = number
+
+    def retry(self, raw: bytes) -> bool:
+        """Whether the line just yielded, which did not decode, holds damage these rules repair (a byte-order
+        mark, NUL bytes, CR-only line ends): then the lines to decode in its place are yielded next (none for
+        NUL padding or a line skipped by its type once repaired), and the line itself is not to be counted.
+        False for a line yielded by a retry, and for one with no such damage: it is bad as it is."""
+        if self._retried or not (_damaged(raw) or (b"\r" in raw and _CR_ENDS(raw) is not None)):
+            return False
+        self._again = self._repaired(raw)
+        return True
+
+    def _repaired(self, raw: bytes) -> list[bytes]:
+        """The lines to decode of a damaged line: every rule of the class read in order."""
+        if raw.startswith(_BOM):
+            raw = raw[3:]  # a UTF-8 byte-order mark, at the file's start or a run's (`cat`)
+        if b"\x00" in raw:
+            raw = raw.replace(b"\x00", b"")
+            diag = self.diag
+            diag.nul_seen = True
+            if not raw.strip():
+                diag.nul_lines += 1
+                diag.skip(self.path, self.number, "NUL padding (left by a crash while writing)")
+                return []
+        at = raw.find(_TYPE_KEY)
+        if at > 0:
+            if raw.count(b"{", 0, at) == 1:
+                start = at + len(_TYPE_KEY)
+                top = raw[start : raw.find(b'"', start)]
+                if (
+                    top in SKIP_TYPES
+                    and raw.endswith(_WHOLE_ENDS)
+                    and _GLUED(raw) is None
+                    and (b"\r" not in raw or _CR_ENDS(raw) is None)
+                ):
+                    self._skipped.append(top)
+                    return []
+        elif at < 0 and raw.isspace():
+            return []  # a blank line
+        if len(raw) > OVERSIZED_LINE_BYTES and not any(m in raw for m in _OVERSIZED_NEEDED):
+            self.diag.oversized += 1
+            return []
+        if b"\r" in raw and _CR_ENDS(raw) is not None:  # line ends written as CR alone: one record per part
+            return [part for part in raw.split(b"\r") if part.strip()]
+        return [raw]
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _damaged(raw: bytes) -> bool:
+    """Whether a line starts with a UTF-8 byte-order mark or holds a NUL byte (either makes it malformed JSON)."""
+    return raw.startswith(_BOM) or b"\x00" in raw
