@@ -30,11 +30,14 @@ if TYPE_CHECKING:
 
 
 def read_trace(
-    path: str, subagents: Sequence[SourceFile] = (), tail: TailPart | PendingTail | None = None
+    path: str,
+    subagents: Sequence[SourceFile] = (),
+    tail: TailPart | PendingTail | None = None,
+    words: bool = True,
 ) -> list[Trace]:
-    """`reading.read_trace`, the readers imported on the first call (a run served from the result store reads
-    nothing and imports none); the one place this module reads a file."""
-    return reading.read_trace(path, subagents, tail=tail)
+    """`reading.read_trace` (`words`: fill the calls' `path_words`), the readers imported on the first call (a
+    run served from the result store reads nothing and imports none); the one place this module reads a file."""
+    return reading.read_trace(path, subagents, tail=tail, words=words)
 
 
 def stored(source: TraceSource) -> StoredSource | None:
@@ -97,15 +100,14 @@ def read_source(
     """
     if source.error is not None:
         return TraceFailure(source.path, source.error)
+    kept = stored(source)
     try:
-        traces = read_trace(
-            source.path, source.subagents, tail=tail, words=words or isinstance(source, store.StoredSource)
-        )
+        traces = read_trace(source.path, source.subagents, tail=tail, words=words or kept is not None)
     except ContextTraceError as exc:
         return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError), line=exc.line)
     except Exception as exc:  # the firewall: this trace fails, the run goes on
         return TraceFailure.unexpected(source.path, exc, "read")
-    if (kept := stored(source)) is not None:
+    if kept is not None:
         from contexttrace.storage import store
 
         store.keep(kept, traces)  # raises nothing
