@@ -32,9 +32,10 @@ from contexttrace.reading.model import SourceFile
 SPLIT_MIN_BYTES = 64 * 1024 * 1024
 
 #: A byte of the tail costs this much more than a byte of the head: the tail's rows (and its subagent
-#: files' rows) are pickled, sent and unpickled before the merge. Set so that on the 458 MB benchmark
-#: session the head and the tail arrive within about 0.1 s of each other.
-TAIL_BYTE_COST = 1.5
+#: files' rows) are pickled, sent and unpickled before the merge. Measured on a 303 MB transcript of real
+#: content (benchmarks/bigbench.py): 11.8 ms of CPU per MB of tail in the worker and 0.5 ms per MB to
+#: unpickle it here, against 12.4 ms per MB of head.
+TAIL_BYTE_COST = 1.0
 
 
 @dataclass
@@ -84,8 +85,9 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
     path
         A session transcript on disk.
     after_bytes
-        Size in bytes of the subagent files the tail's reader reads after the tail (each counted as one
-        head byte).
+        What the tail's reader does besides the tail, in head bytes: the size of the subagent files it
+        reads after the tail, less what the head's process does after its head (merging, building the
+        trace and its reports: `run.runner` counts it); may be negative.
 
     Returns
     -------
@@ -102,7 +104,7 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
         with open(path, "rb") as fh:
             if is_utf16(fh.read(4)):
                 return None  # read whole, decoded (`files.open_trace`)
-            fh.seek(int((TAIL_BYTE_COST * size + after_bytes) / (1 + TAIL_BYTE_COST)))
+            fh.seek(max(0, int((TAIL_BYTE_COST * size + after_bytes) / (1 + TAIL_BYTE_COST))))
             fh.readline()  # the rest of the line the middle falls in
             start = fh.tell()
     except OSError:
