@@ -67,14 +67,12 @@ def _cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
+def run(cmd: list[str], env: dict[str, str], cwd: str | None = None) -> dict[str, Any]:
     """Wall, CPU and per-process peak RSS of one run of `cmd` (its output to /dev/null), started in the
-    folder `env["PYTHONPATH"]` names (`python -m` looks in the working folder first)."""
+    folder `cwd` (`python -m` looks in the working folder first: the checkout to measure)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, env=env, cwd=env.get("PYTHONPATH") or None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peaks: dict[int, int] = {}
     cpus: dict[int, float] = {}
     while proc.poll() is None:
@@ -135,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         order = list(commands) if r % 2 == 0 else list(reversed(commands))
         for name in order:
             cmd, cenv = commands[name]
-            results[name].append(run(cmd, cenv))
+            results[name].append(run(cmd, cenv, cenv["PYTHONPATH"] or None))
         line = "  ".join(
             f"{n}: {x[-1]['wall']:.2f}s cpu {x[-1]['cpu']:.2f}s rss {x[-1]['rss_main'] / 2**20:.0f}/"
             f"{x[-1]['rss_worker'] / 2**20:.0f}MB cpu main/worker {x[-1]['cpu_main']:.2f}/{x[-1]['cpu_worker']:.2f}s"
@@ -143,15 +141,20 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"round {r + 1}: {line}", flush=True)
     print(f"file: {made.path} {made.bytes / 2**20:.0f} MiB, {made.copies} copies; load {os.getloadavg()}")
+    base = results["base"]
     for name in trees:
-        runs, base = results[name], results["base"]
+        runs = results[name]
+
+        def med(f: Any, runs: list[dict[str, Any]] = runs) -> str:
+            return _median([f(x, b) for x, b in zip(runs, base, strict=True)])
+
         print(
-            f"{name}: wall {_median([x['wall'] for x in runs])} s, cpu/wall {_median([x['cpu'] / x['wall'] for x in runs])},"
-            f" ÷ base wall {_median([x['wall'] / b['wall'] for x, b in zip(runs, base, strict=True)])},"
-            f" rss main {_median([x['rss_main'] / 2**20 for x in runs])} MB,"
-            f" worker {_median([x['rss_worker'] / 2**20 for x in runs])} MB,"
-            f" cpu main {_median([x['cpu_main'] for x in runs])} s, worker {_median([x['cpu_worker'] for x in runs])} s,"
-            f" cpu ÷ base cpu {_median([x['cpu'] / b['cpu'] for x, b in zip(runs, base, strict=True)])}"
+            f"{name}: wall {med(lambda x, b: x['wall'])} s, cpu/wall {med(lambda x, b: x['cpu'] / x['wall'])},"
+            f" ÷ base wall {med(lambda x, b: x['wall'] / b['wall'])},"
+            f" cpu ÷ base cpu {med(lambda x, b: x['cpu'] / b['cpu'])},"
+            f" rss main {med(lambda x, b: x['rss_main'] / 2**20)} MB,"
+            f" worker {med(lambda x, b: x['rss_worker'] / 2**20)} MB,"
+            f" cpu main {med(lambda x, b: x['cpu_main'])} s, worker {med(lambda x, b: x['cpu_worker'])} s"
         )
     print(f"base: wall {_median([x['wall'] for x in results['base']])} s")
     return 0

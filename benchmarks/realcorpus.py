@@ -190,7 +190,7 @@ def generate(root: Path, copies: int, samples: Path = SAMPLES) -> RealCorpus:
         folder = projects / f"-work-real-{k % PROJECTS}"
         folder.mkdir(exist_ok=True)
 
-        def write(src: Path, dst: Path, rename: _Renamer = rename) -> None:
+        def write(src: Path, dst: Path, rename: Renamer = rename) -> None:
             nonlocal total
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.write_bytes(rename(src.read_bytes()))

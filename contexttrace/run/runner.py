@@ -53,13 +53,6 @@ PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 #: work, its rows' trip to the merging process): measured 0.4 ms per subagent file against 6.6 ms per MB.
 FILE_COST_BYTES = 64 * 1024
 
-#: What this process does after the head of a file read in two parts, per byte of the source (its main and
-#: subagent files), in bytes of head read: merging the tail, building the trace and its reports while the
-#: worker that read the tail has nothing left to do. Measured on a 303 MB transcript of real content
-#: (benchmarks/bigbench.py): merge 0.09 s, trace 0.24 s, `context trace`'s report 0.99 s and start-up
-#: 0.15 s, against 2.25 s for its 182 MB head. The cut leaves this process that much less to read.
-AFTER_HEAD_COST = 0.4
-
 Progress = Callable[[int, int], None]
 
 if TYPE_CHECKING:
@@ -182,17 +175,13 @@ def _workers(sources: list[TraceSource], workers: int | None, splits: dict[int, 
     return workers
 
 
-def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]], built: bool) -> dict[int, int]:
-    """Sources whose main file is large enough to be read in two parts at once: index -> byte offset.
-    `built`: this process builds each trace's reports after reading it (`AFTER_HEAD_COST`)."""
+def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[int, int]:
+    """Sources whose main file is large enough to be read in two parts at once: index -> byte offset."""
     out = {}
-    for i, (source, (main, subagents)) in enumerate(zip(sources, sizes, strict=True)):
+    for i, (source, (_main, subagents)) in enumerate(zip(sources, sizes, strict=True)):
         if source.path != "-" and source.error is None:
-            # The tail's reader also reads the subagent files, this process merges and reports after its
-            # head: the cut leaves both as much to do.
-            after = subagents + FILE_COST_BYTES * len(source.subagents)
-            after -= int(AFTER_HEAD_COST * (main + subagents)) if built else 0
-            at = split_point(source.path, after)
+            # The tail's reader also reads the subagent files: the cut leaves it as much to do as the head's.
+            at = split_point(source.path, subagents + FILE_COST_BYTES * len(source.subagents))
             if at is not None:
                 out[i] = at
     return out
@@ -250,7 +239,7 @@ def _run(
     """Read (and build) every source: in this process, or in it and `workers - 1` worker processes."""
     total = len(sources)
     sizes = [_sizes(s) for s in sources]  # (main, subagents) bytes, read once
-    splits = _splits(sources, sizes, build is not None) if workers is None or workers > 1 else {}
+    splits = _splits(sources, sizes) if workers is None or workers > 1 else {}
     workers = _workers(sources, workers, splits, sum(map(sum, sizes)))
     if workers <= 1:
         out: list[list[tuple[Trace, Any]] | TraceFailure] = []

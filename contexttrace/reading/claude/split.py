@@ -31,11 +31,11 @@ from contexttrace.reading.model import SourceFile
 #: A file at least this large is read in two parts at once when a second core is free (`runner`).
 SPLIT_MIN_BYTES = 64 * 1024 * 1024
 
-#: A byte of the tail costs this much more than a byte of the head: the tail's rows (and its subagent
-#: files' rows) are pickled, sent and unpickled before the merge. Measured on a 303 MB transcript of real
-#: content (benchmarks/bigbench.py): 11.8 ms of CPU per MB of tail in the worker and 0.5 ms per MB to
-#: unpickle it here, against 12.4 ms per MB of head.
-TAIL_BYTE_COST = 1.0
+#: A byte of the tail costs this much more than a byte of the head: the worker reads it (10.3 ms of CPU per
+#: MB, as the head's 10.5), then pickles its rows (1.6 ms per MB) before this process can merge them. The
+#: merge, the trace and its reports come after both parts whatever the cut, so the cut balances the reads:
+#: both parts arrive together (measured on a 303 MB transcript of real content, benchmarks/bigbench.py).
+TAIL_BYTE_COST = 1.15
 
 
 @dataclass
@@ -85,9 +85,8 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
     path
         A session transcript on disk.
     after_bytes
-        What the tail's reader does besides the tail, in head bytes: the size of the subagent files it
-        reads after the tail, less what the head's process does after its head (merging, building the
-        trace and its reports: `run.runner` counts it); may be negative.
+        Size in bytes of the subagent files the tail's reader reads after the tail (each counted as one
+        head byte).
 
     Returns
     -------
@@ -104,7 +103,7 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
         with open(path, "rb") as fh:
             if is_utf16(fh.read(4)):
                 return None  # read whole, decoded (`files.open_trace`)
-            fh.seek(max(0, int((TAIL_BYTE_COST * size + after_bytes) / (1 + TAIL_BYTE_COST))))
+            fh.seek(int((TAIL_BYTE_COST * size + after_bytes) / (1 + TAIL_BYTE_COST)))
             fh.readline()  # the rest of the line the middle falls in
             start = fh.tell()
     except OSError:
