@@ -99,7 +99,7 @@ def _digest(samples: Path) -> str:
     return h.hexdigest()
 
 
-class _Renamer:
+class Renamer:
     """The ids of one copy: each old id maps to a new one of the same length and alphabet, the same every
     time it is met (so every reference between lines and files holds)."""
 
@@ -186,11 +186,11 @@ def generate(root: Path, copies: int, samples: Path = SAMPLES) -> RealCorpus:
     manifest: dict[str, str] = {}
     total = 0
     for k in range(copies):
-        rename = _Renamer(k, agent_ids)
+        rename = Renamer(k, agent_ids)
         folder = projects / f"-work-real-{k % PROJECTS}"
         folder.mkdir(exist_ok=True)
 
-        def write(src: Path, dst: Path, rename: _Renamer = rename) -> None:
+        def write(src: Path, dst: Path, rename: Renamer = rename) -> None:
             nonlocal total
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.write_bytes(rename(src.read_bytes()))

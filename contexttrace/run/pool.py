@@ -41,7 +41,9 @@ Task = tuple[int, Callable[..., Any], tuple[Any, ...]]
 #: What a worker's collector queues when the worker's answers end (its number as the "task").
 DONE = -1
 
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: The folder holding the `contexttrace` package (this file is contexttrace/run/pool.py): put first on a
+#: worker's path, never the package folder itself, whose `select` package would shadow the standard library's.
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: Linux's `fcntl.F_SETPIPE_SZ` (Python 3.10+ names it; spelled out for type checkers on other systems).
 _F_SETPIPE_SZ = 1031
 #: Bytes a worker can write before this process reads them: a report and its trace's tables are 20–200 KB,

@@ -121,6 +121,23 @@ def test_a_task_that_cannot_be_sent_to_a_worker_started_afresh_is_done_here(monk
     _same(analyze([str(SAMPLES)], workers=2, build=build), serial)
 
 
+def test_a_worker_started_afresh_answers(tmp_path, monkeypatch):
+    """A worker started as `python -m contexttrace.run.pool` does its share (from any folder, with no
+    PYTHONPATH of the caller's): its answers come from another process, none is left to this one. The
+    worker's path once held the package folder itself, whose `select` package shadowed the standard
+    library's: every such worker died at its first import and this process silently did all the work."""
+    from contexttrace.run.pool import Pool
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    pool = Pool([[(0, os.getpid, ()), (1, os.getpid, ())]], fork=False)
+    try:
+        answers = pool.drain()
+    finally:
+        pool.close()
+    assert set(answers) == {0, 1} and len(set(answers.values())) == 1 and answers[0] != os.getpid()
+
+
 def test_a_worker_started_afresh_says_nothing_on_stderr():
     """`python -m contexttrace.run.pool` runs without a warning (the package never imports `_worker`)."""
     import subprocess

@@ -31,10 +31,11 @@ from contexttrace.reading.model import SourceFile
 #: A file at least this large is read in two parts at once when a second core is free (`runner`).
 SPLIT_MIN_BYTES = 64 * 1024 * 1024
 
-#: A byte of the tail costs this much more than a byte of the head: the tail's rows (and its subagent
-#: files' rows) are pickled, sent and unpickled before the merge. Set so that on the 458 MB benchmark
-#: session the head and the tail arrive within about 0.1 s of each other.
-TAIL_BYTE_COST = 1.5
+#: A byte of the tail costs this much more than a byte of the head: the worker reads it (10.3 ms of CPU per
+#: MB, as the head's 10.5), then pickles its rows (1.6 ms per MB) before this process can merge them. The
+#: merge, the trace and its reports come after both parts whatever the cut, so the cut balances the reads:
+#: both parts arrive together (measured on a 303 MB transcript of real content, benchmarks/bigbench.py).
+TAIL_BYTE_COST = 1.15
 
 
 @dataclass
