@@ -118,6 +118,8 @@ class PathIndex:
                     if ch == " " and end[i + 1 :]:
                         self.ends.setdefault(end[i + 1 :], set()).add(key)
         self.folded = any(_DRIVE.match(k) for k in keys)
+        #: (word, cwd) -> the keys it names: a session repeats its paths in many calls and results
+        self._memo: dict[tuple[str, str | None], list[str]] = {}
 
     def _named(self, word: str, cwd: str | None) -> str | None:
         w = _LINE_SUFFIX.sub("", word).replace("\\", "/")
@@ -154,11 +156,13 @@ class PathIndex:
         """
         if not self.keys:
             return []
-        whole, parts = candidates(word)
-        key = self._named(whole, cwd)
-        if key is not None:
-            return [key]
-        return [k for k in (self._named(p, cwd) for p in parts) if k is not None]
+        found = self._memo.get((word, cwd))
+        if found is None:
+            whole, parts = candidates(word)
+            key = self._named(whole, cwd)
+            found = [key] if key is not None else [k for k in (self._named(p, cwd) for p in parts) if k is not None]
+            self._memo[word, cwd] = found
+        return list(found)
 
 
 def strings(value: Any, skip: str | None = None) -> list[str]:

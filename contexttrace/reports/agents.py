@@ -135,6 +135,9 @@ def agents_of_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str,
     threads = list(parts)
     links = _link_agents(trace, threads)
     results = _completions(trace)
+    result_at: dict[Any, list[int]] = {}  # tool_use_id -> the positions of its results
+    for at, r in enumerate(results):
+        result_at.setdefault(r[0], []).append(at)
     rows = []
     for thread in threads:
         part = parts[thread]
@@ -147,7 +150,7 @@ def agents_of_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str,
         if description and len(tasks) > 1 and not meta_desc:
             description += f" (+{len(tasks) - 1} more)"  # inline sidechains: several Task calls, one thread
         ids = {t["tool_use_id"] for t in tasks if t["tool_use_id"] is not None}  # `is_in` never matches a null
-        res = [r for r in results if r[0] in ids]
+        res = [results[at] for at in sorted(at for tid in ids for at in result_at.get(tid, ()))]
         returned = sum(r[1] or 0 for r in res) if tasks and all(r[3] for r in res) else None
         duration, source = None, None
         use_ts = [t["ts_ms"] for t in tasks if t["ts_ms"] is not None]

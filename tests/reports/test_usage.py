@@ -913,3 +913,18 @@ def test_b39_placeholder_then_real_line_is_one_call() -> None:
     assert (usage.total["cost_is_lower_bound"], usage.warnings) == (False, [])
     rep = report_of(CASES / "B39.jsonl")
     assert (rep.calls, rep.first, rep.peak, rep.warnings) == (2, 20_003, 20_303, [])
+
+
+def test_rows_between_seqs_equal_a_scan_in_order_and_out_of_order():
+    """`turns.between` (a binary search over rows in `seq` order) gives what a scan of every row gives, for
+    rows in order, with repeated seqs, and out of order (where it scans)."""
+    from contexttrace.reports.turns import between
+
+    ordered = [(1, "a"), (3, "b"), (3, "c"), (7, "d"), (9, "e")]
+    shuffled = [(7, "d"), (1, "a"), (9, "e"), (3, "b")]
+    for rows in (ordered, shuffled, []):
+        find = between(rows)
+        for lo in range(0, 11):
+            for hi in (*range(lo, 12), None):
+                assert find(lo, hi) == [r for r in rows if r[0] >= lo and (hi is None or r[0] < hi)]
+    assert between(ordered)(3, 8) == [(3, "b"), (3, "c"), (7, "d")]
