@@ -371,7 +371,7 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
     out = health_grade(rows, choice.tokens)
     graded = out["grade"] is not None
     timeline = health_timeline(rows, choice.tokens) if graded else []
-    call_seqs = [c.seq for c in rows.calls]
+    call_seqs = [c.seq for c in rows.calls] if rows.compactions else []
     n = len(call_seqs)
     marks: list[CompactionMark] = []
     if graded:

@@ -115,6 +115,7 @@ SIGNALS: tuple[SignalRule, ...] = (
 )
 #: The sum of the weights (whole percent).
 TOTAL_WEIGHT = sum(rule.weight for rule in SIGNALS)
+_WEIGHTS = tuple(rule.weight for rule in SIGNALS)
 
 
 class HealthMeasures(NamedTuple):
@@ -401,7 +402,9 @@ def composite(values: Sequence[int]) -> tuple[int, str]:
     >>> composite([80, 75, 20, 40, 55]), composite([100, 100, 80, 100, 15])
     ((63, 'C'), (89, 'A'))
     """
-    weighted = sum(value * rule.weight for value, rule in zip(values, SIGNALS, strict=True))
+    if len(values) != len(_WEIGHTS):
+        raise ValueError(f"{len(values)} sub-scores for {len(_WEIGHTS)} signals")
+    weighted = sum(map(operator.mul, values, _WEIGHTS))
     score = (2 * weighted + TOTAL_WEIGHT) // (2 * TOTAL_WEIGHT)
     for edge, letter in GRADE_BANDS:
         if weighted >= edge * TOTAL_WEIGHT:
