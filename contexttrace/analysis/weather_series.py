@@ -91,7 +91,8 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     cuts = [*map(float, call_seqs[1:]), float("inf")] if n else []
     with_result = sorted((t for t in tools if t.result_seq is not None), key=_result_seq)
     result_errors = [t.is_error for t in with_result]
-    errors_before = [0, *itertools.accumulate(result_errors)]
+    # running counts start from the int 0 (`initial`): a bool first term would print as false, not 0
+    errors_before = list(itertools.accumulate(result_errors, initial=0))
     longest: list[tuple[int, int]] = [(0, 0)]
     if errors_before[-1]:  # without a failed result, every run of failed results is 0 long
         run = 0
@@ -113,9 +114,9 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
         result_seqs=[t.result_seq or 0 for t in with_result],
         result_errors=result_errors,
         errors_before=errors_before,
-        denied_before=[0, *itertools.accumulate([t.denied for t in with_result])],
+        denied_before=list(itertools.accumulate([t.denied for t in with_result], initial=0)),
         longest_before=longest,
-        tool_turns_upto=list(itertools.accumulate([bool(asked) for asked in by_call])),
+        tool_turns_upto=list(itertools.accumulate([bool(asked) for asked in by_call], initial=0))[1:],
         result_calls=[t.call_index for t in with_result],
         tools_by_call=by_call,
         call_seqs=call_seqs,
