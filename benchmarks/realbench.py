@@ -54,7 +54,7 @@ HERE = Path(__file__).resolve().parent
 #: `context trace` with health and weather stubbed, as `test_bench_commands.test_health_weather_added`.
 _STUBBED = """
 import sys
-from contexttrace import report
+from contexttrace.reports import trace as report
 report.session_rows_of = lambda trace, rows: None
 report.health_of = lambda session, choice: {"grade": "-"}
 report.weather_of = lambda session, window: {"level": "-"}

@@ -75,11 +75,15 @@ def half_rates(tools: Sequence[ToolCall], hit: Callable[[ToolCall], bool]) -> tu
     >>> half_rates(t, lambda c: c.name == "Edit"), half_rates(t[:3], lambda c: c.name == "Edit")
     ((Fraction(1, 1), Fraction(0, 1)), None)
     """
-    if len(tools) < MIN_TOOL_CALLS:
+    return _halves([hit(t) for t in tools])
+
+
+def _halves(flags: Sequence[bool]) -> tuple[Fraction, Fraction] | None:
+    """`half_rates` of flags already taken, one per tool call."""
+    if len(flags) < MIN_TOOL_CALLS:
         return None
-    mid = len(tools) // 2
-    first, second = tools[:mid], tools[mid:]
-    return Fraction(sum(map(hit, first)), len(first)), Fraction(sum(map(hit, second)), len(second))
+    mid = len(flags) // 2
+    return Fraction(sum(flags[:mid]), mid), Fraction(sum(flags[mid:]), len(flags) - mid)
 
 
 def read_counts(tools: Sequence[ToolCall]) -> tuple[int, int]:
@@ -99,13 +103,8 @@ def read_counts(tools: Sequence[ToolCall]) -> tuple[int, int]:
     >>> read_counts([ToolCall(i, "Read", p, False, False, None, 0) for i, p in enumerate("aba")])
     (3, 1)
     """
-    seen: set[str] = set()
-    reads = 0
-    for t in tools:
-        if t.name in READ_TOOLS and t.file_path is not None:
-            reads += 1
-            seen.add(t.file_path)
-    return reads, reads - len(seen)
+    paths = [t.file_path for t in tools if t.name in READ_TOOLS and t.file_path is not None]
+    return len(paths), len(paths) - len(set(paths))
 
 
 def reread_ratio(tools: Sequence[ToolCall]) -> Fraction | None:
@@ -121,14 +120,6 @@ def reread_ratio(tools: Sequence[ToolCall]) -> Fraction | None:
     """
     reads, rereads = read_counts(tools)
     return Fraction(rereads, reads) if reads else None
-
-
-def _is_error(t: ToolCall) -> bool:
-    return t.is_error
-
-
-def _is_productive(t: ToolCall) -> bool:
-    return t.name in PRODUCTIVE_TOOLS
 
 
 def health_measures(rows: SessionRows, window: int) -> tuple[HealthMeasures, int | None]:
@@ -148,7 +139,7 @@ def health_measures(rows: SessionRows, window: int) -> tuple[HealthMeasures, int
         reads and re-reads, `half_rates` of errors and of productive calls) and the 0-based index of the
         call whose prompt is `latest` (None when no call's prompt was measured). Exact.
     """
-    calls = rows.calls
+    calls, tools = rows.calls, rows.tools
     # the latest call whose prompt was measured (a prompt of 0 is usage the reader could not read)
     at = next((k for k in range(len(calls) - 1, -1, -1) if measured(calls[k].prompt_tokens)), None)
     reads, rereads = read_counts(rows.tools)
@@ -159,8 +150,8 @@ def health_measures(rows: SessionRows, window: int) -> tuple[HealthMeasures, int
         compactions=len(rows.compactions),
         reads=reads,
         rereads=rereads,
-        error_rates=half_rates(rows.tools, _is_error),
-        write_shares=half_rates(rows.tools, _is_productive),
+        error_rates=_halves([t.is_error for t in tools]),
+        write_shares=_halves([t.name in PRODUCTIVE_TOOLS for t in tools]),
     )
     return measures, at
 
@@ -299,7 +290,7 @@ def _errors_why(tools: Sequence[ToolCall], rates: tuple[Fraction, Fraction] | No
     mid = len(tools) // 2
     first, second = f"{float(rates[0]):.0%} of {mid} calls", f"{float(rates[1]):.0%} of {len(tools) - mid}"
     text = f"tool error rate {first} in the first half, {second} in the second"
-    denied = sum(1 for t in tools if t.denied)
+    denied = sum([t.denied for t in tools])
     return text + (f" ({denied} denied, not counted as errors)" if denied else "")
 
 
@@ -307,7 +298,7 @@ def _productive_names(tools: Sequence[ToolCall]) -> str:
     """The productive tools a session's share counts, as the `why` names them: spec 000's Write/Edit/MultiEdit,
     or, when the session used another agent's edit tools, those it used (``apply_patch``); without one, in
     words."""
-    used = dict.fromkeys(t.name for t in tools if _is_productive(t))
+    used = dict.fromkeys([t.name for t in tools if t.name in PRODUCTIVE_TOOLS])
     if not used:
         return "a file write or edit"
     if all(name in SPEC_PRODUCTIVE_TOOLS for name in used):
@@ -320,7 +311,7 @@ def _writes_why(tools: Sequence[ToolCall], shares: tuple[Fraction, Fraction] | N
         return _too_few(len(tools))
     names = _productive_names(tools)
     if shares[0] == 0:
-        productive = sum(map(_is_productive, tools))
+        productive = sum([t.name in PRODUCTIVE_TOOLS for t in tools])
         second = f" ({productive} in the second)" if productive else ", nor in the second"
         spec = _spec(NO_FIRST_HALF_WRITES_SCORE)
         return f"no productive call ({names}) in the first half{second}: {spec}"
@@ -380,7 +371,7 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
     out = health_grade(rows, choice.tokens)
     graded = out["grade"] is not None
     timeline = health_timeline(rows, choice.tokens) if graded else []
-    call_seqs = [c.seq for c in rows.calls]
+    call_seqs = [c.seq for c in rows.calls] if rows.compactions else []
     n = len(call_seqs)
     marks: list[CompactionMark] = []
     if graded:

@@ -115,6 +115,7 @@ SIGNALS: tuple[SignalRule, ...] = (
 )
 #: The sum of the weights (whole percent).
 TOTAL_WEIGHT = sum(rule.weight for rule in SIGNALS)
+_WEIGHTS = tuple(rule.weight for rule in SIGNALS)
 
 
 class HealthMeasures(NamedTuple):
@@ -137,7 +138,9 @@ class HealthMeasures(NamedTuple):
     write_shares: tuple[Fraction, Fraction] | None
 
 
-def _band(value: Fraction, bands: Sequence[tuple[Any, Any]], floor: Any, passes: Callable[[Any, Any], bool]) -> Any:
+def _band(
+    value: Fraction | float, bands: Sequence[tuple[Any, Any]], floor: Any, passes: Callable[[Any, Any], bool]
+) -> Any:
     for edge, result in bands:
         if passes(value, edge):
             return result
@@ -302,13 +305,51 @@ def sub_scores(m: HealthMeasures) -> list[int]:
     >>> sub_scores(HealthMeasures(3, 120_000, 200_000, 1, 4, 1, None, None))  # 1 re-read of 4 reads: 0.25
     [80, 75, 40, 100, 100]
     """
-    return [
-        fill_score(fill_fraction(m)),
-        compaction_score(m.compactions),
-        reread_score(Fraction(m.rereads, m.reads) if m.reads else None),
-        error_acceleration_score(m.error_rates),
-        tool_efficiency_score(m.write_shares),
-    ]
+    return _sub_scores(
+        m.latest, m.window, m.compactions, m.reads, m.rereads, _terms(m.error_rates), _terms(m.write_shares)
+    )
+
+
+def _terms(rates: tuple[Fraction, Fraction] | None) -> tuple[int, int, int, int] | None:
+    """(first half's numerator, denominator, second half's numerator, denominator) of exact half rates."""
+    if rates is None:
+        return None
+    first, second = map(Fraction, rates)
+    return first.numerator, first.denominator, second.numerator, second.denominator
+
+
+def _sub_scores(
+    latest: int | None,
+    window: int,
+    compactions: int,
+    reads: int,
+    rereads: int,
+    errors: tuple[int, int, int, int] | None,
+    productive: tuple[int, int, int, int] | None,
+) -> list[int]:
+    """The five sub-scores in integers: `fill_score`, `compaction_score`, `reread_score`,
+    `error_acceleration_score` and `tool_efficiency_score` of the same measures, each rate given as
+    (n1, d1, n2, d2) for n1 / d1 in the first half and n2 / d2 in the second (denominators > 0), None with
+    too few tool calls. A band edge p / q is passed by cross-multiplying (the change of the halves, second
+    ÷ first, is n2·d1 ÷ d2·n1), so nothing is divided; tests/analysis/test_health.py holds it equal to
+    the five functions."""
+    fill = NO_FILL_SCORE if latest is None else _ratio_band(latest, window, _FILL_INT, FILL_FLOOR, operator.lt)
+    reread = NO_READS_SCORE if not reads else _ratio_band(rereads, reads, _REREAD_INT, REREAD_FLOOR, operator.le)
+    if errors is None:
+        error_score = TOO_FEW_CALLS_SCORE
+    elif not errors[0]:
+        error_score = 100 if not errors[2] else ERRORS_FROM_CLEAN_SCORE
+    else:
+        n1, d1, n2, d2 = errors
+        error_score = _ratio_band(n2 * d1, d2 * n1, _ERROR_INT, ERROR_ACCELERATION_FLOOR, operator.le)
+    if productive is None:
+        efficiency = TOO_FEW_CALLS_SCORE
+    elif not productive[0]:
+        efficiency = NO_FIRST_HALF_WRITES_SCORE
+    else:
+        n1, d1, n2, d2 = productive
+        efficiency = _ratio_band(n2 * d1, d2 * n1, _EFFICIENCY_INT, EFFICIENCY_FLOOR, operator.ge)
+    return [fill, COMPACTION_SCORES.get(compactions, COMPACTION_FLOOR), reread, error_score, efficiency]
 
 
 def has_data(m: HealthMeasures) -> list[bool]:
@@ -341,7 +382,7 @@ def grade(score: float) -> str:
     >>> grade(85), grade(84.75), grade(40), grade(39.5)
     ('A', 'B', 'D', 'F')
     """
-    return str(_band(Fraction(score), GRADE_BANDS, GRADE_FLOOR, operator.ge))
+    return str(_band(score, GRADE_BANDS, GRADE_FLOOR, operator.ge))  # int and float compare exactly
 
 
 def composite(values: Sequence[int]) -> tuple[int, str]:
@@ -361,12 +402,77 @@ def composite(values: Sequence[int]) -> tuple[int, str]:
     >>> composite([80, 75, 20, 40, 55]), composite([100, 100, 80, 100, 15])
     ((63, 'C'), (89, 'A'))
     """
-    weighted = sum(value * rule.weight for value, rule in zip(values, SIGNALS, strict=True))
+    if len(values) != len(_WEIGHTS):
+        raise ValueError(f"{len(values)} sub-scores for {len(_WEIGHTS)} signals")
+    weighted = sum(map(operator.mul, values, _WEIGHTS))
     score = (2 * weighted + TOTAL_WEIGHT) // (2 * TOTAL_WEIGHT)
     for edge, letter in GRADE_BANDS:
         if weighted >= edge * TOTAL_WEIGHT:
             return score, letter
     return score, GRADE_FLOOR
+
+
+def _in_integers(bands: Sequence[tuple[Fraction, int]]) -> tuple[tuple[int, int, int], ...]:
+    """A band table with each edge as (numerator, denominator): what `score_of_counts` compares."""
+    return tuple((edge.numerator, edge.denominator, result) for edge, result in bands)
+
+
+_FILL_INT = _in_integers(FILL_BANDS)
+_REREAD_INT = _in_integers(REREAD_BANDS)
+_ERROR_INT = _in_integers(ERROR_ACCELERATION_BANDS)
+_EFFICIENCY_INT = _in_integers(EFFICIENCY_BANDS)
+
+
+def _ratio_band(num: int, den: int, bands: tuple[tuple[int, int, int], ...], floor: int, passes: Any) -> int:
+    """`_band(Fraction(num, den), ...)` in integers (den > 0): num / den passes p / q iff num·q passes p·den."""
+    for p, q, result in bands:
+        if passes(num * q, p * den):
+            return result
+    return floor
+
+
+def score_of_counts(
+    latest: int | None,
+    window: int,
+    compactions: int,
+    reads: int,
+    rereads: int,
+    tools: int,
+    errors: tuple[int, int],
+    productive: tuple[int, int],
+) -> tuple[int, str]:
+    """Return `score_of` of a session with at least `MIN_CALLS` calls from its counts, in integers.
+
+    Parameters
+    ----------
+    latest, window, compactions, reads, rereads
+        As `HealthMeasures` (`window` > 0).
+    tools
+        Tool calls; the first half is the first `tools // 2` (`health.half_rates`).
+    errors, productive
+        Failed and productive tool calls in (first half, second half).
+
+    Returns
+    -------
+    (int, str)
+        The composite score 0–100 and its letter, equal to `score_of` of the same measures with the
+        rates as `Fraction`s (tests/analysis/test_health.py compares them): every band edge p / q is
+        compared by cross-multiplying, so nothing is divided. Exact.
+
+    >>> score_of_counts(120_000, 200_000, 1, 4, 1, 6, (0, 2), (1, 1))
+    (71, 'B')
+    >>> score_of(HealthMeasures(3, 120_000, 200_000, 1, 4, 1, (Fraction(0), Fraction(2, 3)), (Fraction(1, 3),) * 2))
+    (71, 'B')
+    """
+    if tools < MIN_TOOL_CALLS:
+        return composite(_sub_scores(latest, window, compactions, reads, rereads, None, None))
+    first, second = tools // 2, tools - tools // 2
+    error_terms = (errors[0], first, errors[1], second)
+    return composite(
+        _sub_scores(
+            latest, window, compactions, reads, rereads, error_terms, (productive[0], first, productive[1], second)
+        )
+    )
 
 
 def score_of(m: HealthMeasures) -> tuple[int | None, str | None]:

@@ -9,11 +9,9 @@ there. Pure: nothing here reads files, prints or formats.
 from __future__ import annotations
 
 import bisect
-import itertools
-from collections.abc import Callable
-from fractions import Fraction
+from collections.abc import Sequence
 
-from contexttrace.analysis.health_scores import MIN_TOOL_CALLS, PRODUCTIVE_TOOLS, HealthMeasures, score_of
+from contexttrace.analysis.health_scores import MIN_CALLS, PRODUCTIVE_TOOLS, score_of_counts
 from contexttrace.analysis.metrics import measured
 from contexttrace.analysis.result_types import TimelinePoint
 from contexttrace.analysis.session import AXIS_TIME, SessionRows
@@ -45,7 +43,6 @@ def health_timeline(rows: SessionRows, window: int) -> list[TimelinePoint]:
     """
     n = len(rows.calls)
     times = rows.times if rows.axis == AXIS_TIME else {}
-    inf = float("inf")
     # Each point counts the rows whose key is at most a threshold, and thresholds only grow: on the time
     # axis the key is a row's moment (`cut_at_time`), on the calls axis its seq (`cut`: seq < the next
     # call's seq, i.e. ≤ that seq − 1; the last point takes every row).
@@ -58,123 +55,125 @@ def health_timeline(rows: SessionRows, window: int) -> list[TimelinePoint]:
             moment = end if k == TIMELINE_STEPS else start + (end - start) * k / TIMELINE_STEPS
             thresholds.append(moment)
             positions.append(round(moment))
-
-        def key(seq: int | None) -> float:
-            return inf if seq is None else times.get(seq, inf)
-
     else:
         for k in range(TIMELINE_STEPS + 1):
             last = k * (n - 1) // TIMELINE_STEPS if n else -1
-            thresholds.append(rows.calls[last + 1].seq - 1 if 0 <= last < n - 1 else inf)
+            thresholds.append(rows.calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF)
             positions.append(last + 1)
-
-        def key(seq: int | None) -> float:
-            return inf if seq is None else seq
-
     points: list[TimelinePoint] = []
+    place = "ts_ms" if times else "calls"
     for k, ((score, letter, count), at) in enumerate(
-        zip(_timeline_scores(rows, window, key, thresholds), positions, strict=True)
+        zip(_timeline_scores(rows, window, times, thresholds), positions, strict=True)
     ):
         point = TimelinePoint(percent=k * 100 // TIMELINE_STEPS, score=score, grade=letter, compactions=count)
-        if times:
-            point["ts_ms"] = at
-        else:
-            point["calls"] = at
+        point[place] = at  # type: ignore[literal-required]
         points.append(point)
     return points
 
 
+_INF = float("inf")
+
+
+def _keys(seqs: Sequence[int | None], times: dict[int, float]) -> list[float]:
+    """Each row's key: its moment on the time axis (`times`; a row without one, or no row, comes never: inf),
+    else its seq (None: inf)."""
+    if times:
+        get = times.get
+        return [get(seq, _INF) for seq in seqs]  # type: ignore[arg-type]  # None is no key of `times`
+    return [_INF if seq is None else seq for seq in seqs]
+
+
 def _timeline_scores(
-    rows: SessionRows, window: int, key: Callable[[int | None], float], thresholds: list[float]
+    rows: SessionRows, window: int, times: dict[int, float], thresholds: list[float]
 ) -> list[tuple[int | None, str | None, int]]:
     """(score, grade, compactions) of `health_grade` over the rows whose key is at most each threshold.
 
     A tool call counts its error only when its result's key is also within the threshold. When the keys
-    are in row order (the usual case) the rows counted are a prefix and prefix sums answer each point in
-    O(log n); otherwise each point is a pass over the tool calls.
+    are in row order (the usual case) the rows counted are a prefix and sorted positions answer each point
+    in O(log n); otherwise each point is a pass over the rows. Scored in integers (`score_of_counts`).
     """
-    call_keys = [key(c.seq) for c in rows.calls]
-    # each call's prompt, an unmeasured one (0: usage unreadable) replaced by the latest measured before it
-    prompts: list[int | None] = []
-    for c in rows.calls:
-        prompts.append(c.prompt_tokens if measured(c.prompt_tokens) else (prompts[-1] if prompts else None))
-    bound_keys = sorted(key(c.seq) for c in rows.compactions)
-    tools = _ToolKeys(rows, key)
-    calls_sorted = all(a <= b for a, b in itertools.pairwise(call_keys))
+    calls = rows.calls
+    call_keys = _keys([c.seq for c in calls], times)
+    calls_sorted = sorted(call_keys) == call_keys
+    bound_keys = sorted(_keys([c.seq for c in rows.compactions], times))
+    tools = _ToolKeys(rows, times)
     out = []
-    graded_by: dict[HealthMeasures, tuple[int | None, str | None]] = {}
+    graded_by: dict[tuple[int | None, ...], tuple[int | None, str | None]] = {}
     by_limit: dict[float, tuple[int | None, str | None, int]] = {}
     for limit in thresholds:
         point = by_limit.get(limit)  # a threshold again: the calls axis of a trace with fewer than 21 calls
         if point is not None:
             out.append(point)
             continue
-        if calls_sorted:
-            nc = bisect.bisect_right(call_keys, limit)
-            latest = prompts[nc - 1] if nc else None
-        else:
-            upto = [j for j in range(len(call_keys)) if call_keys[j] <= limit]
-            nc = len(upto)
-            latest = next((p for j in reversed(upto) if measured(p := rows.calls[j].prompt_tokens)), None)
+        upto = range(bisect.bisect_right(call_keys, limit)) if calls_sorted else _within(call_keys, limit)
+        # the latest measured prompt among the calls counted (a prompt of 0 is usage the reader could not read)
+        latest = next((p for j in reversed(upto) if measured(p := calls[j].prompt_tokens)), None)
         count = bisect.bisect_right(bound_keys, limit)
-        m, mid, prod, reads, rereads, err_first, err_second = tools.upto(limit)
-        if m < MIN_TOOL_CALLS:
-            err_rates = write_rates = None
-        else:
-            err_rates = (Fraction(err_first, mid), Fraction(err_second, m - mid))
-            write_rates = (Fraction(prod[0], mid), Fraction(prod[1], m - mid))
-        measures = HealthMeasures(nc, latest, window, count, reads, rereads, err_rates, write_rates)
-        graded = graded_by.get(measures)  # consecutive points often measure the same rows (a short trace's)
+        counts = tools.upto(limit)
+        key = (len(upto), latest, count, *counts)
+        graded = graded_by.get(key)  # consecutive points often measure the same rows (a short trace's)
         if graded is None:
-            graded = graded_by[measures] = score_of(measures)
+            if len(upto) < MIN_CALLS:
+                graded = (None, None)
+            else:
+                m, reads, rereads, e1, e2, p1, p2 = counts
+                graded = score_of_counts(latest, window, count, reads, rereads, m, (e1, e2), (p1, p2))
+            graded_by[key] = graded
         out.append(by_limit.setdefault(limit, (*graded, count)))
     return out
+
+
+def _within(keys: list[float], limit: float) -> list[int]:
+    """Indexes of the keys at most `limit`, in order."""
+    return [j for j, k in enumerate(keys) if k <= limit]
 
 
 class _ToolKeys:
     """The tool calls of a session by key, answering what `_timeline_scores` counts up to a threshold."""
 
-    def __init__(self, rows: SessionRows, key: Callable[[int | None], float]) -> None:
+    def __init__(self, rows: SessionRows, times: dict[int, float]) -> None:
         tools = rows.tools
-        self.keys = [key(t.seq) for t in tools]
-        self.productive = [t.name in PRODUCTIVE_TOOLS for t in tools]
-        self.paths = [t.file_path if t.name in READ_TOOLS else None for t in tools]
+        self.keys = _keys([t.seq for t in tools], times)
+        # positions among the tools of productive calls, of Read calls with a path, and of those that read
+        # a path for the first time
+        self.productive = [j for j, t in enumerate(tools) if t.name in PRODUCTIVE_TOOLS]
+        self.paths = {j: t.file_path for j, t in enumerate(tools) if t.name in READ_TOOLS and t.file_path is not None}
+        first: dict[str, int] = {}
+        for j, path in self.paths.items():
+            first.setdefault(path, j)
+        self.reads, self.fresh = list(self.paths), list(first.values())
         # errors: (index among tools, key of the result); only a tool with a result can have is_error
-        self.errors = [(j, key(t.result_seq)) for j, t in enumerate(tools) if t.is_error]
-        self.sorted = all(a <= b for a, b in itertools.pairwise(self.keys))
-        if self.sorted:
-            self.prod_upto = [0]  # productive calls among the first j tools
-            self.reads_upto = [0]  # Read calls with a path among the first j
-            self.fresh_upto = [0]  # ... that read a path for the first time
-            seen: set[str] = set()
-            for is_prod, path in zip(self.productive, self.paths, strict=True):
-                self.prod_upto.append(self.prod_upto[-1] + is_prod)
-                self.reads_upto.append(self.reads_upto[-1] + (path is not None))
-                self.fresh_upto.append(self.fresh_upto[-1] + (path is not None and path not in seen))
-                if path is not None:
-                    seen.add(path)
+        failed = [(j, t.result_seq) for j, t in enumerate(tools) if t.is_error]
+        self.errors = list(zip([j for j, _ in failed], _keys([seq for _, seq in failed], times), strict=True))
+        self.sorted = sorted(self.keys) == self.keys
 
-    def upto(self, limit: float) -> tuple[int, int, tuple[int, int], int, int, int, int]:
-        """(tool calls, first half's size, productive calls per half, file reads, re-reads, errors per
-        half) over the tool calls whose key is at most `limit`, an error counted when its result's is too."""
-        errors = self.errors
+    def upto(self, limit: float) -> tuple[int, int, int, int, int, int, int]:
+        """(tool calls, file reads, re-reads, errors in the first half and in the second, productive calls
+        in the first half and in the second) over the tool calls whose key is at most `limit` (the first
+        half: the first `tool calls // 2` of them), an error counted when its result's key is too."""
+        left = bisect.bisect_left
         if self.sorted:
             m = bisect.bisect_right(self.keys, limit)
             mid = m // 2
-            prod = (self.prod_upto[mid], self.prod_upto[m] - self.prod_upto[mid])
-            reads = self.reads_upto[m]
-            rereads = reads - self.fresh_upto[m]
-            err_first = sum(1 for j, rk in errors if j < mid and rk <= limit)
-            err_second = sum(1 for j, rk in errors if mid <= j < m and rk <= limit)
-            return m, mid, prod, reads, rereads, err_first, err_second
-        inc = [j for j, k in enumerate(self.keys) if k <= limit]
+            p1 = left(self.productive, mid)
+            reads = left(self.reads, m)
+            rereads = reads - left(self.fresh, m)
+            e1 = e2 = 0
+            for j, result in self.errors:
+                if j < m and result <= limit:
+                    if j < mid:
+                        e1 += 1
+                    else:
+                        e2 += 1
+            return m, reads, rereads, e1, e2, p1, left(self.productive, m) - p1
+        inc = _within(self.keys, limit)
         m = len(inc)
         mid = m // 2
-        productive = self.productive
-        prod = (sum(productive[j] for j in inc[:mid]), sum(productive[j] for j in inc[mid:]))
-        read_paths = [self.paths[j] for j in inc if self.paths[j] is not None]
+        productive = set(self.productive)
+        p1 = sum(1 for j in inc[:mid] if j in productive)
+        read_paths = [self.paths[j] for j in inc if j in self.paths]
+        failed = {j for j, result in self.errors if result <= limit}
+        e1 = sum(1 for j in inc[:mid] if j in failed)
+        e2 = sum(1 for j in inc[mid:] if j in failed)
         reads = len(read_paths)
-        failed = {j for j, rk in errors if rk <= limit}
-        err_first = sum(1 for j in inc[:mid] if j in failed)
-        err_second = sum(1 for j in inc[mid:] if j in failed)
-        return m, mid, prod, reads, reads - len(set(read_paths)), err_first, err_second
+        return m, reads, reads - len(set(read_paths)), e1, e2, p1, sum(1 for j in inc[mid:] if j in productive)

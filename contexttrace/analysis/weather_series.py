@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 import statistics
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 from contexttrace.analysis.metrics import measured, round_half_up
 from contexttrace.analysis.result_types import WeatherSignal, WeatherStats
@@ -36,8 +37,7 @@ from contexttrace.analysis.weather_signals import (
 )
 
 
-@dataclass(frozen=True)
-class SignalSeries:
+class SignalSeries(NamedTuple):
     """Per-trace arrays that make the signals after any call cheap to read (built by `signal_series`).
 
     Each `*_upto` / `*_before` list is a running count: entry k counts the first k items (calls, or
@@ -85,57 +85,62 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
         Its arrays hold one entry per call (or per result, plus one); `paces` is `weather_signals.pace`
         of each call, written out here. Exact, except paces (≈: line timestamps).
     """
-    n = len(rows.calls)
-    cuts = [float(rows.calls[i + 1].seq) if i + 1 < n else float("inf") for i in range(n)]
-    with_result = sorted((t for t in rows.tools if t.result_seq is not None), key=lambda t: t.result_seq or 0)
-    errors_before = [0]
-    denied_before = [0]
+    calls, tools = rows.calls, rows.tools
+    n = len(calls)
+    call_seqs = [c.seq for c in calls]
+    cuts = [*map(float, call_seqs[1:]), float("inf")] if n else []
+    with_result = sorted((t for t in tools if t.result_seq is not None), key=_result_seq)
+    result_errors = [t.is_error for t in with_result]
+    # running counts start from the int 0 (`initial`): a bool first term would print as false, not 0
+    errors_before = list(itertools.accumulate(result_errors, initial=0))
     longest: list[tuple[int, int]] = [(0, 0)]
-    run = 0
-    for r, t in enumerate(with_result, 1):
-        errors_before.append(errors_before[-1] + t.is_error)
-        denied_before.append(denied_before[-1] + t.denied)
-        run = run + 1 if t.is_error else 0
-        longest.append(max(longest[-1], (run, r)) if run > longest[-1][0] else longest[-1])
+    if errors_before[-1]:  # without a failed result, every run of failed results is 0 long
+        run = 0
+        for r, failed in enumerate(result_errors, 1):
+            run = run + 1 if failed else 0
+            longest.append((run, r) if run > longest[-1][0] else longest[-1])
+    else:
+        longest *= len(with_result) + 1
     by_call: list[list[ToolCall]] = [[] for _ in range(n)]
-    for t in rows.tools:
+    for t in tools:
         by_call[t.call_index].append(t)
-    asked = {t.call_index for t in rows.tools}
-    turns = []
-    count = 0
-    for i in range(n):
-        count += i in asked
-        turns.append(count)
-    paces, bases, timed_upto, final_upto = _paces(rows.calls)
+    stops = [c.stop_reason for c in calls]
+    paces, bases, timed_upto, final_upto = _paces(calls)
     return SignalSeries(
         rows=rows,
         window=window,
         cuts=cuts,
-        use_seqs=sorted(t.seq for t in rows.tools),
+        use_seqs=sorted([t.seq for t in tools]),
         result_seqs=[t.result_seq or 0 for t in with_result],
-        result_errors=[t.is_error for t in with_result],
+        result_errors=result_errors,
         errors_before=errors_before,
-        denied_before=denied_before,
+        denied_before=list(itertools.accumulate([t.denied for t in with_result], initial=0)),
         longest_before=longest,
-        tool_turns_upto=turns,
+        tool_turns_upto=list(itertools.accumulate([bool(asked) for asked in by_call], initial=0))[1:],
         result_calls=[t.call_index for t in with_result],
         tools_by_call=by_call,
-        call_seqs=[c.seq for c in rows.calls],
-        bound_seqs=sorted(c.seq for c in rows.compactions),
-        known_upto=list(itertools.accumulate(c.stop_reason is not None for c in rows.calls)),
-        cutoff_calls=[k for k, c in enumerate(rows.calls) if c.stop_reason == "max_tokens"],
+        call_seqs=call_seqs,
+        bound_seqs=sorted([c.seq for c in rows.compactions]),
+        known_upto=list(itertools.accumulate([stop is not None for stop in stops])),
+        cutoff_calls=[k for k, stop in enumerate(stops) if stop == "max_tokens"],
         paces=paces,
         timed_upto=timed_upto,
         final_upto=final_upto,
         pace_bases=bases,
-        paced_upto=list(itertools.accumulate(v is not None for v in paces)),
-        measured_at=_measured_at(rows.calls),
+        paced_upto=list(itertools.accumulate([v is not None for v in paces])),
+        measured_at=_measured_at(calls),
     )
+
+
+_result_seq = operator.attrgetter("result_seq")
 
 
 def _paces(calls: list[MainCall]) -> tuple[list[float | None], list[float | None], list[int], list[int]]:
     """Each call's `pace` (written out), the pace baseline after it (median of the first `BASELINE_CALLS`
     paces), and the running counts of timed calls and of timed calls with a recorded stop_reason."""
+    n = len(calls)
+    if all(c.latency_ms is None for c in calls):  # no call is timed (stream-json): nothing to pace
+        return [None] * n, [None] * n, [0] * (n + 1), [0] * (n + 1)
     paces: list[float | None] = []
     bases: list[float | None] = []
     timed_upto, final_upto = [0], [0]
@@ -163,13 +168,9 @@ def _paces(calls: list[MainCall]) -> tuple[list[float | None], list[float | None
 
 def _measured_at(calls: list[MainCall]) -> list[int]:
     """Per call, the index of the last call up to it whose prompt was measured (`metrics.measured`), or -1."""
-    out = []
-    last = -1
-    for k, c in enumerate(calls):
-        if measured(c.prompt_tokens):
-            last = k
-        out.append(last)
-    return out
+    # each measured call's own index (else -1), carried forward by a running maximum
+    at = [k if p is not None and p > 0 else -1 for k, p in enumerate([c.prompt_tokens for c in calls])]
+    return list(itertools.accumulate(at, max))
 
 
 def weather_signal(

@@ -113,29 +113,40 @@ def severity_lists(s: SignalSeries) -> dict[str, list[float]]:
 
 
 def _composed(series: list[list[float]]) -> list[float]:
-    """`compose` after each call of the severity lists given (each at least 0): the highest plus
-    `SECOND_WEIGHT` × the second highest, rounded to `SCORE_DECIMALS`."""
+    """`compose` after each call of the severity lists given (each at least 0, each rounded to
+    `SCORE_DECIMALS` already): the highest plus `SECOND_WEIGHT` × the second highest, rounded to
+    `SCORE_DECIMALS`. Where the second highest is 0 the score is the highest as it is (x + 0.3 × 0.0 is x,
+    and a value rounded once is its own rounding), so only the other calls are rounded."""
     weight, decimals = SECOND_WEIGHT, SCORE_DECIMALS
     if len(series) == 1:
-        return [round(top + weight * 0.0, decimals) for top in series[0]]
+        return list(series[0])
     if len(series) == 2:
-        return [round(a + weight * b if a >= b else b + weight * a, decimals) for a, b in zip(*series, strict=True)]
+        return [
+            (a if not b else round(a + weight * b, decimals))
+            if a >= b
+            else (b if not a else round(b + weight * a, decimals))
+            for a, b in zip(*series, strict=True)
+        ]
     out = []
     for sevs in zip(*series, strict=True):
         *_, second, top = sorted(sevs)  # the two highest (`compose`)
-        out.append(round(top + weight * second, decimals))
+        out.append(round(top + weight * second, decimals) if second else top)
     return out
 
 
 def _ctx_severities(s: SignalSeries) -> list[float]:
     """ctx_pressure after each call: `curve` of the last measured call's fill, its two-anchor arithmetic
-    written out; 0.0 before any measured call (the signal abstains)."""
+    written out (a fill at or past an end anchor takes that anchor's severity, capped and rounded once
+    here); 0.0 before any measured call (the signal abstains)."""
     (x0, y0), (x1, y1) = _CTX.anchors
     calls, window, cap, decimals = s.rows.calls, s.window, _CTX.cap, SCORE_DECIMALS
+    low, high = round(min(y0, cap), decimals), round(min(y1, cap), decimals)
     fills = [calls[k].prompt_tokens / window if k >= 0 else None for k in s.measured_at]
     return [
         0.0 if m is None
-        else round(min(y0 if m <= x0 else y1 if m >= x1 else y0 + (y1 - y0) * (m - x0) / (x1 - x0), cap), decimals)
+        else low if m <= x0
+        else high if m >= x1
+        else round(min(y0 + (y1 - y0) * (m - x0) / (x1 - x0), cap), decimals)
         for m in fills
     ]  # fmt: skip
 
@@ -182,6 +193,14 @@ def _remembered(spec: SignalSpec) -> Callable[[float], float]:
     return functools.cache(lambda measure: curve(measure, spec))
 
 
+def _ends(spec: SignalSpec) -> tuple[float, float, float, float]:
+    """(first anchor's measure, its severity, last anchor's measure, its severity) as `curve` gives them: a
+    measure at or before the first (after the last) anchor has that anchor's severity, so a loop whose
+    measures rarely repeat needs `curve` only between them."""
+    first, last = spec.anchors[0][0], spec.anchors[-1][0]
+    return first, curve(first, spec), last, curve(last, spec)
+
+
 def _cumulative_severities(s: SignalSeries) -> list[float] | None:
     """error_cumulative after each call: failed results ÷ tool uses read so far, once enough calls used a
     tool; None without a failed result when a rate of 0 is severity 0."""
@@ -205,6 +224,8 @@ def _cluster_severities(s: SignalSeries) -> list[float] | None:
     """error_cluster after each call (see `signals_after`): failed ÷ tool calls of the last
     `CLUSTER_CALLS` calls; a window with no failed result is 0.0 without being counted (its rate is 0),
     and the signal is None when no call has one."""
+    if not s.errors_before[-1] and _CLUSTER_ZERO_WITHOUT_FAILURES:  # no failed result: every rate is 0
+        return None
     # each call's tool calls as (seq, seq of a failed result or None)
     asked = [
         [(t.seq, t.result_seq if t.is_error and t.result_seq is not None else None) for t in tools]
@@ -248,7 +269,7 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
     low_upto = [0, *itertools.accumulate(h is not None and h < low_hit for h in hits)]
     if not low_upto[-1]:
         return None
-    severity = _remembered(_CACHE)
+    lo_x, lo, hi_x, hi = _ends(_CACHE)
     out = []
     for i in range(len(hits)):
         first = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
@@ -260,7 +281,7 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
         picked.sort()
         half = len(picked) // 2
         measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
-        out.append(severity(measure))
+        out.append(lo if measure <= lo_x else hi if measure >= hi_x else curve(measure, _CACHE))
     return out
 
 
@@ -289,7 +310,7 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     slow_upto = [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
     paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
     insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
-    severity = _remembered(_LATENCY)
+    lo_x, lo, hi_x, hi = _ends(_LATENCY)
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
     recent_paces: list[float] = []  # the same calls' paces, sorted
     out = []
@@ -317,7 +338,7 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
         else:
             out.append(0.0)
             continue
-        out.append(severity(measure))
+        out.append(lo if measure <= lo_x else hi if measure >= hi_x else curve(measure, _LATENCY))
     return out
 
 

@@ -6,6 +6,8 @@ from fractions import Fraction
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contexttrace.analysis import health, health_scores
 from contexttrace.analysis.health import health_grade
@@ -621,3 +623,38 @@ def test_timeline_starts_at_the_first_prompt_not_at_an_event_count():
     assert run.reports[0].extra["health"]["timeline_axis"] == "time"
     assert [(p["ts_ms"], p["grade"]) for p in timeline[:2]] == [(1_775_124_000_000, None), (1_775_124_270_500, "A")]
     assert timeline[-1]["ts_ms"] == 1_775_129_410_000  # 11:30:10, the last line
+
+
+_COUNT = st.integers(min_value=0, max_value=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    latest=st.one_of(st.none(), st.integers(min_value=1, max_value=400_000)),
+    window=st.sampled_from([200_000, 1_000_000, 3]),
+    compactions=st.integers(min_value=0, max_value=6),
+    reads=_COUNT,
+    rereads=_COUNT,
+    tools=st.integers(min_value=0, max_value=40),
+    halves=st.tuples(_COUNT, _COUNT, _COUNT, _COUNT),
+)
+def test_integer_scores_equal_the_five_functions(latest, window, compactions, reads, rereads, tools, halves):
+    """`sub_scores` and `score_of_counts` (band edges compared by cross-multiplying) give what the five
+    scoring functions give on exact `Fraction`s, at band edges too (rates like 1/10 vs 2/10)."""
+    rereads = min(rereads, reads)
+    mid, second = tools // 2, tools - tools // 2
+    e1, e2, p1, p2 = (min(h, n) for h, n in zip(halves, (mid, second, mid, second), strict=True))
+    enough = tools >= health_scores.MIN_TOOL_CALLS
+    errors = (Fraction(e1, mid), Fraction(e2, second)) if enough else None
+    writes = (Fraction(p1, mid), Fraction(p2, second)) if enough else None
+    m = health_scores.HealthMeasures(1, latest, window, compactions, reads, rereads, errors, writes)
+    expected = [
+        health_scores.fill_score(None if latest is None else Fraction(latest, window)),
+        health_scores.compaction_score(compactions),
+        health_scores.reread_score(Fraction(rereads, reads) if reads else None),
+        health_scores.error_acceleration_score(errors),
+        health_scores.tool_efficiency_score(writes),
+    ]
+    assert health_scores.sub_scores(m) == expected
+    counted = health_scores.score_of_counts(latest, window, compactions, reads, rereads, tools, (e1, e2), (p1, p2))
+    assert counted == health_scores.composite(expected) == health_scores.score_of(m)

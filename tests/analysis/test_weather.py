@@ -6,6 +6,7 @@ import re
 import statistics
 from collections import defaultdict
 
+import orjson
 import pytest
 
 from contexttrace.analysis import weather, weather_signals
@@ -514,3 +515,18 @@ def test_tooltip_names_the_worst_only_when_at_a_worse_level(sample_reports):
     assert render_weather_tooltip(spotter)[0] == (
         "  weather 🌤️ fair 0.47 (worst: ⛈️ stormy 1.18 after call #52: latency drift, context pressure)"
     )
+
+
+def test_counts_are_integers_not_booleans():
+    """The running counts print as numbers: one call with one clean tool result has `tool_errors` 0 (not
+    false) and error_cumulative's reason says "1 call(s)" (not "True call(s)")."""
+    rows = SessionRows(
+        [MainCall(1, 1_000, 0, None, None, None)], [ToolCall(2, "Bash", None, False, False, 3, 0)], [], {}, AXIS_CALLS
+    )
+    w = weather_of(rows, 200_000)
+    assert orjson.dumps(w["stats"]) == (
+        b'{"context_fill_frac":0.005,"tool_errors":0,"tool_denials":0,"cache_hit_frac":null,'
+        b'"latency_ratio":null,"compactions":0}'
+    )
+    why = next(x["why"] for x in w["signals"] if x["name"] == "error_cumulative")
+    assert why == "1 call(s) used a tool: fewer than 10"
