@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -281,3 +282,13 @@ def test_files_json_of_every_sample_validates():
         objects += orjson.loads(orjson.dumps([r.to_dict() for r in run.reports]))
     assert len(objects) > 60 and any(o["drop_events"] for o in objects)
     assert _errors("files", objects) == []
+
+
+def test_the_ci_doc_lists_every_schema_at_its_version():
+    """docs/ci.md's table of JSON outputs names every schema `contexttrace schema` prints, at the version the
+    package writes (the table went stale once: compare 1 while the package wrote 3)."""
+    import re
+
+    doc = (Path(__file__).parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
+    listed = {m[1]: int(m[2]) for m in re.finditer(r"^\| `context [^|]+\| `([a-z-]+)` \| (\d+)", doc, re.M)}
+    assert listed == SCHEMA_VERSIONS
