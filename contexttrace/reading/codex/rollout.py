@@ -23,6 +23,9 @@ rules below rest on is in docs/formats.md ("Codex CLI").
 * **A fork** (``forked_from_id``, or a second `session_meta` of another id) starts with its parent's lines,
   copied in one burst: until the first gap of `REPLAY_GAP_MS` between two lines, its calls, items and
   events are the parent's and left out (`Trace.inherited_calls`, with a warning).
+* **Start-up text** Codex writes as user messages (guidance files, their skills listing, the environment)
+  is recorded as attachments, the other texts it injects as `meta`, the rest as the person's prompts
+  (`injected.content_parts`).
 * **A tool result's failure** is read from its text, since Codex records no success flag: a non-zero exit
   code (``"exit_code": N`` in JSON output, ``Exit code: N``, ``Process exited with code N``) or a sandbox
   refusal.
