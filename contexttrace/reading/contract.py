@@ -104,11 +104,13 @@ CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 11  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
+READER_VERSION = 12  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
 #    response, async agents' notifications, placeholder lines; 9: an attachment with no `content` counts the
 #    characters of its `addedLines` / `addedBlocks` (deferred tools, agent listing, MCP instructions); 10: the
 #    repeated-records warning names no tracker case; 11: an `instructions` attachment counts its memory files'
-#    text (`files[].content`), a `nested_memory` one the text inside its `content` object
+#    text (`files[].content`), a `nested_memory` one the text inside its `content` object; 12: a Codex
+#    rollout's guidance files, the skills listing appended to them and its `<environment_context>` are
+#    `attachment` events (`instructions`, `skill_listing`, `environment_context`), not `meta`
 
 #: One row per model call (one API response), deduplicated: `claude.calls` states the identity rule.
 CALL_SCHEMA: dict[str, str] = {
@@ -233,7 +235,8 @@ EVENT_SCHEMA: dict[str, str] = {
     "tokens_saved": "Int64",  # microcompact_boundary: microcompactMetadata.tokensSaved (the harness's figure)
     "cleared_results": "Int64",  # microcompact_boundary: how many tool results compactedToolIds names
     "images": "Int64",  # user-line kinds (prompt, meta, command, ...): image blocks in message.content (pasted)
-    "attachment_type": "String",  # attachment: attachment.type (hook_success, skill_listing, todo_reminder, ...)
+    # attachment: attachment.type (hook_success, skill_listing, todo_reminder, ...); Codex: `codex.injected`
+    "attachment_type": "String",
     "attachment_path": "String",  # attachment: attachment.filename when a string (edited_text_file: an IDE edit)
     "command_name": "String",  # command: the slash command in its <command-name> tag as written ("/clear"), else null
     "tool_use_id": "String",  # task_notification: the Task/Agent call its <tool-use-id> tag names, else null

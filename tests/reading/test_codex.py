@@ -271,3 +271,84 @@ def test_fork_replay_is_the_parents_and_left_out():
     assert trace.warnings == [
         "a fork of session parent: the 2 call(s) it copied from it at its start are the parent's, left out here"
     ]
+
+
+def _injected_events(trace):
+    ev = trace.view("events")
+    cols = [ev.get_column(c).to_list() for c in ("line", "kind", "text_chars", "attachment_type")]
+    return [row for row in zip(*cols, strict=True) if row[1] in ("prompt", "meta", "attachment")]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        pytest.param(
+            EXEC,
+            [
+                (2, "meta", 3_996, None),  # <permissions instructions>, a developer message
+                (3, "attachment", 2_586, "instructions"),  # AGENTS.md: header, the file, </INSTRUCTIONS>
+                (3, "attachment", 3_951, "skill_listing"),  # the "## Skills" listing Codex appends inside it
+                (3, "attachment", 206, "environment_context"),  # the same message's second item
+                (5, "meta", 996, None),  # <collaboration_mode>
+                (7, "prompt", 5_193, None),
+                (152, "prompt", 73, None),
+                (212, "prompt", 167, None),
+                (319, "prompt", 99, None),
+                (431, "prompt", 134, None),
+            ],
+            id="0.111",
+        ),
+        pytest.param(
+            COMPACTION,
+            [
+                (2, "attachment", 2_924, "instructions"),
+                (3, "attachment", 246, "environment_context"),
+                (4, "prompt", 530, None),  # "# Context from my IDE setup": the person's request with its tabs
+            ],
+            id="0.65",
+        ),
+        pytest.param(
+            SMALL,
+            [(2, "attachment", 293, "environment_context"), (3, "prompt", 8, None), (12, "prompt", 50, None)],
+            id="0.41",
+        ),
+        pytest.param(LEGACY, [(3, "attachment", 267, "environment_context")], id="legacy"),
+    ],
+)
+def test_start_up_context_is_attachments_not_prompts(path, expected):
+    """The guidance files (AGENTS.md), the skills listing Codex appends to them and `<environment_context>`
+    are attachments the rows place in memory files, skills and harness; the person's prompts stay `prompt`
+    (the turns), and the other texts Codex injects `meta`. Every message's characters are kept whole."""
+    [trace] = read_trace(str(path))
+    got = _injected_events(trace)
+    assert got == expected
+    by_line: dict[int, int] = {}
+    for line, _kind, chars, _type in got:
+        by_line[line] = by_line.get(line, 0) + chars
+    for number, raw in enumerate(path.read_bytes().splitlines(), 1):
+        line = orjson.loads(raw)
+        payload = line.get("payload", line)
+        if payload.get("type") == "message" and payload.get("role") != "assistant":
+            texts = [c["text"] for c in payload["content"] if c.get("type") in ("input_text", "text")]
+            assert by_line[number] == sum(map(len, texts))
+    assert trace.view("events").get_column("kind").to_list().count("prompt") == sum(
+        1 for e in expected if e[1] == "prompt"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "lines"),
+    [
+        pytest.param(EXEC, [7, 152, 212, 319, 431], id="0.111"),
+        pytest.param(COMPACTION, [4], id="0.65"),
+        pytest.param(SMALL, [3, 12], id="0.41"),
+        pytest.param(LEGACY, [], id="legacy"),
+    ],
+)
+def test_turns_are_the_person_s_prompts_only(path, lines):
+    """A turn starts at a prompt the person wrote: the guidance files, the environment and the other texts
+    Codex injects start none (the first turn of 0.111 is line 7, after the three start-up messages)."""
+    from contexttrace.reports.turns import turn_table
+
+    [trace] = read_trace(str(path))
+    assert [t["line"] for t in turn_table(trace)] == lines

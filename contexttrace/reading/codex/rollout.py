@@ -23,6 +23,9 @@ rules below rest on is in docs/formats.md ("Codex CLI").
 * **A fork** (``forked_from_id``, or a second `session_meta` of another id) starts with its parent's lines,
   copied in one burst: until the first gap of `REPLAY_GAP_MS` between two lines, its calls, items and
   events are the parent's and left out (`Trace.inherited_calls`, with a warning).
+* **Start-up text** Codex writes as user messages (guidance files, their skills listing, the environment)
+  is recorded as attachments, the other texts it injects as `meta`, the rest as the person's prompts
+  (`injected.content_parts`).
 * **A tool result's failure** is read from its text, since Codex records no success flag: a non-zero exit
   code (``"exit_code": N`` in JSON output, ``Exit code: N``, ``Process exited with code N``) or a sandbox
   refusal.
@@ -37,6 +40,7 @@ from typing import IO, Any
 import orjson
 
 from contexttrace.errors import EmptyTraceError, TraceFormatError, TraceReadError
+from contexttrace.reading.codex.injected import content_parts
 from contexttrace.reading.contract import FORMAT_CODEX, THREAD_MAIN
 from contexttrace.reading.model import TABLES, LineNote, SourceFile, Trace
 from contexttrace.reading.text import path_words, shell_read_path
@@ -46,16 +50,6 @@ from contexttrace.reading.values import cached_prompt_call, epoch_ms, token_coun
 ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 #: Model-written items: a run of them, next to its `token_count`, is what one call wrote.
 MODEL_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
-#: User-role messages Codex writes itself (start-up context), told from a person's prompt by their start.
-INJECTED_STARTS = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md instructions",
-    "<permissions instructions>",
-    "<collaboration_mode>",
-    "<skills_instructions>",
-    "<turn_aborted>",
-)
 #: How many skipped lines are named one by one.
 MAX_LINE_NOTES = 20
 #: Why a rollout of a CLI before 0.32 gives no token figure and no compaction.
@@ -387,14 +381,17 @@ class _Rollout:
             self.item(payload, seq, line, ts)
             return
         self.boundary()
-        text = _text_of(payload.get("content"), ("input_text", "text"))
-        images = (
-            sum(1 for c in payload.get("content") or () if isinstance(c, dict) and c.get("type") == "input_image")
-            if isinstance(payload.get("content"), list)
-            else 0
-        )
-        injected = role != "user" or text.lstrip().startswith(INJECTED_STARTS)
-        self.event("meta" if injected else "prompt", seq, line, ts, text_chars=len(text), images=images)
+        content = payload.get("content")
+        attached, kind, chars = content_parts(role, content)
+        for attachment_type, size in attached:
+            self.event("attachment", seq, line, ts, text_chars=size, attachment_type=attachment_type)
+        if kind is not None:
+            images = (
+                sum(1 for c in content if isinstance(c, dict) and c.get("type") == "input_image")
+                if isinstance(content, list)
+                else 0
+            )
+            self.event(kind, seq, line, ts, text_chars=chars, images=images)
 
     def compacted(self, seq: int, line: int, ts: int | None) -> None:
         self.boundary()
