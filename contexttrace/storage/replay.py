@@ -29,7 +29,8 @@ to the clock (``7d``, ``today``: `clock_relative`); any other short option than 
 long one not in `ALLOWED_OPTIONS`; a run whose stdout or stderr is a terminal (a progress bar, grouped notes
 and colour depend on it); a run that raised, or ended with another code than 0 or 3 (a trace that failed may
 fail for a reason no stamp shows); a run that warned about the result store; a run any input of which was
-modified less than `RACY_NS` before the run began (it may change again within the same timestamp).
+modified less than `RACY_NS` before the run began (it may change again within the same timestamp), or whose
+stamp changed while the run read it. Paths are stamped as the system resolves them (`absolute`).
 
 **Bounded**: at most `MAX_ENTRIES` entries and `MAX_BYTES` in all in `<cache folder>/contexttrace-replay/`
 (the least recently used go first); a run's output above `MAX_ENTRY_BYTES` is not kept. `cache info` counts
@@ -104,9 +105,7 @@ _NOT_FILES = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|[*?\[]")
 
 
 def replay_dir() -> str:
-    """The folder of the entries: `DIR_NAME` in the result store's folder (`store.cache_dir`: the
-    `CONTEXTTRACE_CACHE_DIR` folder when set, else the user's cache folder; platformdirs is imported only
-    then)."""
+    """The entries' folder: `DIR_NAME` in the result store's (`store.cache_dir`; platformdirs imported only then)."""
     chosen = os.environ.get("CONTEXTTRACE_CACHE_DIR", "").strip()
     if chosen:
         return os.path.join(os.path.abspath(os.path.expanduser(chosen)), DIR_NAME)
@@ -263,8 +262,8 @@ def replay(argv: list[str]) -> int | None:
             for stream, length in spans:
                 _copy(fd, fds[stream], offset, length)
                 offset += length
-        except BrokenPipeError:  # as click ends a command whose reader went away
-            return 1
+        except BrokenPipeError:  # the reader went away: the command's own exit code, as a full run ends
+            return code
     finally:
         os.close(fd)
     with contextlib.suppress(OSError):
@@ -279,9 +278,9 @@ class _Tee(io.RawIOBase):
     """The raw stream under a swapped stdout or stderr: writes to the file descriptor and keeps what it
     wrote, in order, with the stream's number (0 stdout, 1 stderr)."""
 
-    def __init__(self, fd: int, stream: int, chunks: list[tuple[int, bytes]]) -> None:
+    def __init__(self, fd: int, stream: int, rec: _Recording) -> None:
         super().__init__()
-        self._fd, self._stream, self._chunks = fd, stream, chunks
+        self._fd, self._stream, self._rec = fd, stream, rec
 
     def writable(self) -> bool:
         return True
@@ -294,8 +293,14 @@ class _Tee(io.RawIOBase):
 
     def write(self, b: Any) -> int:
         data = bytes(b)
-        n = os.write(self._fd, data)
-        self._chunks.append((self._stream, data[:n]))
+        if self._rec.reader_gone:
+            return len(data)
+        try:
+            n = os.write(self._fd, data)
+        except BrokenPipeError:  # the reader went away (`| head`): the rest dropped, the run's own exit code
+            self._rec.reader_gone = True  # (a cut output is never kept)
+            return len(data)
+        self._rec.chunks.append((self._stream, data[:n]))
         return n
 
 
@@ -308,6 +313,8 @@ class _Recording:
         self.listed: list[Any] = []
         self.opened: list[Any] = []
         self.paths: list[list[str]] = []
+        self.reader_gone = False  # a pipe's reader closed it
+        self.when_read: dict[str, tuple[int, ...] | None] = {}  # path -> its stamp when first opened
 
 
 _ACTIVE: _Recording | None = None
@@ -322,8 +329,17 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event == "open":
         if args[1] is None or "r" in args[1]:  # (os.open passes no mode: kept, its path filtered later)
             rec.opened.append(args[0])
+            _stamp_when_read(rec, args[0])
     elif event == "os.scandir":  # (discovery's os.walk and globs; never the import system's os.listdir)
         rec.listed.append(args[0])
+        _stamp_when_read(rec, args[0])
+
+
+def _stamp_when_read(rec: _Recording, path: Any) -> None:
+    """Stamp what the run opens: another stamp at its end means it changed while read (the output not kept)."""
+    if isinstance(path, (str, bytes, os.PathLike)):
+        with contextlib.suppress(Exception):
+            rec.when_read.setdefault(absolute(os.fsdecode(path)), _stamp(absolute(os.fsdecode(path))))
 
 
 def note_paths(paths: list[str]) -> None:
@@ -364,7 +380,7 @@ def _swap(rec: _Recording) -> tuple[Any, Any]:
     new = []
     for number, stream in enumerate(old):
         stream.flush()
-        raw = _Tee(stream.fileno(), number, rec.chunks)
+        raw = _Tee(stream.fileno(), number, rec)
         new.append(
             io.TextIOWrapper(
                 io.BufferedWriter(raw),
@@ -387,7 +403,11 @@ def _record(argv: list[str], run: Callable[[], object]) -> None:
         _HOOKED = True
     rec = _Recording()
     start = time.time_ns()
-    key = command_key(argv)
+    try:
+        key = command_key(argv)
+    except Exception:  # (a working folder deleted under the shell): the run goes on, nothing kept
+        run()
+        return
     old = _swap(rec)
     _ACTIVE = rec
     code: object = "raised"
@@ -411,12 +431,15 @@ def _record(argv: list[str], run: Callable[[], object]) -> None:
 def _keep(key: tuple[Any, ...], rec: _Recording, start_ns: int, code: int) -> bool:
     """Keep a finished run's output under `key` with its inputs' stamps; False when it may not be kept."""
     size = sum(len(d) for _, d in rec.chunks)
-    if not rec.paths or size > MAX_ENTRY_BYTES or any(b"result store " in d for s, d in rec.chunks if s == 1):
+    warned = any(b"result store " in d for s, d in rec.chunks if s == 1)
+    if rec.reader_gone or not rec.paths or size > MAX_ENTRY_BYTES or warned:
         return False
     paths = _inputs(rec)
     stamps = list(map(_stamp, paths))
     if any(s is not None and s[2] >= start_ns - RACY_NS for s in stamps):
         return False  # modified a moment before or during the run: it may change again unseen
+    if any(rec.when_read.get(p, s) != s for p, s in zip(paths, stamps, strict=True)):
+        return False  # changed while the run read it (its ctime moved, even with its mtime set back)
     spans = _merged(rec.chunks)
     blob = marshal.dumps((key, paths, stamps, [(stream, len(data)) for stream, data in spans], code))
     folder = replay_dir()
@@ -466,12 +489,12 @@ def _inputs(rec: _Recording) -> list[str]:
     for paths in rec.paths:
         named = [os.path.expanduser(p) for p in paths] if paths else [str(p) for p in root_candidates()]
         for path in named:
-            for probe in _with_nearest_folder(os.path.abspath(path)):
+            for probe in _with_nearest_folder(absolute(path)):
                 add(probe)
     for folder in rec.listed:
         if not isinstance(folder, (str, bytes, os.PathLike)):
             continue  # a file descriptor
-        folder = os.path.abspath(os.fsdecode(folder))
+        folder = absolute(os.fsdecode(folder))
         add(folder)
         with contextlib.suppress(OSError), os.scandir(folder) as entries:
             for entry in entries:
@@ -485,14 +508,17 @@ def _inputs(rec: _Recording) -> list[str]:
     return list(found)
 
 
+def absolute(path: str) -> str:
+    """`path` joined to the working folder without removing `..` by text: `link/../x` names what the system
+    opens (the parent of the folder `link` points to), where `os.path.abspath` would name `./x`."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+
+
 def _with_nearest_folder(path: str) -> Iterable[str]:
     """`path`, and when it does not exist each folder above it up to the first that does (whose
     modification time changes when what is below it appears)."""
     yield path
-    while not os.path.lexists(path):
-        parent = os.path.dirname(path)
-        if parent == path:
-            return
+    while not os.path.lexists(path) and (parent := os.path.dirname(path)) != path:
         path = parent
         yield path
 
@@ -504,7 +530,7 @@ def _opened_data(opened: list[Any]) -> Iterable[str]:
     for path in opened:
         if not isinstance(path, (str, bytes, os.PathLike)):
             continue  # a file descriptor
-        path = os.path.abspath(os.fsdecode(path))
+        path = absolute(os.fsdecode(path))
         if path.endswith((".py", ".pyc", ".so", ".pth")) or path.startswith(("/dev/", "/proc/", "/sys/", store)):
             continue
         yield path

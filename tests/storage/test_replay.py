@@ -296,3 +296,77 @@ def test_every_option_is_allowed_or_refused(command):
     options = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", shown))
     assert options and options - replay.ALLOWED_OPTIONS - REFUSED == set()
     assert not REFUSED & replay.ALLOWED_OPTIONS
+
+
+def test_a_path_through_a_symlinked_folder_and_up_is_stamped_as_opened(tmp_path):
+    """`link/../x.jsonl` opens the x.jsonl beside the folder `link` points to, not `./x.jsonl`: a change to
+    that file is seen (the stamp follows the path as the system resolves it)."""
+    real, work = tmp_path / "real", tmp_path / "work"
+    (real / "dir").mkdir(parents=True)
+    work.mkdir()
+    shutil.copyfile(SAMPLES / "c-codex-0.65-compaction.jsonl", real / "x.jsonl")
+    (work / "link").symlink_to(real / "dir")
+    _age(tmp_path)
+    env = _env(tmp_path)
+    argv = ["context", "trace", "link/../x.jsonl", "--json"]
+    _run(argv, env, cwd=work)
+    assert _run(argv, env, cwd=work)[1]
+    lines = (SAMPLES / "c-codex-0.65-compaction.jsonl").read_bytes().splitlines(keepends=True)
+    (real / "x.jsonl").write_bytes(b"".join(lines[:40]))
+    _age(tmp_path)
+    after, replayed = _run(argv, env, cwd=work)
+    assert not replayed and after == _run([*argv, "--no-cache"], env, cwd=work)[0]
+    assert b'"calls":5' in after[0].replace(b" ", b"")
+
+
+def test_a_file_rewritten_while_the_run_reads_it_is_not_kept(tmp_path, corpus):
+    """A file rewritten during the run and its modification time set back (`cp -p`, `tar x`) has a ctime
+    after the run began: that run's output is not kept. The same run without the rewrite is kept."""
+    target = corpus / "-p" / "thinking.jsonl"
+    code = (
+        "import os, sys\nfrom contexttrace.storage import replay\n"
+        "target, rewrite = sys.argv[1], sys.argv[2] == '1'\n"
+        "def run():\n"
+        f"    replay.note_paths([{str(corpus)!r}]); os.scandir(os.path.dirname(target)).close()\n"
+        "    sys.stdout.write(str(len(open(target, 'rb').read())) + '\\n')  # the file as it was\n"
+        "    if rewrite:\n"
+        "        st = os.stat(target)\n"
+        "        open(target, 'ab').write(b'{}'); os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))\n"
+        f"replay.replay_or_run(run, ['context', 'trace', {str(corpus)!r}, '--json'])\n"
+    )
+    for rewrite, kept in (("1", 0), ("0", 1)):
+        done = subprocess.run([sys.executable, "-c", code, str(target), rewrite], env=_env(tmp_path), cwd=ROOT,
+                              capture_output=True)  # fmt: skip
+        assert done.returncode == 0 and _entries(tmp_path) == kept, done.stderr
+
+
+def test_a_working_folder_deleted_under_the_shell_runs_in_full(tmp_path):
+    """`os.getcwd()` fails in a folder deleted under the shell: the command runs as without the store's
+    replay (exit 0, its output), nothing kept."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = _env(tmp_path)
+    code = (
+        f"import os; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r})\n"
+        "import sys; sys.argv = ['contexttrace', 'context', 'trace', "
+        f"{str(SAMPLES / 'c-codex-0.41-small.jsonl')!r}, '--json']\n"
+        "from contexttrace.cli import main\nmain()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, cwd=tmp_path)
+    plain = subprocess.run(
+        [sys.executable, "-m", "contexttrace", "context", "trace", str(SAMPLES / "c-codex-0.41-small.jsonl"),
+         "--json", "--no-cache"], env=env, capture_output=True, cwd=tmp_path)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, plain.stdout) and b"Traceback" not in done.stderr
+
+
+def test_a_reader_that_closes_the_pipe_early_leaves_the_exit_code_and_keeps_nothing(tmp_path, corpus):
+    """`contexttrace ... | head`: the reader closes stdout after a few bytes; the run ends with its own exit
+    code (0, as without the store) and its cut output is not kept."""
+    env = _env(tmp_path)
+    argv = [sys.executable, "-c", _MAIN, "context", "usage", str(corpus), str(SAMPLES), "--json", "--breakdown"]
+    proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()
+    proc.stderr.read()
+    assert proc.wait() == 0 and _entries(tmp_path) == 0
