@@ -5,8 +5,9 @@ are as they were when it was kept:
 
 * the key (`entry_key`): the main file's path, absolute, and as it was spelled (trace names carry the
   spelling);
-* the stamp (`stamp_of`): the main file's size, modification time (ns) and inode; every subagent file's
-  path, thread kind and agent id, in order, with its size, modification time and inode, and those of the
+* the stamp (`stamp_of`): the main file's size, modification time (ns), inode and change time (ns: a file
+  rewritten with its size and modification time put back, by `cp -p`, `tar x` or `touch -d`, has a new
+  one); every subagent file's path, thread kind and agent id, in order, with the same four, and those of the
   `.meta.json` beside it (the reader reads it too), or their absence;
 * the reader's version (`reader_version`): `reading.contract.READER_VERSION` and a fingerprint of the
   `Trace` fields and the four tables' columns, so a new column or field never meets an old entry either.
@@ -61,13 +62,13 @@ def reader_version() -> str:
     return f"{READER_VERSION}-{hashlib.blake2b(blob, digest_size=6).hexdigest()}"
 
 
-def _stat(path: str) -> tuple[int, int, int] | None:
-    """(size in bytes, st_mtime_ns, inode) of a file, or None when it cannot be stat'ed."""
+def _stat(path: str) -> tuple[int, int, int, int] | None:
+    """(size in bytes, st_mtime_ns, inode, st_ctime_ns) of a file, or None when it cannot be stat'ed."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):  # ValueError: a NUL in the name
         return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
 
 
 def stamp_of(source: TraceSource) -> tuple[bytes, int] | None:

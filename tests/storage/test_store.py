@@ -115,6 +115,15 @@ def _same_size_and_time_new_inode(main: Path) -> None:
     os.utime(main, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
+def _same_size_and_time_in_place(main: Path) -> None:
+    """One digit edited in place (same size, same inode), the modification time put back (`touch -d`): only
+    the change time tells."""
+    st = main.stat()
+    main.write_bytes(main.read_bytes().replace(b'"m1"', b'"m9"'))
+    os.utime(main, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (main.stat().st_size, main.stat().st_ino) == (st.st_size, st.st_ino)
+
+
 def _touch_subagent(main: Path) -> None:
     sub = main.parent / "s1" / "subagents" / "agent-a1.jsonl"
     st = sub.stat()
@@ -139,6 +148,7 @@ def _add_subagent(main: Path) -> None:
         pytest.param(_append, id="appended"),
         pytest.param(_retime, id="mtime"),
         pytest.param(_same_size_and_time_new_inode, id="inode"),
+        pytest.param(_same_size_and_time_in_place, id="ctime"),
         pytest.param(_touch_subagent, id="subagent-mtime"),
         pytest.param(_change_meta, id="meta-json"),
         pytest.param(_remove_meta, id="meta-json-removed"),
