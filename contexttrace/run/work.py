@@ -50,6 +50,7 @@ def stored(source: TraceSource) -> StoredSource | None:
 
     return source if isinstance(source, StoredSource) else None
 
+
 #: The builds that read no call's `path_words` (`context trace`, priced or not, and `context usage`): a source
 #: they report is read without them (`reading.read_trace`'s `words`), unless the result store keeps its traces.
 #: Named rather than imported, so that no command loads another's report module; a build not named here
