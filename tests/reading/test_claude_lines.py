@@ -235,3 +235,21 @@ def test_lines_with_retry_equal_the_plain_reading_on_every_file():
         data = path.read_bytes()
         for version in _damaged_versions(data) if path.parent == SAMPLES else [data]:
             _both_ways(version)
+
+
+def test_the_loops_inlined_type_test_is_skipped_type():
+    """`Lines.__iter__` skips exactly the lines `skipped_type` names, with the same types, on every file."""
+    import io
+
+    from contexttrace.reading.claude.lines import Lines, skipped_type
+    from contexttrace.reading.claude.state import Diagnostics
+
+    for path in _every_file():
+        data = path.read_bytes()
+        glued = b"".join(line.rstrip(b"\n") + line for line in data.splitlines(keepends=True))  # each line twice
+        for version in [*_damaged_versions(data)[-3:], glued]:  # CRLF, CR-only with NULs, glued records
+            lines = Lines(io.BytesIO(version), "f", Diagnostics())
+            yielded = list(lines)
+            want = [t for raw in io.BytesIO(version) if b"\x00" not in raw and (t := skipped_type(raw)) is not None]
+            assert lines.take_skipped() == want, path
+            assert all(skipped_type(raw) is None for raw in yielded if b"\x00" not in raw)

@@ -125,7 +125,7 @@ class Lines:
             for raw in self.fh:
                 number += 1
                 at = raw.find(type_key)
-                if at > 0:
+                if at > 0:  # `skipped_type`, inlined (the per-line loop)
                     if raw.count(b"{", 0, at) == 1:
                         start = at + key_len
                         top = raw[start : raw.find(b'"', start)]
@@ -181,20 +181,11 @@ class Lines:
                 diag.nul_lines += 1
                 diag.skip(self.path, self.number, "NUL padding (left by a crash while writing)")
                 return []
-        at = raw.find(_TYPE_KEY)
-        if at > 0:
-            if raw.count(b"{", 0, at) == 1:
-                start = at + len(_TYPE_KEY)
-                top = raw[start : raw.find(b'"', start)]
-                if (
-                    top in SKIP_TYPES
-                    and raw.endswith(_WHOLE_ENDS)
-                    and _GLUED(raw) is None
-                    and (b"\r" not in raw or _CR_ENDS(raw) is None)
-                ):
-                    self._skipped.append(top)
-                    return []
-        elif at < 0 and raw.isspace():
+        top = skipped_type(raw)
+        if top is not None:
+            self._skipped.append(top)
+            return []
+        if raw.isspace():
             return []  # a blank line
         if len(raw) > OVERSIZED_LINE_BYTES and not any(m in raw for m in _OVERSIZED_NEEDED):
             self.diag.oversized += 1
@@ -205,6 +196,20 @@ class Lines:
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+def skipped_type(raw: bytes) -> bytes | None:
+    """The top-level type of a line skipped unread by its type (`dialects.SKIP_TYPES`), else None: the
+    first `"type":"` after exactly one `{`, in a line that is one whole record (it ends with `}`, no `}{"`
+    glued record, no `}\\r{` CR-only line ends). `Lines.__iter__` inlines this test in its loop (with a NUL
+    test: a line with one is repaired first); tests/reading/test_claude_lines.py holds the two equal."""
+    at = raw.find(_TYPE_KEY)
+    if at <= 0 or raw.count(b"{", 0, at) != 1:
+        return None
+    start = at + len(_TYPE_KEY)
+    top = raw[start : raw.find(b'"', start)]
+    whole = raw.endswith(_WHOLE_ENDS) and _GLUED(raw) is None and (b"\r" not in raw or _CR_ENDS(raw) is None)
+    return top if whole and top in SKIP_TYPES else None
 
 
 def _damaged(raw: bytes) -> bool:
