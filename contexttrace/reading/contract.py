@@ -104,13 +104,15 @@ CAPABILITIES_BY_FORMAT: dict[str, Capabilities] = {
 #: it and never serves an entry of another version. Any change to what the reader extracts (a value, a
 #: column, a skipped-line rule, a warning's text) must bump it; a change to the tables' columns or to the
 #: `Trace` fields also changes the store's layout fingerprint, but a changed value only this number catches.
-READER_VERSION = 12  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
+READER_VERSION = 13  # 8: server_tool_use blocks are tool uses (`tool_uses.server_side`); compaction passes inside a
 #    response, async agents' notifications, placeholder lines; 9: an attachment with no `content` counts the
 #    characters of its `addedLines` / `addedBlocks` (deferred tools, agent listing, MCP instructions); 10: the
 #    repeated-records warning names no tracker case; 11: an `instructions` attachment counts its memory files'
 #    text (`files[].content`), a `nested_memory` one the text inside its `content` object; 12: a Codex
 #    rollout's guidance files, the skills listing appended to them and its `<environment_context>` are
-#    `attachment` events (`instructions`, `skill_listing`, `environment_context`), not `meta`
+#    `attachment` events (`instructions`, `skill_listing`, `environment_context`), not `meta`; 13: its developer
+#    messages are `developer_instructions` attachments (harness), and a compaction's `replacement_history`
+#    messages are events again after the boundary (its prompts as `meta`)
 
 #: One row per model call (one API response), deduplicated: `claude.calls` states the identity rule.
 CALL_SCHEMA: dict[str, str] = {

@@ -285,11 +285,11 @@ def _injected_events(trace):
         pytest.param(
             EXEC,
             [
-                (2, "meta", 3_996, None),  # <permissions instructions>, a developer message
+                (2, "attachment", 3_996, "developer_instructions"),  # <permissions instructions>: harness framing
                 (3, "attachment", 2_586, "instructions"),  # AGENTS.md: header, the file, </INSTRUCTIONS>
                 (3, "attachment", 3_951, "skill_listing"),  # the "## Skills" listing Codex appends inside it
                 (3, "attachment", 206, "environment_context"),  # the same message's second item
-                (5, "meta", 996, None),  # <collaboration_mode>
+                (5, "attachment", 996, "developer_instructions"),  # <collaboration_mode>, a developer message
                 (7, "prompt", 5_193, None),
                 (152, "prompt", 73, None),
                 (212, "prompt", 167, None),
@@ -304,6 +304,10 @@ def _injected_events(trace):
                 (2, "attachment", 2_924, "instructions"),
                 (3, "attachment", 246, "environment_context"),
                 (4, "prompt", 530, None),  # "# Context from my IDE setup": the person's request with its tabs
+                # the compaction's replacement_history writes them back into the window; the prompt as meta
+                (844, "attachment", 2_924, "instructions"),
+                (844, "attachment", 246, "environment_context"),
+                (844, "meta", 530, None),
             ],
             id="0.65",
         ),

@@ -14,6 +14,9 @@ texts, an aborted turn's notice. One message may carry several of them as separa
   opens it, up to ``</INSTRUCTIONS>``) is one of type ``skill_listing`` (the skills row);
 * an ``<environment_context>`` item is an ``attachment`` of type ``environment_context``: harness framing,
   as Claude Code's harness-written attachment lines are;
+* a developer message's text, and a user-role item opening with one of `FRAMING_STARTS` (the permissions
+  and collaboration-mode texts), is an ``attachment`` of type ``developer_instructions``: harness framing
+  too, not a prompt;
 * the remaining items, joined, are one ``meta`` event when the message is injected (another role, or
   their text starts with one of `INJECTED_STARTS`), else the person's ``prompt``.
 """
@@ -34,6 +37,8 @@ INJECTED_STARTS = (
 )
 #: How a content item holding the project's guidance files starts (CLI 0.50+; before it, the tag).
 GUIDANCE_STARTS = ("# AGENTS.md instructions", "<user_instructions>")
+#: How the user-role items holding the permissions and collaboration-mode texts start (harness framing).
+FRAMING_STARTS = ("<permissions instructions>", "<collaboration_mode>")
 #: How the content item holding the session's environment starts.
 ENVIRONMENT_START = "<environment_context>"
 #: How the skills listing Codex appends to the guidance files starts (its fixed heading and first words).
@@ -85,7 +90,7 @@ def content_parts(role: Any, content: Any) -> tuple[list[tuple[str, int]], str |
     ...                        {"type": "input_text", "text": "fix it"}])
     ([('environment_context', 44)], 'prompt', 6)
     >>> content_parts("developer", "<permissions instructions>...")
-    ([], 'meta', 29)
+    ([('developer_instructions', 29)], None, 0)
     """
     items = [{"type": "input_text", "text": content}] if isinstance(content, str) else content
     items = items if isinstance(items, list) else []
@@ -107,6 +112,8 @@ def content_parts(role: Any, content: Any) -> tuple[list[tuple[str, int]], str |
                 attached.append(("skill_listing", skills))
         elif head.startswith(ENVIRONMENT_START):
             attached.append(("environment_context", len(text)))
+        elif role == "developer" or head.startswith(FRAMING_STARTS):
+            attached.append(("developer_instructions", len(text)))
         else:
             rest.append(text)
     joined = "".join(rest)

@@ -375,7 +375,9 @@ class _Rollout:
         row = {"seq": seq, "line": line, "thread": THREAD_MAIN, "thread_kind": THREAD_MAIN, "kind": kind, "ts_ms": ts}
         self.add("events", row | values)
 
-    def message(self, payload: dict[str, Any], seq: int, line: int, ts: int | None) -> None:
+    def message(self, payload: dict[str, Any], seq: int, line: int, ts: int | None, replayed: bool = False) -> None:
+        """A user or developer message's events (an assistant's is a model-written item); `replayed`: one a
+        compaction writes back, whose prompt is ``meta`` (in the window again, not a new turn)."""
         role = payload.get("role")
         if role == "assistant":
             self.item(payload, seq, line, ts)
@@ -386,6 +388,7 @@ class _Rollout:
         for attachment_type, size in attached:
             self.event("attachment", seq, line, ts, text_chars=size, attachment_type=attachment_type)
         if kind is not None:
+            kind = "meta" if replayed else kind
             images = (
                 sum(1 for c in content if isinstance(c, dict) and c.get("type") == "input_image")
                 if isinstance(content, list)
@@ -393,9 +396,19 @@ class _Rollout:
             )
             self.event(kind, seq, line, ts, text_chars=chars, images=images)
 
-    def compacted(self, seq: int, line: int, ts: int | None) -> None:
+    def compacted(self, payload: dict[str, Any], seq: int, line: int, ts: int | None) -> None:
+        """The boundary, then the user and developer messages of its `replacement_history` (guidance files,
+        environment, the person's prompts) one seq after it, as what the new window holds. Its
+        `compaction_summary` is encrypted: no event (its size in tokens is unknown; `other` holds it)."""
         self.boundary()
         self.event("compact_boundary", seq, line, ts, pre_tokens=self.last_prompt)
+        history = payload.get("replacement_history")
+        items = [i for i in history if isinstance(i, dict)] if isinstance(history, list) else []
+        kept = [i for i in items if i.get("type") == "message" and i.get("role") in ("user", "developer")]
+        if kept:
+            self.seq += 1  # after the boundary: what lands at its own seq is cut from the new window
+            for item in kept:
+                self.message(item, self.seq, line, ts, replayed=True)
 
     def skip(self, line: int, reason: str) -> None:
         self.skipped += 1
@@ -432,7 +445,7 @@ def _route(r: _Rollout, kind: Any, payload: Any, seq: int, line: int, ts: int | 
         if isinstance(payload.get("cwd"), str):
             r.turn_cwd = payload["cwd"]
     elif kind == "compacted":
-        r.compacted(seq, line, ts)
+        r.compacted(payload, seq, line, ts)
     elif kind == "session_meta":
         _session_meta(r, payload)
 
