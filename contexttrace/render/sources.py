@@ -237,14 +237,20 @@ def render_sources_table(run: RunResult, steps: bool = False) -> str:
 VIEWS = ("rows", "claude")
 
 
-def _buffer_note(c: dict[str, Any]) -> str:
-    buffer = c["autocompact_buffer_tokens"]
-    if buffer is None:
-        return "autocompact buffer: - (not a Claude Code trace: free space is the window less the context)"
+def _buffer_note(c: dict[str, Any]) -> list[str]:
+    constant = c["autocompact_buffer_constant_tokens"]
+    if constant is None:
+        return ["autocompact buffer: - (not a Claude Code trace: free space is the window less the context)"]
     version = c["cli_version"] or "unknown"
-    return (f"autocompact buffer ≈{fmt_int(buffer)}: the constant /context shows for CLI {safe_text(version)} "
-            "(≈45,000 before 2.1; ≈33,000 from 2.1, 20,000 kept for the output + 13,000 margin; not written in "
-            "the trace, docs/sources.md)")  # fmt: skip
+    out = [f"autocompact buffer ≈{fmt_int(constant)}: the constant /context shows for CLI {safe_text(version)} "
+           "(≈45,000 before 2.1; ≈33,000 from 2.1, 20,000 kept for the output + 13,000 margin; not written in "
+           "the trace, docs/sources.md)"]  # fmt: skip
+    compact_at = c["window_tokens"] - constant
+    if c["context_tokens"] > compact_at:
+        out.append(f"context already inside the autocompact buffer: ≈{fmt_int(c['context_tokens'] - compact_at)} "
+                   f"tokens over the point where Claude Code compacts (≈{fmt_int(compact_at)} = window − buffer); "
+                   f"the buffer row shows what is left of it, ≈{fmt_int(c['autocompact_buffer_tokens'])}")  # fmt: skip
+    return out
 
 
 def _claude_block(r: SourcesReport) -> list[str]:
@@ -255,7 +261,7 @@ def _claude_block(r: SourcesReport) -> list[str]:
             f"{safe_text(c['window_source'])}")  # fmt: skip
     cells = [[x["category"], fmt_tokens(x["tokens"], x["estimated"]), fmt_percent(x["share"])]
              for x in c["categories"]]  # fmt: skip
-    lines = [head, pipe_table(cells, ["category", "tokens", "share"]), _buffer_note(c)]
+    lines = [head, pipe_table(cells, ["category", "tokens", "share"]), *_buffer_note(c)]
     lines.append("System prompt + System tools: one lump, not itemised in the trace (the first prompt less what "
                  "it carried); Messages: every row after it")  # fmt: skip
     other = other_line(r)
@@ -314,12 +320,21 @@ def sources_panel_of(r: SourcesReport) -> dict[str, Any] | None:
     -------
     dict or None
         A table panel (docs/report.md: `id`, `title`, `kind`, `columns` = `PANEL_COLUMNS`, `rows` with
-        `source`, `tokens` (≈ where estimated) and `share`, `note`); None when no call was measured.
+        `source`, `tokens` (≈ where estimated) and `share`, `other` followed by its non-zero parts as
+        ``other: <part>`` rows (≈, `OTHER_WORDS`), `note`); None when no call was measured.
     """
     if r.call is None:
         return None
-    rows = [{"source": x["label"], "tokens": fmt_tokens(x["tokens"], x["estimated"]),
-             "share": fmt_percent(x["share"])} for x in r.sources if x["tokens"]]  # fmt: skip
+    rows = []
+    for x in r.sources:
+        if not x["tokens"]:
+            continue
+        rows.append({"source": x["label"], "tokens": fmt_tokens(x["tokens"], x["estimated"]),
+                     "share": fmt_percent(x["share"])})  # fmt: skip
+        if x["source"] == "other":  # its parts, in `other_line`'s words, as the CLI names them
+            rows += [{"source": f"other: {OTHER_WORDS[k]}", "tokens": f"≈{fmt_int(v)}",
+                      "share": fmt_percent(v / r.context_tokens if r.context_tokens else None)}
+                     for k, v in r.other_parts.items() if v]  # fmt: skip
     return {
         "id": "sources",
         "title": f"Context sources at call {r.call}, since {fmt_reference(r.reference)}",
@@ -333,6 +348,6 @@ def sources_panel_of(r: SourcesReport) -> dict[str, Any] | None:
     }
 
 
-__all__ = ["ROW_LABELS", "VIEWS", "calibration_line", "estimator_line", "fmt_reference", "other_line",
+__all__ = ["OTHER_WORDS", "ROW_LABELS", "VIEWS", "calibration_line", "estimator_line", "fmt_reference", "other_line",
            "render_sources_claude", "render_sources_json", "render_sources_table", "sources_panel_of",
            "surface_line"]  # fmt: skip

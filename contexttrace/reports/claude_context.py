@@ -79,7 +79,9 @@ def claude_categories(
     -------
     dict
         `model`, `cli_version`, `window_tokens`, `window_source`, `context_tokens` (= `size`, exact),
-        `autocompact_buffer_tokens` (≈ the CLI's constant; None for another agent's trace),
+        `autocompact_buffer_tokens` (≈ what is left of the buffer: the CLI's constant, or window − size
+        when the context is already inside it, at least 0; None for another agent's trace),
+        `autocompact_buffer_constant_tokens` (≈ the CLI's constant, `autocompact_buffer`; None likewise),
         `free_tokens` (window − size − buffer, at least 0), and `categories`: one dict per `CATEGORIES`
         entry then ``Free space`` and ``Autocompact buffer`` (the latter only with a buffer): `category`,
         `tokens`, `share` (of the window, 0–1), `estimated` (every category; Free space only when a
@@ -94,7 +96,10 @@ def claude_categories(
         else:
             sizes.append((name, sum(v for k, v in rows.items() if k not in claimed)))
     tokens_w, source = window
-    buffer = autocompact_buffer(cli_version) if fmt in CLAUDE_FORMATS else None
+    constant = autocompact_buffer(cli_version) if fmt in CLAUDE_FORMATS else None
+    # A context already past the compaction point (window − constant) is inside the buffer: the buffer shows
+    # what is left of it, so the categories add to the window at most and never to more.
+    buffer = None if constant is None else min(constant, max(0, tokens_w - size))
     free = max(0, tokens_w - size - (buffer or 0))
     sizes.append(("Free space", free))
     if buffer is not None:
@@ -111,6 +116,7 @@ def claude_categories(
         "window_source": source,
         "context_tokens": size,
         "autocompact_buffer_tokens": buffer,
+        "autocompact_buffer_constant_tokens": constant,
         "free_tokens": free,
         "other_tokens": rows.get("other", 0),
         "categories": cats,

@@ -48,8 +48,9 @@ FINGERPRINTS = {
     # always set, window_source
     ("trace", 3): "cfb3b0a13e7e",
     ("usage", 3): "e18908625135",  # format gains codex and gemini; subagent_threads, compaction_threads
-    ("sources", 3): "a160ea7138f2",  # format gains codex and gemini; rows split the prefix (memory, skills,
+    ("sources", 3): "b25ea8962d8e",  # format gains codex and gemini; rows split the prefix (memory, skills,
     # custom_agents, deferred_tools, mcp_instructions); netted, calibration, other_parts, surface, claude_context
+    # (with autocompact_buffer_constant_tokens)
     ("compare", 2): "589c58f4ad9a",  # rows[].verdict (one rule over delta, noise and p); statistics.alpha
     ("files", 3): "9d8acc4dd306",  # format gains codex and gemini
     ("compare", 3): "e1ebaeb5d483",  # startup (start-up by source: the first call's rows per condition and their

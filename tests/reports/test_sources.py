@@ -612,6 +612,11 @@ def test_panel_for_the_html_report(write):
     assert panel["kind"] == "table" and panel["rows"] == [
         {"source": "system prompt + tools, not itemised in the trace", "tokens": "≈1,000", "share": "91%"},
         {"source": "other", "tokens": "≈100", "share": "9%"},
+        {
+            "source": "other: what the harness adds and the trace does not write (system reminders, message framing)",
+            "tokens": "≈100",
+            "share": "9%",
+        },
     ]
     (empty,) = read_trace(write("e.jsonl", prompt("x")))
     assert sources_panel_of(build_sources(empty)) is None

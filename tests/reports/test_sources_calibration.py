@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from contexttrace.cli.app import app
 from contexttrace.reading import read_trace
-from contexttrace.render.sources import render_sources_claude, render_sources_table, sources_panel_of
+from contexttrace.render.sources import OTHER_WORDS, render_sources_claude, render_sources_table, sources_panel_of
 from contexttrace.reports.claude_context import autocompact_buffer
 from contexttrace.reports.sources import OTHER_PARTS, build_sources
 from contexttrace.run.runner import analyze
@@ -160,4 +160,7 @@ def test_the_html_panel_uses_the_same_rows():
     panel = sources_panel_of(r)
     shown = {x["source"] for x in panel["rows"]}
     assert {"skills", "deferred tools", "system prompt + tools, not itemised in the trace"} <= shown
-    assert len(panel["rows"]) == sum(1 for x in r.sources if x["tokens"])
+    parts = sum(1 for v in r.other_parts.values() if v) if _other(r) else 0
+    assert len(panel["rows"]) == sum(1 for x in r.sources if x["tokens"]) + parts
+    assert [x["source"] for x in panel["rows"][-parts:]] == [f"other: {OTHER_WORDS[k]}" for k, v in
+                                                              r.other_parts.items() if v]  # fmt: skip
