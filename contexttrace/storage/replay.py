@@ -368,7 +368,7 @@ def replay_or_run(run: Callable[[], object], argv: list[str] | None = None) -> N
     code = replay(argv)
     if code is not None:
         sys.exit(code)
-    if not replayable(argv) or not _plain_streams():
+    if not (replayable(argv) and _plain_streams() and hasattr(os, "pread")):  # (no os.pread: Windows, never kept)
         run()
         return
     _record(argv, run)

@@ -370,3 +370,17 @@ def test_a_reader_that_closes_the_pipe_early_leaves_the_exit_code_and_keeps_noth
     proc.stdout.close()
     proc.stderr.read()
     assert proc.wait() == 0 and _entries(tmp_path) == 0
+
+
+def test_nothing_is_kept_where_an_entry_could_not_be_replayed(tmp_path, corpus):
+    """Without `os.pread` (Windows) a kept entry could never be read back: no entry is written. The same run
+    with it keeps one."""
+    code = (
+        "import os, sys\nif sys.argv[1] == '0':\n    del os.pread\n"
+        "sys.argv = ['contexttrace', 'context', 'trace', sys.argv[2], '--json']\n"
+        "from contexttrace.cli import main\nmain()\n"
+    )
+    for has_pread, kept in (("0", 0), ("1", 1)):
+        done = subprocess.run([sys.executable, "-c", code, has_pread, str(corpus)], env=_env(tmp_path), cwd=ROOT,
+                              capture_output=True)  # fmt: skip
+        assert done.returncode == 0 and _entries(tmp_path) == kept, done.stderr[-500:]
