@@ -170,7 +170,8 @@ def fill_score(fill_frac: Fraction | float | None) -> int:
     """
     if fill_frac is None:
         return NO_FILL_SCORE
-    return int(_band(Fraction(fill_frac), FILL_BANDS, FILL_FLOOR, operator.lt))
+    fill = Fraction(fill_frac)
+    return _ratio_band(fill.numerator, fill.denominator, _FILL_INT, FILL_FLOOR, operator.lt)
 
 
 def compaction_score(count: int) -> int:
@@ -210,7 +211,8 @@ def reread_score(ratio: Fraction | float | None) -> int:
     """
     if ratio is None:
         return NO_READS_SCORE
-    return int(_band(Fraction(ratio), REREAD_BANDS, REREAD_FLOOR, operator.le))
+    share = Fraction(ratio)
+    return _ratio_band(share.numerator, share.denominator, _REREAD_INT, REREAD_FLOOR, operator.le)
 
 
 def error_acceleration_score(rates: tuple[Fraction, Fraction] | None) -> int:
@@ -237,14 +239,7 @@ def error_acceleration_score(rates: tuple[Fraction, Fraction] | None) -> int:
     >>> error_acceleration_score((f(1, 6), f(5, 6))), error_acceleration_score(None)
     (35, 100)
     """
-    if rates is None:
-        return TOO_FEW_CALLS_SCORE
-    first, second = map(Fraction, rates)
-    if first == 0 and second == 0:
-        return 100
-    if first == 0:
-        return ERRORS_FROM_CLEAN_SCORE
-    return int(_band(second / first, ERROR_ACCELERATION_BANDS, ERROR_ACCELERATION_FLOOR, operator.le))
+    return _error_score(_terms(rates))
 
 
 def tool_efficiency_score(ratios: tuple[Fraction, Fraction] | None) -> int:
@@ -269,12 +264,7 @@ def tool_efficiency_score(ratios: tuple[Fraction, Fraction] | None) -> int:
     >>> tool_efficiency_score((f(1, 2), f(9, 20))), tool_efficiency_score((f(0), f(1, 2))), tool_efficiency_score(None)
     (100, 80, 100)
     """
-    if ratios is None:
-        return TOO_FEW_CALLS_SCORE
-    first, second = map(Fraction, ratios)
-    if first == 0:
-        return NO_FIRST_HALF_WRITES_SCORE
-    return int(_band(second / first, EFFICIENCY_BANDS, EFFICIENCY_FLOOR, operator.ge))
+    return _efficiency_score(_terms(ratios))
 
 
 def fill_fraction(m: HealthMeasures) -> Fraction | None:
@@ -327,29 +317,35 @@ def _sub_scores(
     errors: tuple[int, int, int, int] | None,
     productive: tuple[int, int, int, int] | None,
 ) -> list[int]:
-    """The five sub-scores in integers: `fill_score`, `compaction_score`, `reread_score`,
-    `error_acceleration_score` and `tool_efficiency_score` of the same measures, each rate given as
-    (n1, d1, n2, d2) for n1 / d1 in the first half and n2 / d2 in the second (denominators > 0), None with
-    too few tool calls. A band edge p / q is passed by cross-multiplying (the change of the halves, second
-    ÷ first, is n2·d1 ÷ d2·n1), so nothing is divided; tests/analysis/test_health.py holds it equal to
-    the five functions."""
+    """The five sub-scores in integers, as `fill_score`, `compaction_score`, `reread_score`,
+    `error_acceleration_score` and `tool_efficiency_score` (which share the band tests below) give them,
+    each rate given as (n1, d1, n2, d2) for n1 / d1 in the first half and n2 / d2 in the second
+    (denominators > 0), None with too few tool calls. A band edge p / q is passed by cross-multiplying (the
+    change of the halves, second ÷ first, is n2·d1 ÷ d2·n1), so nothing is divided."""
     fill = NO_FILL_SCORE if latest is None else _ratio_band(latest, window, _FILL_INT, FILL_FLOOR, operator.lt)
     reread = NO_READS_SCORE if not reads else _ratio_band(rereads, reads, _REREAD_INT, REREAD_FLOOR, operator.le)
+    compaction = COMPACTION_SCORES.get(compactions, COMPACTION_FLOOR)
+    return [fill, compaction, reread, _error_score(errors), _efficiency_score(productive)]
+
+
+def _error_score(errors: tuple[int, int, int, int] | None) -> int:
+    """`error_acceleration_score` of the half rates as (n1, d1, n2, d2) (`_sub_scores`)."""
     if errors is None:
-        error_score = TOO_FEW_CALLS_SCORE
-    elif not errors[0]:
-        error_score = 100 if not errors[2] else ERRORS_FROM_CLEAN_SCORE
-    else:
-        n1, d1, n2, d2 = errors
-        error_score = _ratio_band(n2 * d1, d2 * n1, _ERROR_INT, ERROR_ACCELERATION_FLOOR, operator.le)
+        return TOO_FEW_CALLS_SCORE
+    n1, d1, n2, d2 = errors
+    if not n1:
+        return 100 if not n2 else ERRORS_FROM_CLEAN_SCORE
+    return _ratio_band(n2 * d1, d2 * n1, _ERROR_INT, ERROR_ACCELERATION_FLOOR, operator.le)
+
+
+def _efficiency_score(productive: tuple[int, int, int, int] | None) -> int:
+    """`tool_efficiency_score` of the half shares as (n1, d1, n2, d2) (`_sub_scores`)."""
     if productive is None:
-        efficiency = TOO_FEW_CALLS_SCORE
-    elif not productive[0]:
-        efficiency = NO_FIRST_HALF_WRITES_SCORE
-    else:
-        n1, d1, n2, d2 = productive
-        efficiency = _ratio_band(n2 * d1, d2 * n1, _EFFICIENCY_INT, EFFICIENCY_FLOOR, operator.ge)
-    return [fill, COMPACTION_SCORES.get(compactions, COMPACTION_FLOOR), reread, error_score, efficiency]
+        return TOO_FEW_CALLS_SCORE
+    n1, d1, n2, d2 = productive
+    if not n1:
+        return NO_FIRST_HALF_WRITES_SCORE
+    return _ratio_band(n2 * d1, d2 * n1, _EFFICIENCY_INT, EFFICIENCY_FLOOR, operator.ge)
 
 
 def has_data(m: HealthMeasures) -> list[bool]:
