@@ -339,7 +339,8 @@ def _stamp_when_read(rec: _Recording, path: Any) -> None:
     """Stamp what the run opens: another stamp at its end means it changed while read (the output not kept)."""
     if isinstance(path, (str, bytes, os.PathLike)):
         with contextlib.suppress(Exception):
-            rec.when_read.setdefault(absolute(os.fsdecode(path)), _stamp(absolute(os.fsdecode(path))))
+            if (where := absolute(os.fsdecode(path))) not in rec.when_read:
+                rec.when_read[where] = _stamp(where)
 
 
 def note_paths(paths: list[str]) -> None:
