@@ -11,6 +11,7 @@ import csv
 import io
 from typing import Any
 
+from contexttrace.reading.contract import FORMAT_CODEX, FORMAT_GEMINI, FORMAT_STREAM_JSON, FORMAT_TRANSCRIPT
 from contexttrace.render.compare_startup import startup_sentence, startup_table
 from contexttrace.render.text import (
     TABLE_FORMAT,
@@ -440,15 +441,26 @@ def _between_text(b: dict[str, Any]) -> str:
     )
 
 
+#: What a trace format is called where a condition's runs recorded no `system/init` (no start-up listing).
+_NO_INIT_FORMATS = {
+    FORMAT_TRANSCRIPT: "session transcripts",
+    FORMAT_STREAM_JSON: "stream-json without system/init",
+    FORMAT_CODEX: "Codex CLI rollouts",
+    FORMAT_GEMINI: "Gemini CLI sessions",
+}
+
+
 def surface_text(comparison: cmp.Comparison) -> list[str]:
     """What the conditions differ in (spec 004's surface), one line per condition against the baseline,
-    and a line per condition whose runs recorded no `system/init` (session transcripts)."""
+    and a line per condition whose runs recorded no `system/init`, naming what they are (session
+    transcripts, Codex CLI rollouts, Gemini CLI sessions: none of these writes one)."""
     out = [_between_text(b) for b in comparison.surface_between]
     for c in comparison.conditions:
         if c.surface is not None and all(c.surface.get(k) is None for k in ("tools", "mcp_servers", "plugins")):
+            kinds = dict.fromkeys(_NO_INIT_FORMATS.get(r.report.format, r.report.format) for r in c.runs)
             out.append(
-                f"{c.name}: its runs recorded no system/init (session transcripts): only the model and CLI "
-                "version are compared"
+                f"{c.name}: its runs recorded no system/init ({', '.join(kinds) or 'no run'}): only the model "
+                "and CLI version are compared"
             )
     return out
 

@@ -201,3 +201,17 @@ def test_report_renders_each_agent(tmp_path):
     html = page.read_text()
     assert "244,674 → next call 4,804" in html
     assert "c-codex-0.65-compaction.jsonl" in html and "session-2025-12-26T04-02-b68abb2e.json" in html
+
+
+def test_compare_names_what_each_condition_runs_are():
+    """`context compare`'s surface lines say what recorded no system/init: a Codex CLI rollout, a Gemini CLI
+    session, a Claude Code session transcript (not "session transcripts" for every agent)."""
+    transcript = SAMPLES / "b-ccl-thinking-sonnet45.jsonl"
+    out = _run("compare", "--condition", f"a={CODEX_111}", "--condition", f"b={GEMINI_SHELL}",
+               "--condition", f"c={transcript}")  # fmt: skip
+    lines = [line for line in out.stdout.splitlines() if "recorded no system/init" in line]
+    assert lines == [
+        "- a: its runs recorded no system/init (Codex CLI rollouts): only the model and CLI version are compared",
+        "- b: its runs recorded no system/init (Gemini CLI sessions): only the model and CLI version are compared",
+        "- c: its runs recorded no system/init (session transcripts): only the model and CLI version are compared",
+    ]
