@@ -8,10 +8,12 @@ tokens, ``≈`` before every estimated figure but 0) and never computes one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from contexttrace.render.text import ESTIMATE_MARK, TABLE_FORMAT, fmt_figure
+from contexttrace.reports.compare_sources import FIRST, PREFIX
 
 #: The table's title (a markdown heading with `--format markdown`).
 TITLE = "Start-up by source (the first call split as context sources splits it; medians over the runs)"
@@ -59,14 +61,42 @@ def startup_cells(rows: Sequence[dict[str, Any]], baseline: str) -> tuple[list[s
     by_source: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
         by_source.setdefault(r["source"], {})[r["condition"]] = r
+    shown = _printed_sums(by_source)
     cells = []
-    for per in by_source.values():
+    for source, per in by_source.items():
         any_row = next(iter(per.values()))
         line = [any_row["label"]]
-        line += [figure_cell(per[n]["tokens"], per[n]["estimated"]) for n in names]
-        line += [figure_cell(per[n]["delta"], per[n]["estimated"], signed=True) for n in others]
+        line += [figure_cell(shown.get((source, n, "tokens"), per[n]["tokens"]), per[n]["estimated"]) for n in names]
+        line += [
+            figure_cell(shown.get((source, n, "delta"), per[n]["delta"]), per[n]["estimated"], signed=True)
+            for n in others
+        ]
         cells.append(line)
     return ["source", *names, *(f"Δ {n}" for n in others)], cells
+
+
+def _whole(value: float) -> int:
+    """`value` rounded as `fmt_figure` rounds tokens (half away from 0)."""
+    return int(math.copysign(math.floor(abs(value) + 0.5), value)) if value else 0
+
+
+def _printed_sums(by_source: dict[str, dict[str, dict[str, Any]]]) -> dict[tuple[str, str, str], int]:
+    """The prefix row's figures as printed: per condition, its `first` (and Δ first) as printed less the
+    other rows as printed, so that the printed rows add up to the printed `first` as the exact rows do
+    (each row rounded on its own could leave them a token off). Keyed (source, condition, "tokens" or
+    "delta"); a figure that is None stays as the row has it."""
+    first, prefix = by_source.get(FIRST, {}), by_source.get(PREFIX, {})
+    out: dict[tuple[str, str, str], int] = {}
+    for name, row in prefix.items():
+        for key in ("tokens", "delta"):
+            total = first.get(name, {}).get(key)
+            parts = [
+                per[name][key] for source, per in by_source.items() if source not in (FIRST, PREFIX) and name in per
+            ]
+            if total is None or row[key] is None or any(p is None for p in parts):
+                continue
+            out[(PREFIX, name, key)] = _whole(total) - sum(map(_whole, parts))
+    return out
 
 
 def startup_table(rows: Sequence[dict[str, Any]], baseline: str, markdown: bool = False) -> str | None:
@@ -100,7 +130,9 @@ def startup_sentence(r: dict[str, Any]) -> str:
     'loaded − free, start-up by source: first +3,000, none of it in a row the trace itemises: all in'
     """
     head = f"{r['condition']} − {r['baseline']}, start-up by source: first {fmt_figure(r['first'], 'tokens', True)}"
-    rest = figure_cell(r["not_itemised"], True, signed=True)
+    # as printed, the parts, the itemised sum and the rest add up to the printed first (`_printed_sums`)
+    itemised_shown = sum(_whole(p["delta"]) for p in r["parts"])
+    rest = figure_cell(_whole(r["first"]) - itemised_shown if r["parts"] else r["not_itemised"], True, signed=True)
     if not r["parts"]:
         if not r["first"]:
             return head + " and no row differs"
@@ -109,7 +141,7 @@ def startup_sentence(r: dict[str, Any]) -> str:
             f"({rest}), where what the trace does not record lands (a stream-json run's CLAUDE.md)"
         )
     parts = ", ".join(f"{p['label']} {figure_cell(p['delta'], True, signed=True)}" for p in r["parts"])
-    itemised = figure_cell(r["itemised"], True, signed=True)
+    itemised = figure_cell(itemised_shown, True, signed=True)
     share = ""
     if r["first"] and r["itemised"] * r["first"] > 0:
         share = f", {round(100 * r['itemised'] / r['first'])}%"
