@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contexttrace.reading.contract import FORMAT_CODEX
 from contexttrace.render.text import (
     fmt_error_percent,
     fmt_int,
@@ -103,6 +104,23 @@ OTHER_WORDS = {
     "streamed_output": "output of calls written while streaming (their counts lower bounds)",
     "unrecorded": "what the harness adds and the trace does not write (system reminders, message framing)",
 }
+#: `OTHER_WORDS`' unrecorded part where a format's harness adds something else: a Codex rollout keeps a
+#: compaction's summary encrypted (what it holds is resident after the compaction, its size unknown).
+UNRECORDED_WORDS = {
+    FORMAT_CODEX: "what the harness adds and the rollout does not write (message framing; after a compaction, "
+    "its encrypted summary)",
+}
+
+
+def other_words(part: str, fmt: str) -> str:
+    """How `other_line` (and the report page) names a part of `other` for a trace of format `fmt`.
+
+    >>> other_words("unrecorded", "codex")[:50]
+    'what the harness adds and the rollout does not wri'
+    """
+    if part == "unrecorded" and fmt in UNRECORDED_WORDS:
+        return UNRECORDED_WORDS[fmt]
+    return OTHER_WORDS[part]
 
 
 def calibration_line(calibration: dict[str, Any]) -> str:
@@ -123,7 +141,7 @@ def other_line(r: SourcesReport) -> str | None:
     other = next((x["tokens"] for x in r.sources if x["source"] == "other"), 0)
     if not other:
         return None
-    parts = [f"≈{fmt_int(v)} {OTHER_WORDS[k]}" for k, v in r.other_parts.items() if v]
+    parts = [f"≈{fmt_int(v)} {other_words(k, r.format)}" for k, v in r.other_parts.items() if v]
     return f"other ≈{fmt_int(other)}, no row can claim it: " + "; ".join(parts)
 
 
@@ -332,7 +350,7 @@ def sources_panel_of(r: SourcesReport) -> dict[str, Any] | None:
         rows.append({"source": x["label"], "tokens": fmt_tokens(x["tokens"], x["estimated"]),
                      "share": fmt_percent(x["share"])})  # fmt: skip
         if x["source"] == "other":  # its parts, in `other_line`'s words, as the CLI names them
-            rows += [{"source": f"other: {OTHER_WORDS[k]}", "tokens": f"≈{fmt_int(v)}",
+            rows += [{"source": f"other: {other_words(k, r.format)}", "tokens": f"≈{fmt_int(v)}",
                       "share": fmt_percent(v / r.context_tokens if r.context_tokens else None)}
                      for k, v in r.other_parts.items() if v]  # fmt: skip
     return {

@@ -164,3 +164,19 @@ def test_the_html_panel_uses_the_same_rows():
     assert len(panel["rows"]) == sum(1 for x in r.sources if x["tokens"]) + parts
     assert [x["source"] for x in panel["rows"][-parts:]] == [f"other: {OTHER_WORDS[k]}" for k, v in
                                                               r.other_parts.items() if v]  # fmt: skip
+
+
+def test_codex_other_names_the_encrypted_compaction_summary(monkeypatch):
+    """Just after a Codex compaction, what stays in `other` is the rollout's encrypted summary: the line says
+    so in the rollout's terms (not Claude Code's system reminders), and the report page's panel alike."""
+    monkeypatch.setenv("COLUMNS", "200")
+    path = str(SAMPLES / "c-codex-0.65-compaction.jsonl")
+    out = CliRunner().invoke(app, ["context", "sources", path, "--at", "120", "--no-cache"], catch_exceptions=False)
+    assert out.exit_code == 0
+    assert (
+        "other ≈537, no row can claim it: ≈537 what the harness adds and the rollout does not write (message "
+        "framing; after a compaction, its encrypted summary)"
+    ) in out.stdout.splitlines()
+    (r,) = analyze([path], build=partial(build_sources, at="120")).reports
+    assert "other: what the harness adds and the rollout does not write (message framing; after a compaction, " \
+        "its encrypted summary)" in [x["source"] for x in sources_panel_of(r)["rows"]]  # fmt: skip
