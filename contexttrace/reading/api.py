@@ -75,9 +75,9 @@ def read_trace(
         The end of a large session transcript read apart (`read_tail`), for a file `split_point` cut:
         only the bytes before it are read here, with the same result as reading the whole file.
     words
-        Fill the calls' `path_words` column (what `context files` reads); False lets Claude Code's reader
-        leave it null (about 5 % of its read time; the seam's other readers always fill it). Every other
-        column is the same either way.
+        Fill the calls' `path_words` and the tool uses' `read_path` columns (what `context files` and
+        `context sources` read); False lets Claude Code's reader leave them null (about 5 % of its read
+        time; the seam's other readers always fill them). Every other column is the same either way.
 
     Returns
     -------

@@ -22,6 +22,7 @@ from contexttrace import reading
 from contexttrace.discover.model import TraceSource
 from contexttrace.errors import ContextTraceError, EmptyTraceError
 from contexttrace.reading.collector import gc_paused
+from contexttrace.reports.builds import NamedBuild
 from contexttrace.reports.results import TraceFailure
 
 if TYPE_CHECKING:
@@ -67,7 +68,10 @@ WORDLESS_BUILDS = frozenset(
 def reads_words(build: Callable[[Trace, int | None], Any] | None) -> bool:
     """Whether `build` may read the calls' `path_words` column: True for every build but `WORDLESS_BUILDS`
     (and for None, a read whose traces are returned as they are). Raises nothing."""
-    name = f"{getattr(build, '__module__', None)}.{getattr(build, '__qualname__', None)}"
+    if isinstance(build, NamedBuild):  # (the builds a command passes, `reports.builds`)
+        name = f"{build.module}.{build.name}"
+    else:
+        name = f"{getattr(build, '__module__', None)}.{getattr(build, '__qualname__', None)}"
     return build is None or name not in WORDLESS_BUILDS
 
 

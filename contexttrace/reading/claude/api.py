@@ -51,8 +51,9 @@ def read_claude(
         result as reading the whole file. Ignored with `fh`, and when the file turns out not to be a
         session transcript.
     words
-        Fill the calls' `path_words` column (`text.path_words`: only `context files` reads it). False may
-        leave it null (a file read here in one part); every other column is the same either way.
+        Fill the calls' `path_words` (`text.path_words`: only `context files` reads it) and the tool uses'
+        `read_path` (`text.shell_read_path`: `context sources` and `files`). False may leave them null (a
+        file read here in one part); every other column is the same either way.
 
     Returns
     -------

@@ -16,6 +16,9 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+from msgspec import Raw
+from orjson import OPT_SORT_KEYS, JSONDecodeError, JSONEncodeError, dumps, loads
+
 from contexttrace.reading.claude.calls import (
     BUILT_COLUMNS,
     C_COMPACTION_PROMPT,
@@ -114,7 +117,10 @@ class Builder:
     def __init__(self, name: str, path: str, words: bool = True) -> None:
         self.name = name
         self.path = path
-        self.words = words  # calls keep their text's path-like words (`path_words`: `context files` reads them)
+        #: the reading profile: calls keep their text's path-like words (`path_words`: `context files` reads
+        #: them) and Bash tool uses the path they print (`read_path`: `context sources` and `files`); both null
+        #: without (`context trace` and `usage` read neither)
+        self.words = words
         self.seq = 0  # records routed so far (a row's `seq`)
         #: the last timestamp of a user/assistant/system line in the file being read (a call's `prev_ts_ms`)
         self.prev_ts: str | None = None
@@ -146,13 +152,14 @@ class Builder:
         """Route one decoded record (its top-level `type` is `kind`) to its rows."""
         self.seq += 1
         facts = self.facts
-        sid = self.evidence.count(rec, kind, src.thread_kind == THREAD_MAIN)
+        main_file = src.thread_kind == THREAD_MAIN
+        sid = self.evidence.count(rec, kind, main_file)
         if sid is not None and facts.session_id is None:
             facts.session_id = sid
         handler = self._route.get(kind)  # type: ignore[arg-type]
         if handler is not None:
             handler(self, rec, line, src)
-        if facts.cli_version is None and src.thread_kind == THREAD_MAIN and type(rec.version) is str:
+        if facts.cli_version is None and main_file and type(rec.version) is str:
             facts.cli_version = rec.version
         if facts.cwd is None and type(rec.cwd) is str:
             facts.cwd = rec.cwd
@@ -168,7 +175,10 @@ class Builder:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if src.thread_kind != THREAD_MAIN or rec.isSidechain is True or type(rec.parent_tool_use_id) is str:
+            thread, thread_kind = self.threads.thread_of(rec, src)
+        else:  # a main-file line that is no sidechain and names no parent tool use: `Threads.thread_of`'s main
+            thread = thread_kind = THREAD_MAIN
         model = msg.model
         ts = rec.timestamp
         if type(ts) is not str:
@@ -190,7 +200,8 @@ class Builder:
         thinking = text = 0
         has_thinking = False
         tool_uses = []
-        words: list[str] = []  # the path-like words of its text (`text.path_words`)
+        words: list[str] = []  # the path-like words of its text (`text.path_words`), when the profile keeps them
+        keep_words = self.words
         content = msg.content
         if type(content) is list:
             for block in content:
@@ -200,9 +211,11 @@ class Builder:
                 if kind == "tool_use" or kind == "server_tool_use":
                     tool_uses.append(block)
                 elif kind == "text":
-                    if type(block.text) is str:
-                        text += len(block.text)
-                        words += path_words(block.text) if self.words else ()
+                    prose = block.text
+                    if type(prose) is str:
+                        text += len(prose)
+                        if keep_words:
+                            words += path_words(prose)
                 elif kind == "thinking":
                     has_thinking = True
                     if type(block.thinking) is str:
@@ -212,8 +225,10 @@ class Builder:
         # A call's identity: its message id and input-side usage (a line without an id is a call of its own).
         key: Any = (mid, inp, cw, cr) if mid is not None else self.seq
         calls = self.calls
-        said = " ".join(words) or None
-        at = calls.find(key, mid)
+        said = " ".join(words) or None if words else None
+        at = calls.at.get(key)  # (`Calls.find`'s first step inline: the line of a call seen already)
+        if at is None:
+            at = calls.find(key, mid)
         if at is None:
             (req, model, out, c5, c1, known, web, stop, speed, *passed), bad, passes = kept_line(
                 rec, msg, usage, model, out
@@ -262,13 +277,24 @@ class Builder:
                 return  # the same tool use on another line of the call, or a replayed copy
             uses.ids.add(tid)
         name = block.name
-        inp = raw_value(block.input)
+        raw = block.input
+        if type(raw) is Raw:  # `records.raw_value` and `content.canonical`, their common case inline
+            try:
+                inp = loads(memoryview(raw))
+            except JSONDecodeError:
+                inp = raw_value(raw)
+        else:
+            inp = raw_value(raw)
+        try:
+            input_json = dumps(inp, option=OPT_SORT_KEYS).decode()
+        except JSONEncodeError:
+            input_json = canonical(inp, line, tid)
         path = agent_type = description = prompt = read_path = None
         if type(inp) is dict:
             path = inp.get("file_path")
             if type(name) is str and name in AGENT_TOOLS:
                 agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
-            elif name == "Bash":
+            elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
                 read_path = shell_read_path(inp.get("command"))
         uses.rows.append(
             (
@@ -278,7 +304,7 @@ class Builder:
                 mid,
                 at,
                 name if type(name) is str else "?",
-                canonical(inp, line, tid),
+                input_json,
                 path if type(path) is str and path else None,
                 ts,
                 agent_type if type(agent_type) is str else None,
@@ -294,7 +320,10 @@ class Builder:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if src.thread_kind != THREAD_MAIN or rec.isSidechain is True or type(rec.parent_tool_use_id) is str:
+            thread, thread_kind = self.threads.thread_of(rec, src)
+        else:  # a main-file line that is no sidechain and names no parent tool use: `Threads.thread_of`'s main
+            thread = thread_kind = THREAD_MAIN
         content = msg.content
         ts = rec.timestamp
         if type(ts) is not str:
@@ -378,7 +407,10 @@ class Builder:
     def _system(self, rec: Line, line: int, src: SourceFile) -> None:
         subtype = rec.subtype
         ts = rec.timestamp if type(rec.timestamp) is str else None
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if src.thread_kind != THREAD_MAIN or rec.isSidechain is True or type(rec.parent_tool_use_id) is str:
+            thread, thread_kind = self.threads.thread_of(rec, src)
+        else:  # a main-file line that is no sidechain and names no parent tool use: `Threads.thread_of`'s main
+            thread = thread_kind = THREAD_MAIN
         number = self.diag.number
         if subtype == "compact_boundary":
             meta = compact_metadata(rec)
@@ -432,7 +464,10 @@ class Builder:
         attachment = rec.attachment
         if attachment is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if src.thread_kind != THREAD_MAIN or rec.isSidechain is True or type(rec.parent_tool_use_id) is str:
+            thread, thread_kind = self.threads.thread_of(rec, src)
+        else:  # a main-file line that is no sidechain and names no parent tool use: `Threads.thread_of`'s main
+            thread = thread_kind = THREAD_MAIN
         kind = attachment.type
         self._event(
             line,
