@@ -114,13 +114,17 @@ class Builder:
         "attachment": "_attachment",
     }
 
-    def __init__(self, name: str, path: str, words: bool = True) -> None:
+    def __init__(self, name: str, path: str, words: bool = True, inputs: bool = True) -> None:
         self.name = name
         self.path = path
         #: the reading profile: calls keep their text's path-like words (`path_words`: `context files` reads
         #: them) and Bash tool uses the path they print (`read_path`: `context sources` and `files`); both null
         #: without (`context trace` and `usage` read neither)
         self.words = words
+        #: tool uses keep their input as canonical JSON (`input_json`, its lengths), results their text's hash
+        #: (`content_hash`) and part reads whether they were capped: all null without (`context usage` reads
+        #: none of them; a tool input is then decoded only for the columns of an agent's, or `read_path`)
+        self.inputs = inputs
         self.seq = 0  # records routed so far (a row's `seq`)
         #: the last timestamp of a user/assistant/system line in the file being read (a call's `prev_ts_ms`)
         self.prev_ts: str | None = None
@@ -277,21 +281,24 @@ class Builder:
                 return  # the same tool use on another line of the call, or a replayed copy
             uses.ids.add(tid)
         name = block.name
-        raw = block.input
-        if type(raw) is Raw:  # `records.raw_value` and `content.canonical`, their common case inline
-            try:
-                inp = loads(memoryview(raw))
-            except JSONDecodeError:
+        inp = input_json = None
+        if self.inputs or (type(name) is str and name in AGENT_TOOLS) or (name == "Bash" and self.words):
+            raw = block.input
+            if type(raw) is Raw:  # `records.raw_value` and `content.canonical`, their common case inline
+                try:
+                    inp = loads(memoryview(raw))
+                except JSONDecodeError:
+                    inp = raw_value(raw)
+            else:
                 inp = raw_value(raw)
-        else:
-            inp = raw_value(raw)
-        try:
-            input_json = dumps(inp, option=OPT_SORT_KEYS).decode()
-        except JSONEncodeError:
-            input_json = canonical(inp, line, tid)
+            if self.inputs:
+                try:
+                    input_json = dumps(inp, option=OPT_SORT_KEYS).decode()
+                except JSONEncodeError:
+                    input_json = canonical(inp, line, tid)
         path = agent_type = description = prompt = read_path = None
         if type(inp) is dict:
-            path = inp.get("file_path")
+            path = inp.get("file_path") if self.inputs else None
             if type(name) is str and name in AGENT_TOOLS:
                 agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
             elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
@@ -370,6 +377,7 @@ class Builder:
             unchanged = structured.type == "file_unchanged"
             is_async = structured.isAsync is True or structured.status == "async_launched"
         results = self.results
+        hashed = self.inputs
         for block in content:
             if not (type(block) is Block and block.type == "tool_result"):
                 continue
@@ -385,11 +393,11 @@ class Builder:
             if type(inner) is str:  # the common case: one text
                 chars, images, image_bytes, unknown, pixels, sized = len(inner), 0, 0, 0, 0, 0
                 text = inner
-                content_hash = self.text_hash(inner) if inner else 0  # no text: 0, whatever the hash
+                content_hash = (self.text_hash(inner) if inner else 0) if hashed else None  # no text: 0
             else:
                 chars, images, image_bytes, unknown, pixels, sized = measure(inner)
                 text = first_text(inner)
-                content_hash = self.text_hash(text) if chars else 0
+                content_hash = (self.text_hash(text) if chars else 0) if hashed else None
             is_error = block.is_error is True
             persisted = text.startswith("<persisted-output>")
             # fmt: off
@@ -570,10 +578,13 @@ class Builder:
         at = u.pop("call_row")
         u["thread"] = [calls[i][C_THREAD] for i in at]
         u["thread_kind"] = [calls[i][C_KIND] for i in at]
-        u["input_chars"] = [len(s) for s in u["input_json"]]
-        input_chars = [0] * len(calls)
-        for i, n in zip(at, u["input_chars"], strict=True):
-            input_chars[i] += n
+        if self.inputs:
+            u["input_chars"] = [len(s) for s in u["input_json"]]
+            input_chars: list[int | None] = [0] * len(calls)
+            for i, n in zip(at, u["input_chars"], strict=True):
+                input_chars[i] += n  # type: ignore[operator]
+        else:  # (read without the inputs: unknown)
+            u["input_chars"], input_chars = [None] * len(at), [None] * len(calls)
         c["tool_input_chars"] = input_chars
         # Every distinct timestamp of the trace is parsed once (every timestamp of a row is a
         # user/assistant/system line's, so it is in `stamps`, but an attachment's: events).
@@ -581,8 +592,12 @@ class Builder:
         ms = epoch_ms(dict.fromkeys(itertools.chain(stamps, e["ts_ms"])), self.stamps.ms)
         for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
             column[:] = [ms[ts] for ts in column]
-        if PART_READ in r["capped"]:
-            r["capped"] = read_caps(r["capped"], r["tool_use_id"], u)
+        if PART_READ in r["capped"]:  # (decided by the Read's input: unknown when read without the inputs)
+            capped = r["capped"]
+            if self.inputs:
+                r["capped"] = read_caps(capped, r["tool_use_id"], u)
+            else:
+                r["capped"] = [None if c is PART_READ else c is True for c in capped]
         cwd = self.facts.cwd
         u["cwd"] = [None if c == cwd else c for c in u["cwd"]]  # a tool use's cwd only where it differs
         cleared = self.results.cleared

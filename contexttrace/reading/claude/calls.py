@@ -146,6 +146,8 @@ _NO_PASSES = (0, 0, 0, 0, 0, 0)
 def kept_line(rec: Line, msg: Message, usage: Usage, model: Any, out: int) -> tuple[tuple[Any, ...], int, list[int]]:
     """The values of `KEPT_LINE_COLUMNS` a call takes from this line, how many usage fields of it are
     not plausible counts (read as 0), and the prompts of the compaction passes it states (`compaction_passes`)."""
+    compaction: tuple[int, ...]
+    prompts: list[int]
     if usage.iterations is NULL_RAW:  # no pass written (the common case, `compaction_passes`' first test)
         compaction, prompts, bad = _NO_PASSES, [], 0
     else:
