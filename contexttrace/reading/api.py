@@ -59,6 +59,7 @@ def read_trace(
     fh: IO[bytes] | None = None,
     tail: TailPart | PendingTail | None = None,
     words: bool = True,
+    inputs: bool = True,
 ) -> list[Trace]:
     """Read one trace file and its companion files (a session's subagent files) into traces.
 
@@ -75,9 +76,14 @@ def read_trace(
         The end of a large session transcript read apart (`read_tail`), for a file `split_point` cut:
         only the bytes before it are read here, with the same result as reading the whole file.
     words
-        Fill the calls' `path_words` column (what `context files` reads); False lets Claude Code's reader
-        leave it null (about 5 % of its read time; the seam's other readers always fill it). Every other
-        column is the same either way.
+        Fill the calls' `path_words` and the tool uses' `read_path` columns (what `context files` and
+        `context sources` read); False lets Claude Code's reader leave them null (about 5 % of its read
+        time; the seam's other readers always fill them). Every other column is the same either way.
+    inputs
+        Fill the tool uses' `input_json` (and `input_chars`, the calls' `tool_input_chars`), the results'
+        `content_hash` and the part reads' `capped` (what `context usage` never reads); False lets Claude Code's
+        reader leave them null (a tool input is then decoded only for a column that reads it: an agent's).
+        Every other column is the same either way.
 
     Returns
     -------
@@ -108,9 +114,9 @@ def read_trace(
     handle = peekable(open_trace(main) if fh is None else fh)
     try:
         fmt = format_of(head_of(handle))
-        if words or fmt is not CLAUDE_CODE:
+        if (words and inputs) or fmt is not CLAUDE_CODE:
             return fmt.read(main, handle, tuple(subagents))
-        return CLAUDE_CODE.read(main, handle, tuple(subagents), words=False)
+        return CLAUDE_CODE.read(main, handle, tuple(subagents), words=words, inputs=inputs)
     finally:
         if fh is None and handle is not sys.stdin.buffer:
             handle.close()

@@ -22,6 +22,7 @@ from contexttrace import reading
 from contexttrace.discover.model import TraceSource
 from contexttrace.errors import ContextTraceError, EmptyTraceError
 from contexttrace.reading.collector import gc_paused
+from contexttrace.reports.builds import NamedBuild
 from contexttrace.reports.results import TraceFailure
 
 if TYPE_CHECKING:
@@ -34,10 +35,12 @@ def read_trace(
     subagents: Sequence[SourceFile] = (),
     tail: TailPart | PendingTail | None = None,
     words: bool = True,
+    inputs: bool = True,
 ) -> list[Trace]:
-    """`reading.read_trace` (`words`: fill the calls' `path_words`), the readers imported on the first call (a
-    run served from the result store reads nothing and imports none); the one place this module reads a file."""
-    return reading.read_trace(path, subagents, tail=tail, words=words)
+    """`reading.read_trace` (`words`, `inputs`: the columns read, as there), the readers imported on the first
+    call (a run served from the result store reads nothing and imports none); the one place this module reads
+    a file."""
+    return reading.read_trace(path, subagents, tail=tail, words=words, inputs=inputs)
 
 
 def stored(source: TraceSource) -> StoredSource | None:
@@ -64,15 +67,32 @@ WORDLESS_BUILDS = frozenset(
 )
 
 
+#: The builds that read neither a tool use's input as JSON (`input_json`, `input_chars`, `tool_input_chars`), a
+#: result's `content_hash`, nor a part read's `capped` (`context usage`): read without them (`reading.read_trace`'s
+#: `inputs`) as `WORDLESS_BUILDS` are without path words.
+INPUTLESS_BUILDS = frozenset({"contexttrace.reports.usage.build_usage"})
+
+
+def _build_name(build: Callable[[Trace, int | None], Any] | None) -> str:
+    if isinstance(build, NamedBuild):  # (the builds a command passes, `reports.builds`)
+        return f"{build.module}.{build.name}"
+    return f"{getattr(build, '__module__', None)}.{getattr(build, '__qualname__', None)}"
+
+
 def reads_words(build: Callable[[Trace, int | None], Any] | None) -> bool:
     """Whether `build` may read the calls' `path_words` column: True for every build but `WORDLESS_BUILDS`
     (and for None, a read whose traces are returned as they are). Raises nothing."""
-    name = f"{getattr(build, '__module__', None)}.{getattr(build, '__qualname__', None)}"
-    return build is None or name not in WORDLESS_BUILDS
+    return build is None or _build_name(build) not in WORDLESS_BUILDS
+
+
+def reads_inputs(build: Callable[[Trace, int | None], Any] | None) -> bool:
+    """Whether `build` may read the tool uses' inputs as JSON and the results' hashes: True for every build but
+    `INPUTLESS_BUILDS` (and for None). Raises nothing."""
+    return build is None or _build_name(build) not in INPUTLESS_BUILDS
 
 
 def read_source(
-    source: TraceSource, tail: TailPart | PendingTail | None = None, words: bool = True
+    source: TraceSource, tail: TailPart | PendingTail | None = None, words: bool = True, inputs: bool = True
 ) -> list[Trace] | TraceFailure:
     """Read one source into its traces, or its failure.
 
@@ -87,6 +107,9 @@ def read_source(
     words
         Fill the calls' `path_words` column (`reading.read_trace`); always filled for a source the result
         store keeps.
+    inputs
+        Fill the tool uses' `input_json` and the results' `content_hash` (`reading.read_trace`); always filled
+        for a source the result store keeps.
 
     Returns
     -------
@@ -103,7 +126,8 @@ def read_source(
         return TraceFailure(source.path, source.error)
     kept = stored(source)
     try:
-        traces = read_trace(source.path, source.subagents, tail=tail, words=words or kept is not None)
+        full = kept is not None
+        traces = read_trace(source.path, source.subagents, tail=tail, words=words or full, inputs=inputs or full)
     except ContextTraceError as exc:
         return TraceFailure(source.path, exc.reason, empty=isinstance(exc, EmptyTraceError), line=exc.line)
     except Exception as exc:  # the firewall: this trace fails, the run goes on
@@ -180,7 +204,7 @@ def read_built(
     Raises nothing (the firewall).
     """
     with gc_paused():
-        read = read_source(source, tail, reads_words(build))
+        read = read_source(source, tail, reads_words(build), reads_inputs(build))
         if isinstance(read, TraceFailure):
             return read
         if build is None:

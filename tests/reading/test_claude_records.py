@@ -239,3 +239,39 @@ def test_invalid_utf8_byte_keeps_the_line(write):
     )
     rep = build_report(read_trace(write("t.jsonl", line, assistant("m1", 1, 1, 1)))[0])
     assert (rep.failed, rep.result_chars, rep.skipped_lines) == (1, 4, 0)
+
+
+def _decoders_read(data: bytes) -> bool:
+    """Whether orjson or the standard library (the lenient path's two decoders) reads `data` as JSON."""
+    import orjson
+
+    try:
+        orjson.loads(data)
+        return True
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        json.loads(data.decode("utf-8", errors="replace"))
+    except ValueError:
+        return False
+    except RecursionError:
+        return True
+    return True
+
+
+def test_a_text_no_json_value_starts_is_refused_before_decoding():
+    """`loads_lenient` refuses a text that no JSON value starts (a `=== Iteration 1 ===` separator line) without
+    asking either decoder: for every first byte after every kind of leading space, the quick test refuses only
+    what both decoders refuse, and the separator line is `NOT_JSON` either way."""
+    tails = (b"", b"1", b"rue", b"alse", b"ull", b"aN", b"nfinity", b'"', b"}", b"]", b"x")
+    refused = 0
+    for first in range(256):
+        for lead in (b"", b" ", b"\t\r\n ", b"\x0b", b"\x0c", b"\xc2\xa0", b"\xef\xbb\xbf"):
+            for tail in tails:
+                data = lead + bytes([first]) + tail
+                if records.JSON_VALUE_START(data) is None:
+                    refused += 1
+                    assert not _decoders_read(data), data
+                    assert records.loads_lenient(data) is records.NOT_JSON
+    assert refused > 10_000
+    assert records.loads_lenient(b"=== Iteration 1 (Thu Jan 22 11:32:29 CST 2026) ===\n") is records.NOT_JSON

@@ -37,11 +37,13 @@ class ClaudeCode:
         del head
         return True
 
-    def read(self, path: str, fh: IO[bytes], companions: Sequence[SourceFile], words: bool = True) -> list[Trace]:
+    def read(
+        self, path: str, fh: IO[bytes], companions: Sequence[SourceFile], words: bool = True, inputs: bool = True
+    ) -> list[Trace]:
         """`api.read_claude` on an open file: one `Trace` per run (stream-json), or one with its `companions`
-        (a transcript); `words` as there. Raises `TraceReadError`, `EmptyTraceError` or `TraceFormatError` as
-        `read_claude` does."""
-        return read_claude(path, companions, fh, words=words)
+        (a transcript); `words` and `inputs` as there. Raises `TraceReadError`, `EmptyTraceError` or
+        `TraceFormatError` as `read_claude` does."""
+        return read_claude(path, companions, fh, words=words, inputs=inputs)
 
     def split_point(self, path: str, after_bytes: int) -> int | None:
         """`split.split_point`: a session transcript of `split.SPLIT_MIN_BYTES` or more."""

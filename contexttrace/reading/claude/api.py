@@ -26,6 +26,7 @@ def read_claude(
     fh: IO[bytes] | None = None,
     tail: TailPart | PendingTail | None = None,
     words: bool = True,
+    inputs: bool = True,
 ) -> list[Trace]:
     """Read one trace file (either format) and, for a session transcript, its subagent files.
 
@@ -51,8 +52,12 @@ def read_claude(
         result as reading the whole file. Ignored with `fh`, and when the file turns out not to be a
         session transcript.
     words
-        Fill the calls' `path_words` column (`text.path_words`: only `context files` reads it). False may
-        leave it null (a file read here in one part); every other column is the same either way.
+        Fill the calls' `path_words` (`text.path_words`: only `context files` reads it) and the tool uses'
+        `read_path` (`text.shell_read_path`: `context sources` and `files`). False may leave them null (a
+        file read here in one part); every other column is the same either way.
+    inputs
+        Fill the tool uses' `input_json` (and its lengths), the results' `content_hash` and the part reads'
+        `capped` (`context usage` reads none). False may leave them null (a file read here in one part).
 
     Returns
     -------
@@ -80,7 +85,7 @@ def read_claude(
             if head is not None:
                 return finish(main, [head], () if head.facts.subagents_read else subagents)
         handle = open_trace(main) if fh is None else fh
-        builders = [Builder(main, main, words)]
+        builders = [Builder(main, main, words, inputs)]
         try:
             feed(builders, SourceFile(main), handle, split_runs=True)
         finally:

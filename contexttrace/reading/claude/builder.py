@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from contexttrace.reading.claude.calls import (
@@ -67,6 +67,7 @@ from contexttrace.reading.claude.state import (
     Stamps,
     ToolResults,
     ToolUses,
+    columns,
     epoch_ms,
 )
 from contexttrace.reading.contract import (
@@ -111,10 +112,17 @@ class Builder:
         "attachment": "_attachment",
     }
 
-    def __init__(self, name: str, path: str, words: bool = True) -> None:
+    def __init__(self, name: str, path: str, words: bool = True, inputs: bool = True) -> None:
         self.name = name
         self.path = path
-        self.words = words  # calls keep their text's path-like words (`path_words`: `context files` reads them)
+        #: the reading profile: calls keep their text's path-like words (`path_words`: `context files` reads
+        #: them) and Bash tool uses the path they print (`read_path`: `context sources` and `files`); both null
+        #: without (`context trace` and `usage` read neither)
+        self.words = words
+        #: tool uses keep their input as canonical JSON (`input_json`, its lengths), results their text's hash
+        #: (`content_hash`) and part reads whether they were capped: all null without (`context usage` reads
+        #: none of them; a tool input is then decoded only for the columns of an agent's, or `read_path`)
+        self.inputs = inputs
         self.seq = 0  # records routed so far (a row's `seq`)
         #: the last timestamp of a user/assistant/system line in the file being read (a call's `prev_ts_ms`)
         self.prev_ts: str | None = None
@@ -146,13 +154,14 @@ class Builder:
         """Route one decoded record (its top-level `type` is `kind`) to its rows."""
         self.seq += 1
         facts = self.facts
-        sid = self.evidence.count(rec, kind, src.thread_kind == THREAD_MAIN)
+        main_file = src.thread_kind == THREAD_MAIN
+        sid = self.evidence.count(rec, kind, main_file)
         if sid is not None and facts.session_id is None:
             facts.session_id = sid
         handler = self._route.get(kind)  # type: ignore[arg-type]
         if handler is not None:
             handler(self, rec, line, src)
-        if facts.cli_version is None and src.thread_kind == THREAD_MAIN and type(rec.version) is str:
+        if facts.cli_version is None and main_file and type(rec.version) is str:
             facts.cli_version = rec.version
         if facts.cwd is None and type(rec.cwd) is str:
             facts.cwd = rec.cwd
@@ -164,11 +173,15 @@ class Builder:
                 self.prev_ts = ts
                 self.stamps.stamps.append(ts)
 
+    # Over 80 lines: the per-record hot path in one function (equivalence: test_claude_builder, test_samples).
     def _assistant(self, rec: Line, line: int, src: SourceFile) -> None:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if src.thread_kind != THREAD_MAIN or rec.isSidechain is True or type(rec.parent_tool_use_id) is str:
+            thread, thread_kind = self.threads.thread_of(rec, src)
+        else:  # a main-file line that is no sidechain and names no parent tool use: `Threads.thread_of`'s main
+            thread = thread_kind = THREAD_MAIN
         model = msg.model
         ts = rec.timestamp
         if type(ts) is not str:
@@ -190,7 +203,8 @@ class Builder:
         thinking = text = 0
         has_thinking = False
         tool_uses = []
-        words: list[str] = []  # the path-like words of its text (`text.path_words`)
+        words: list[str] = []  # the path-like words of its text (`text.path_words`), when the profile keeps them
+        keep_words = self.words
         content = msg.content
         if type(content) is list:
             for block in content:
@@ -200,9 +214,11 @@ class Builder:
                 if kind == "tool_use" or kind == "server_tool_use":
                     tool_uses.append(block)
                 elif kind == "text":
-                    if type(block.text) is str:
-                        text += len(block.text)
-                        words += path_words(block.text) if self.words else ()
+                    prose = block.text
+                    if type(prose) is str:
+                        text += len(prose)
+                        if keep_words:
+                            words += path_words(prose)
                 elif kind == "thinking":
                     has_thinking = True
                     if type(block.thinking) is str:
@@ -212,8 +228,10 @@ class Builder:
         # A call's identity: its message id and input-side usage (a line without an id is a call of its own).
         key: Any = (mid, inp, cw, cr) if mid is not None else self.seq
         calls = self.calls
-        said = " ".join(words) or None
-        at = calls.find(key, mid)
+        said = " ".join(words) or None if words else None
+        at = calls.at.get(key)  # (`Calls.find`'s first step inline: the line of a call seen already)
+        if at is None:
+            at = calls.find(key, mid)
         if at is None:
             (req, model, out, c5, c1, known, web, stop, speed, *passed), bad, passes = kept_line(
                 rec, msg, usage, model, out
@@ -262,13 +280,16 @@ class Builder:
                 return  # the same tool use on another line of the call, or a replayed copy
             uses.ids.add(tid)
         name = block.name
-        inp = raw_value(block.input)
+        inp = input_json = None
+        if self.inputs or (type(name) is str and name in AGENT_TOOLS) or (name == "Bash" and self.words):
+            inp = raw_value(block.input)
+            input_json = canonical(inp, line, tid) if self.inputs else None
         path = agent_type = description = prompt = read_path = None
         if type(inp) is dict:
-            path = inp.get("file_path")
+            path = inp.get("file_path") if self.inputs else None
             if type(name) is str and name in AGENT_TOOLS:
                 agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
-            elif name == "Bash":
+            elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
                 read_path = shell_read_path(inp.get("command"))
         uses.rows.append(
             (
@@ -278,7 +299,7 @@ class Builder:
                 mid,
                 at,
                 name if type(name) is str else "?",
-                canonical(inp, line, tid),
+                input_json,
                 path if type(path) is str and path else None,
                 ts,
                 agent_type if type(agent_type) is str else None,
@@ -294,7 +315,10 @@ class Builder:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if src.thread_kind != THREAD_MAIN or rec.isSidechain is True or type(rec.parent_tool_use_id) is str:
+            thread, thread_kind = self.threads.thread_of(rec, src)
+        else:  # a main-file line that is no sidechain and names no parent tool use: `Threads.thread_of`'s main
+            thread = thread_kind = THREAD_MAIN
         content = msg.content
         ts = rec.timestamp
         if type(ts) is not str:
@@ -341,6 +365,7 @@ class Builder:
             unchanged = structured.type == "file_unchanged"
             is_async = structured.isAsync is True or structured.status == "async_launched"
         results = self.results
+        hashed = self.inputs
         for block in content:
             if not (type(block) is Block and block.type == "tool_result"):
                 continue
@@ -356,11 +381,11 @@ class Builder:
             if type(inner) is str:  # the common case: one text
                 chars, images, image_bytes, unknown, pixels, sized = len(inner), 0, 0, 0, 0, 0
                 text = inner
-                content_hash = self.text_hash(inner) if inner else 0  # no text: 0, whatever the hash
+                content_hash = (self.text_hash(inner) if inner else 0) if hashed else None  # no text: 0
             else:
                 chars, images, image_bytes, unknown, pixels, sized = measure(inner)
                 text = first_text(inner)
-                content_hash = self.text_hash(text) if chars else 0
+                content_hash = (self.text_hash(text) if chars else 0) if hashed else None
             is_error = block.is_error is True
             persisted = text.startswith("<persisted-output>")
             # fmt: off
@@ -445,33 +470,9 @@ class Builder:
             attachment_path=attachment.filename if type(attachment.filename) is str else None,
         )
 
-    def _event(
-        self,
-        line: int,
-        thread: str,
-        thread_kind: str,
-        kind: str,
-        *,
-        ts: str | None = None,
-        trigger: str | None = None,
-        pre_tokens: int | None = None,
-        post_tokens: int | None = None,
-        duration_ms: int | None = None,
-        text_chars: int | None = None,
-        tokens_saved: int | None = None,
-        cleared_results: int | None = None,
-        images: int | None = None,
-        attachment_type: str | None = None,
-        attachment_path: str | None = None,
-        command_name: str | None = None,
-        tool_use_id: str | None = None,
-        report_chars: int | None = None,
-    ) -> None:
-        self.events.rows.append(
-            (self.seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars,
-             ts, tokens_saved, cleared_results, images, attachment_type, attachment_path, command_name,
-             tool_use_id, report_chars)
-        )  # fmt: skip
+    def _event(self, line: int, thread: str, thread_kind: str, kind: str, **fields: Any) -> None:
+        """An event row of the current record (`state.Events.add`)."""
+        self.events.add(self.seq, line, thread, thread_kind, kind, **fields)
 
     # -- a tail read elsewhere -----------------------------------------------------------------------
     def merge_tail(
@@ -526,19 +527,22 @@ class Builder:
         if fmt == FORMAT_STREAM_JSON:
             self.events.input_prompts(self.facts.inits)
         calls = self.calls.rows
-        c = _columns(calls, CALL_ROW)
-        r = _columns(self.results.rows, RESULT_ROW)
-        e = _columns(self.events.rows, EVENT_SCHEMA)
-        u = _columns(self.uses.rows, USE_ROW)
+        c = columns(calls, CALL_ROW)
+        r = columns(self.results.rows, RESULT_ROW)
+        e = columns(self.events.rows, EVENT_SCHEMA)
+        u = columns(self.uses.rows, USE_ROW)
         # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
         # keeps its tool uses on the main thread.
         at = u.pop("call_row")
         u["thread"] = [calls[i][C_THREAD] for i in at]
         u["thread_kind"] = [calls[i][C_KIND] for i in at]
-        u["input_chars"] = [len(s) for s in u["input_json"]]
-        input_chars = [0] * len(calls)
-        for i, n in zip(at, u["input_chars"], strict=True):
-            input_chars[i] += n
+        if self.inputs:
+            u["input_chars"] = [len(s) for s in u["input_json"]]
+            input_chars: list[int | None] = [0] * len(calls)
+            for i, n in zip(at, u["input_chars"], strict=True):
+                input_chars[i] += n  # type: ignore[operator]
+        else:  # (read without the inputs: unknown)
+            u["input_chars"], input_chars = [None] * len(at), [None] * len(calls)
         c["tool_input_chars"] = input_chars
         # Every distinct timestamp of the trace is parsed once (every timestamp of a row is a
         # user/assistant/system line's, so it is in `stamps`, but an attachment's: events).
@@ -546,8 +550,12 @@ class Builder:
         ms = epoch_ms(dict.fromkeys(itertools.chain(stamps, e["ts_ms"])), self.stamps.ms)
         for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
             column[:] = [ms[ts] for ts in column]
-        if PART_READ in r["capped"]:
-            r["capped"] = read_caps(r["capped"], r["tool_use_id"], u)
+        if PART_READ in r["capped"]:  # (decided by the Read's input: unknown when read without the inputs)
+            capped = r["capped"]
+            if self.inputs:
+                r["capped"] = read_caps(capped, r["tool_use_id"], u)
+            else:
+                r["capped"] = [None if c is PART_READ else c is True for c in capped]
         cwd = self.facts.cwd
         u["cwd"] = [None if c == cwd else c for c in u["cwd"]]  # a tool use's cwd only where it differs
         cleared = self.results.cleared
@@ -588,11 +596,3 @@ class Builder:
             synthetic_errors=facts.synthetic,
             timestamps_ms=times,
         )
-
-
-def _columns(rows: list[Any], names: Iterable[str]) -> dict[str, list[Any]]:
-    """Rows (sequences in `names` order) as a dict of column lists."""
-    names = tuple(names)
-    if not rows:
-        return {n: [] for n in names}
-    return dict(zip(names, map(list, zip(*rows, strict=True)), strict=True))

@@ -139,10 +139,19 @@ def compaction_passes(usage: Usage) -> tuple[tuple[int, ...], list[int], int]:
     return (*sums, max(prompts, default=0)), prompts, bad
 
 
+#: `compaction_passes`' figures of a response without a compaction pass.
+_NO_PASSES = (0, 0, 0, 0, 0, 0)
+
+
 def kept_line(rec: Line, msg: Message, usage: Usage, model: Any, out: int) -> tuple[tuple[Any, ...], int, list[int]]:
     """The values of `KEPT_LINE_COLUMNS` a call takes from this line, how many usage fields of it are
     not plausible counts (read as 0), and the prompts of the compaction passes it states (`compaction_passes`)."""
-    compaction, prompts, bad = compaction_passes(usage)
+    compaction: tuple[int, ...]
+    prompts: list[int]
+    if usage.iterations is NULL_RAW:  # no pass written (the common case, `compaction_passes`' first test)
+        compaction, prompts, bad = _NO_PASSES, [], 0
+    else:
+        compaction, prompts, bad = compaction_passes(usage)
     split = usage.cache_creation
     if split is not None:
         c5, c1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens

@@ -89,7 +89,7 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
             and starts_run(rec, kind, cur.evidence.has_init or bool(cur.calls.rows), cur.evidence, cur.facts.session_id)
         ):
             cur.evidence.count_skipped(lines.take_skipped())
-            cur = Builder(path, path, cur.words)
+            cur = Builder(path, path, cur.words, cur.inputs)
             cur.facts.files.append(path)
             builders.append(cur)
             lines.diag = cur.diag

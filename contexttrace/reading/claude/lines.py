@@ -126,23 +126,24 @@ class Lines:
                 number += 1
                 at = raw.find(type_key)
                 if at > 0:  # `skipped_type`, inlined (the per-line loop)
-                    if raw.count(b"{", 0, at) == 1:
-                        start = at + key_len
-                        top = raw[start : raw.find(b'"', start)]
-                        # skipped only when it is one whole record: it ends with `}` (not cut short) and no
-                        # `}{"` shows another record glued on (a lost newline; `}{"` never occurs inside a
-                        # JSON string, whose quotes are escaped), nor `}\r{` (CR-only line ends); a line with
-                        # a NUL is decoded (and counted when it holds one: `retry`). Otherwise it is decoded
-                        # (or split at its CRs), and counted if bad.
-                        if (
-                            top in skip_types
-                            and raw.endswith(_WHOLE_ENDS)
-                            and glued(raw) is None
-                            and (b"\r" not in raw or cr_ends(raw) is None)
-                            and b"\x00" not in raw
-                        ):
-                            skipped.append(top)
-                            continue
+                    start = at + key_len
+                    # skipped when the type named first is one of them (most lines name a block's or a
+                    # message's type first, and the other tests are not needed), it is the outermost
+                    # object's (one `{` before it), and the line is one whole record: it ends with `}` (not
+                    # cut short) and no `}{"` shows another record glued on (a lost newline; `}{"` never
+                    # occurs inside a JSON string, whose quotes are escaped), nor `}\r{` (CR-only line ends);
+                    # a line with a NUL is decoded (and counted when it holds one: `retry`). Otherwise it is
+                    # decoded (or split at its CRs), and counted if bad.
+                    if (
+                        (top := raw[start : raw.find(b'"', start)]) in skip_types
+                        and raw.count(b"{", 0, at) == 1
+                        and raw.endswith(_WHOLE_ENDS)
+                        and glued(raw) is None
+                        and (b"\r" not in raw or cr_ends(raw) is None)
+                        and b"\x00" not in raw
+                    ):
+                        skipped.append(top)
+                        continue
                 elif at < 0 and raw.isspace():
                     continue  # a blank line
                 if len(raw) > oversized and not any(m in raw for m in _OVERSIZED_NEEDED) and not _damaged(raw):

@@ -275,6 +275,36 @@ class Events:
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
 
+    def add(
+        self,
+        seq: int,
+        line: int,
+        thread: str,
+        thread_kind: str,
+        kind: str,
+        *,
+        ts: str | None = None,
+        trigger: str | None = None,
+        pre_tokens: int | None = None,
+        post_tokens: int | None = None,
+        duration_ms: int | None = None,
+        text_chars: int | None = None,
+        tokens_saved: int | None = None,
+        cleared_results: int | None = None,
+        images: int | None = None,
+        attachment_type: str | None = None,
+        attachment_path: str | None = None,
+        command_name: str | None = None,
+        tool_use_id: str | None = None,
+        report_chars: int | None = None,
+    ) -> None:
+        """Add an event row (`EVENT_SCHEMA` order); the fields an event kind does not state are null."""
+        self.rows.append(
+            (seq, line, thread, thread_kind, kind, trigger, pre_tokens, post_tokens, duration_ms, text_chars,
+             ts, tokens_saved, cleared_results, images, attachment_type, attachment_path, command_name,
+             tool_use_id, report_chars)
+        )  # fmt: skip
+
     def input_prompts(self, inits: list[tuple[int, int, str | None]]) -> None:
         """The prompts of a stream-json run that went on past its first `system/init` (`inits`: each main-thread
         init's seq, line and timestamp): Claude Code reading its messages on standard input (`--input-format
@@ -366,3 +396,11 @@ def _is_date_time(stamp: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def columns(rows: list[Any], names: Iterable[str]) -> dict[str, list[Any]]:
+    """Rows (sequences in `names` order) as a dict of column lists."""
+    names = tuple(names)
+    if not rows:
+        return {n: [] for n in names}
+    return dict(zip(names, map(list, zip(*rows, strict=True)), strict=True))
