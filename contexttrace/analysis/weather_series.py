@@ -30,6 +30,7 @@ from contexttrace.analysis.weather_signals import (
     PACE_OVERHEAD_TOKENS,
     RECENT_CALLS,
     SIGNALS,
+    SignalSpec,
     baseline_ms,
     cache_skipped_why,
     curve,
@@ -201,20 +202,21 @@ def weather_signal(
     [5]
     """
     spec = SIGNALS[name]
-    severity = None if measure is None else curve(float(measure), spec)
+    if measure is None:  # it abstains
+        return {"name": name, "severity": None, "cap": spec.cap, "active": False, "measure": None, "why": why,
+                "calls": []}  # fmt: skip
     if isinstance(measure, Fraction):
-        shown: float | None = round_half_up(measure, MEASURE_DECIMALS)
-    else:
-        shown = None if measure is None else round(measure, MEASURE_DECIMALS)
-    return WeatherSignal(
-        name=name,
-        severity=severity,
-        cap=spec.cap,
-        active=bool(severity),
-        measure=shown,
-        why=why,
-        calls=sorted({k + 1 for k in calls or []}) if severity else [],
-    )
+        return _signal(name, spec, curve(float(measure), spec), round_half_up(measure, MEASURE_DECIMALS), why, calls)
+    return _signal(name, spec, curve(float(measure), spec), round(measure, MEASURE_DECIMALS), why, calls)
+
+
+def _signal(
+    name: str, spec: SignalSpec, severity: float, shown: float, why: str, calls: list[int] | None
+) -> WeatherSignal:
+    """`weather_signal` of a measure that does not abstain, its severity and shown measure given: a dict display
+    in `WeatherSignal`'s key order (calling the TypedDict with keywords builds the same dict, slower)."""
+    return {"name": name, "severity": severity, "cap": spec.cap, "active": bool(severity), "measure": shown,
+            "why": why, "calls": sorted({k + 1 for k in calls}) if severity and calls else []}  # fmt: skip
 
 
 def _not_counted(denied: int) -> str:
@@ -292,12 +294,21 @@ def _ctx(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
     at = s.measured_at[i]  # the last call whose prompt was measured (usage read), -1 when none yet
     if at < 0:
         return weather_signal("ctx_pressure", None, "no call's prompt size could be read (usage read as 0)")
-    fill = Fraction(s.rows.calls[at].prompt_tokens, s.window)  # exact: rounded once, half up, where shown
+    # the fill prompt ÷ window is exact: rounded once, half up, where shown (`metrics.round_half_up` of the
+    # fraction, written out in integers), and read by the curve as the float nearest it (int ÷ int is
+    # correctly rounded, as `float(Fraction(prompt, window))`)
+    prompt, window = s.rows.calls[at].prompt_tokens, s.window
     why = ""
     if detail:
         whose = "last call's" if at == i else f"call #{at + 1}'s (the last with readable usage)"
-        why = f"{whose} prompt is {round_half_up(fill * 100):.0f}% of {s.window:,} tokens"
-    return weather_signal("ctx_pressure", fill, why, [at])
+        why = f"{whose} prompt is {(prompt * 200 + window) // (2 * window):.0f}% of {window:,} tokens"
+    shown = (prompt * _SCALE * 2 + window) // (2 * window) / _SCALE
+    return _signal("ctx_pressure", _CTX_SPEC, curve(prompt / window, _CTX_SPEC), shown, why, [at])
+
+
+#: ctx_pressure's row of the table, and the scale of `MEASURE_DECIMALS`.
+_CTX_SPEC = SIGNALS["ctx_pressure"]
+_SCALE = 10**MEASURE_DECIMALS
 
 
 def _cluster(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
