@@ -178,13 +178,15 @@ def round_score(x: float) -> float:
     `round` with digits converts to a decimal string and back. For 0 < x × 10**9 < 2**39 the product's float
     is within 2**-15 of the exact product; when it is at most 0.4999 from an integer r, the exact product is
     nearer than 1/2 to r, so r ÷ 10**9 is the decimal `round` keeps, and the float division (correctly
-    rounded, r and 10**9 exact) is the float `round` reads back. Other values (0, negatives, a product near
-    a half, very large values) go to `round` itself. Exact: tests/analysis/test_weather_scores.py compares
+    rounded, r and 10**9 exact) is the float `round` reads back. Zero is itself; other values (negatives, a
+    product near a half, very large values) go to `round` itself. Exact: tests/analysis/test_weather_scores.py compares
     them on random and constructed values.
 
     >>> round_score(0.1 + 0.2), round_score(2 / 3), round_score(0.0)
     (0.3, 0.666666667, 0.0)
     """
+    if not x:  # 0 (either sign) rounds to itself
+        return x
     y = x * _SCORE_SCALE
     if 0.0 < y < _SCORE_SHORTCUT_BELOW:
         r = round(y)

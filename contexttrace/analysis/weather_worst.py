@@ -43,12 +43,7 @@ _CLUSTER_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cluster"]) == 0.0
 _CUMULATIVE_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cumulative"]) == 0.0
 _CACHE_ZERO_FROM = SIGNALS["cache_health"].anchors[-1][0] if SIGNALS["cache_health"].anchors[-1][1] == 0.0 else None
 
-_CTX, _SCAR, _TRUNC, _STUCK = (
-    SIGNALS["ctx_pressure"],
-    SIGNALS["compaction_scar"],
-    SIGNALS["truncation"],
-    SIGNALS["stuck"],
-)
+_CTX, _STUCK = SIGNALS["ctx_pressure"], SIGNALS["stuck"]
 _LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
 _CACHE = SIGNALS["cache_health"]
 
@@ -151,16 +146,16 @@ def _ctx_severities(s: SignalSeries) -> list[float]:
 
 
 @functools.cache
-def _by_count(spec: SignalSpec, most: int) -> tuple[float, ...] | None:
-    """A count signal's severity for each count 0 … `most`; None when the table gives 0 for all of them
-    (remembered: traces reach the same few counts)."""
-    by_count = tuple([curve(n, spec) for n in range(most + 1)])
+def _by_count(name: str, most: int) -> tuple[float, ...] | None:
+    """The severity of count signal `name` for each count 0 … `most`; None when the table gives 0 for all of
+    them (remembered: traces reach the same few counts)."""
+    by_count = tuple([curve(n, SIGNALS[name]) for n in range(most + 1)])
     return by_count if any(by_count) else None
 
 
 def _compaction_severities(s: SignalSeries) -> list[float] | None:
     """compaction_scar after each call: the compactions read so far."""
-    by_count = _by_count(_SCAR, len(s.bound_seqs))
+    by_count = _by_count("compaction_scar", len(s.bound_seqs))
     if by_count is None:
         return None
     return [by_count[bisect.bisect_left(s.bound_seqs, cut)] for cut in s.cuts]
@@ -170,7 +165,7 @@ def _truncation_severities(s: SignalSeries) -> list[float] | None:
     """truncation after each call: calls so far that stopped at max_tokens; 0.0 (abstains) until a call
     records its stop_reason."""
     cutoff = s.cutoff_calls
-    by_count = _by_count(_TRUNC, len(cutoff))
+    by_count = _by_count("truncation", len(cutoff))
     if by_count is None:
         return None
     return [by_count[bisect.bisect_right(cutoff, i)] if known else 0.0 for i, known in enumerate(s.known_upto)]
@@ -179,7 +174,7 @@ def _truncation_severities(s: SignalSeries) -> list[float] | None:
 def _stuck_severities(s: SignalSeries) -> list[float] | None:
     """stuck after each call: the longest run of failed results among those read then; 0.0 (abstains)
     with fewer results than its minimum."""
-    by_count = _by_count(_STUCK, s.longest_before[-1][0])  # the longest run of all (a running maximum)
+    by_count = _by_count("stuck", s.longest_before[-1][0])  # the longest run of all (a running maximum)
     if by_count is None:
         return None
     out = []
