@@ -31,6 +31,7 @@ from contexttrace.analysis.weather_signals import (
     baseline_ms,
     cache_skipped_why,
     curve,
+    curve_of,
     quantile_of_sorted,
     round_score,
 )
@@ -46,6 +47,7 @@ _CACHE_ZERO_FROM = SIGNALS["cache_health"].anchors[-1][0] if SIGNALS["cache_heal
 _CTX, _STUCK = SIGNALS["ctx_pressure"], SIGNALS["stuck"]
 _LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
 _CACHE = SIGNALS["cache_health"]
+_CACHE_CURVE, _LATENCY_CURVE = curve_of(_CACHE), curve_of(_LATENCY)
 
 
 def worst_weather(s: SignalSeries) -> tuple[float, int, list[str]]:
@@ -186,7 +188,7 @@ def _stuck_severities(s: SignalSeries) -> list[float] | None:
 
 def _remembered(spec: SignalSpec) -> Callable[[float], float]:
     """`curve(measure, spec)`, remembered per measure for one trace: its rates repeat (0, 1/2, 1/3, ...)."""
-    return functools.cache(lambda measure: curve(measure, spec))
+    return functools.cache(curve_of(spec))
 
 
 def _ends(spec: SignalSpec) -> tuple[float, float, float, float]:
@@ -203,16 +205,13 @@ def _cumulative_severities(s: SignalSeries) -> list[float] | None:
     errors_before = s.errors_before
     if not errors_before[-1] and _CUMULATIVE_ZERO_WITHOUT_FAILURES:
         return None
-    severity = _remembered(_CUMULATIVE)
-    out = []
-    for cut, turns in zip(s.cuts, s.tool_turns_upto, strict=True):
-        if turns < _CUMULATIVE.minimum:
-            out.append(0.0)
-            continue
-        r = bisect.bisect_left(s.result_seqs, cut)
-        uses = bisect.bisect_left(s.use_seqs, cut)
-        measure = errors_before[r] / uses if uses else 0.0
-        out.append(severity(measure))
+    # calls before enough calls used a tool abstain (0.0); `tool_turns_upto` only grows, so they are a prefix
+    start = bisect.bisect_left(s.tool_turns_upto, _CUMULATIVE.minimum)
+    cuts = s.cuts[start:]
+    errors = map(errors_before.__getitem__, map(functools.partial(bisect.bisect_left, s.result_seqs), cuts))
+    uses = map(functools.partial(bisect.bisect_left, s.use_seqs), cuts)
+    out = [0.0] * start
+    out += map(_remembered(_CUMULATIVE), [e / u if u else 0.0 for e, u in zip(errors, uses, strict=True)])
     return out
 
 
@@ -314,7 +313,7 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
         picked = sorted([h for h in hits[first : i + 1] if h is not None])
         half = len(picked) // 2
         measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
-        out.append(lo if measure <= lo_x else hi if measure >= hi_x else curve(measure, _CACHE))
+        out.append(lo if measure <= lo_x else hi if measure >= hi_x else _CACHE_CURVE(measure))
     return out if some else None
 
 
@@ -371,7 +370,7 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
         else:
             out.append(0.0)
             continue
-        out.append(lo if measure <= lo_x else hi if measure >= hi_x else curve(measure, _LATENCY))
+        out.append(lo if measure <= lo_x else hi if measure >= hi_x else _LATENCY_CURVE(measure))
     return out
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from contexttrace.analysis.session import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall
 from contexttrace.analysis.weather_series import signal_series, signals_after
-from contexttrace.analysis.weather_signals import SCORE_DECIMALS, SIGNALS, compose, round_score
+from contexttrace.analysis.weather_signals import SCORE_DECIMALS, SIGNALS, compose, curve, curve_of, round_score
 from contexttrace.analysis.weather_worst import SEVERITY_LISTS, scores_after_each_call, severity_lists, worst_weather
 
 _MODELS = st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-5", "claude-opus-4-7", "not-in-the-table", None])
@@ -145,3 +145,28 @@ def test_error_cluster_of_tool_calls_given_to_earlier_calls(spec, fail_all, shif
     expected = [signals_after(s, i, detail=False)[5]["severity"] or 0.0 for i in range(len(rows.calls))]
     got = SEVERITY_LISTS["error_cluster"](s)
     assert got == expected if got is not None else not any(expected)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    name=st.sampled_from(list(SIGNALS)),
+    measure=st.one_of(
+        st.floats(min_value=-1.0, max_value=12.0, allow_nan=False),
+        st.integers(0, 12),
+        st.tuples(st.integers(0, 400), st.integers(1, 400)).map(lambda nd: nd[0] / nd[1]),
+        st.sampled_from([x for spec in SIGNALS.values() for x, _ in spec.anchors]),
+    ),
+)
+def test_curve_of_is_curve(name, measure):
+    """`curve_of(spec)(m)` is the float `curve(m, spec)` gives, on every signal's table, at and between anchors."""
+    spec = SIGNALS[name]
+    assert curve_of(spec)(measure) == curve(measure, spec)
+
+
+def test_curve_of_on_a_grid_of_every_table():
+    """The same on a dense grid through each signal's anchors (the rates and ratios the loops read)."""
+    for spec in SIGNALS.values():
+        severity = curve_of(spec)
+        x0, x1 = spec.anchors[0][0], spec.anchors[-1][0]
+        grid = [x0 + (x1 - x0) * k / 5_000 - 0.01 for k in range(5_003)]
+        assert [severity(m) for m in grid] == [curve(m, spec) for m in grid]
