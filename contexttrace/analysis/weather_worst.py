@@ -32,7 +32,6 @@ from contexttrace.analysis.weather_signals import (
     cache_skipped_why,
     curve,
     curve_of,
-    quantile_of_sorted,
     round_score,
 )
 
@@ -345,6 +344,7 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     lo_x, lo, hi_x, hi = _ends(_LATENCY)
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
     recent_paces: list[float] = []  # the same calls' paces, sorted
+    p75 = _P75
     out = []
     for i in range(len(calls)):
         if (v := latencies[i]) is not None:
@@ -356,22 +356,38 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
                 del recent[bisect_left(recent, v)]
             if (v := paces[i - RECENT_CALLS]) is not None:
                 del recent_paces[bisect_left(recent_paces, v)]
-        start = max(0, i - RECENT_CALLS + 1)
+        start = i - RECENT_CALLS + 1 if i >= RECENT_CALLS else 0
         timed = timed_upto[i + 1] - timed_upto[start]
         if timed and final_upto[i + 1] - final_upto[start] >= PACE_MODE_SHARE * timed:  # judged by pace
             if len(recent_paces) < need:
                 out.append(0.0)
                 continue
             base = pace_bases[i]
-            measure = quantile_of_sorted(recent_paces, 0.75) / base if base is not None and base > 0 else 0.0
+            ordered = recent_paces
         elif len(recent) >= need and slow_upto[i + 1] > slow_upto[start]:
             base = baselines[calls[i].model]
-            measure = quantile_of_sorted(recent, 0.75) / base if base > 0 else 0.0
+            ordered = recent
         else:
             out.append(0.0)
             continue
+        if base is not None and base > 0:
+            low, high, part = p75[len(ordered)]  # `quantile_of_sorted(ordered, 0.75)`, written out
+            measure = (ordered[low] + (ordered[high] - ordered[low]) * part) / base
+        else:
+            measure = 0.0
         out.append(lo if measure <= lo_x else hi if measure >= hi_x else _LATENCY_CURVE(measure))
     return out
+
+
+def _quantile_terms(n: int, q: float) -> tuple[int, int, float]:
+    """`quantile_of_sorted`'s (lower index, upper index, weight of the upper) for `n` values, the same floats."""
+    pos = (n - 1) * q
+    low = int(pos)
+    return low, min(low + 1, n - 1), pos - low
+
+
+#: `_quantile_terms` of the p75 of each window size latency_drift reads (1 … `RECENT_CALLS`; 0 is unused).
+_P75 = [(0, 0, 0.0)] + [_quantile_terms(n, 0.75) for n in range(1, RECENT_CALLS + 1)]
 
 
 #: Each signal's severities after every call (`severity_lists`), by name in the spec's order; a function
