@@ -13,9 +13,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-import statistics
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from contexttrace.analysis.metrics import measured, round_half_up
 from contexttrace.analysis.result_types import WeatherSignal, WeatherStats
@@ -205,9 +204,13 @@ def weather_signal(
     if measure is None:  # it abstains
         return {"name": name, "severity": None, "cap": spec.cap, "active": False, "measure": None, "why": why,
                 "calls": []}  # fmt: skip
-    if isinstance(measure, Fraction):
-        return _signal(name, spec, curve(float(measure), spec), round_half_up(measure, MEASURE_DECIMALS), why, calls)
-    return _signal(name, spec, curve(float(measure), spec), round(measure, MEASURE_DECIMALS), why, calls)
+    if type(measure) in _PLAIN or not isinstance(measure, Fraction):  # ints and floats skip the ABC test
+        shown = round(cast(float, measure), MEASURE_DECIMALS)  # an int stays an int
+        return _signal(name, spec, curve(float(measure), spec), shown, why, calls)
+    return _signal(name, spec, curve(float(measure), spec), round_half_up(measure, MEASURE_DECIMALS), why, calls)
+
+
+_PLAIN = (float, int)
 
 
 def _signal(
@@ -345,7 +348,7 @@ def _cache(calls: list[MainCall], i: int, provider: str | None) -> WeatherSignal
     need = SIGNALS["cache_health"].minimum
     if len(picked) < need:
         return weather_signal("cache_health", None, f"{len(picked)} qualifying call(s): fewer than {need}")
-    hit = statistics.median(h for _, h in picked)
+    hit = _median(sorted([h for _, h in picked]))
     low = [k for k, h in picked if h < SIGNALS["cache_health"].anchors[-1][0]]
     return weather_signal("cache_health", hit, f"median cache hit {hit:.0%} over calls #{start + 1}–#{i + 1}", low)
 
@@ -386,7 +389,7 @@ def _latency(s: SignalSeries, i: int) -> WeatherSignal:
     source = f"table baseline for {model}"
     if base is None:
         own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
-        base = float(statistics.median(own)) if own else 0.0
+        base = float(_median(sorted(own))) if own else 0.0
         source = f"median of this trace's first {BASELINE_CALLS} calls (model not in the table)"
     timed = [(k, float(v)) for k, v in recent if v is not None]
     p75 = percentile([v for _, v in timed], 0.75)
@@ -394,6 +397,12 @@ def _latency(s: SignalSeries, i: int) -> WeatherSignal:
     slow = [k for k, v in timed if v >= p75]
     why = f"p75 {p75 / 1000:.1f}s vs {base / 1000:.1f}s per call ({source})"
     return weather_signal("latency_drift", ratio, why, slow)
+
+
+def _median(ordered: list[float]) -> float:
+    """`statistics.median` of values already sorted (non-empty): the middle one, or the mean of the two."""
+    half = len(ordered) // 2
+    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> WeatherStats:

@@ -296,8 +296,13 @@ def baseline_ms(model: str | None) -> float | None:
     """
     if not model:
         return None
-    entry = LATENCY_BASELINE_MS.get(_DATE_SUFFIX.sub("", model))
-    return float(entry["ms"]) if entry else None
+    if model not in _BASELINES:  # each model id matched once (the table is fixed for the process)
+        entry = LATENCY_BASELINE_MS.get(_DATE_SUFFIX.sub("", model))
+        _BASELINES[model] = float(entry["ms"]) if entry else None
+    return _BASELINES[model]
+
+
+_BASELINES: dict[str, float | None] = {}
 
 
 def pace(call: MainCall) -> float | None:
