@@ -59,16 +59,21 @@ def health_timeline(rows: SessionRows, window: int) -> list[TimelinePoint]:
         calls = rows.calls
         thresholds = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in lasts]
         positions = [last + 1 for last in lasts]
-    place = "ts_ms" if times else "calls"
+    scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds), positions, strict=True)
     # dict displays in `TimelinePoint`'s key order (a TypedDict called with keywords is the same dict, slower)
+    if times:
+        return [
+            {"percent": percent, "score": score, "grade": letter, "compactions": count, "ts_ms": at}
+            for percent, (score, letter, count), at in scored
+        ]
     return [
-        {"percent": k * 100 // TIMELINE_STEPS, "score": score, "grade": letter, "compactions": count, place: at}  # type: ignore[misc]
-        for k, ((score, letter, count), at) in enumerate(
-            zip(_timeline_scores(rows, window, times, thresholds), positions, strict=True)
-        )
+        {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
+        for percent, (score, letter, count), at in scored
     ]
 
 
+#: Each point's `percent`.
+_PERCENTS = [k * 100 // TIMELINE_STEPS for k in range(TIMELINE_STEPS + 1)]
 _INF = float("inf")
 
 
