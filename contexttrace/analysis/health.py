@@ -38,13 +38,11 @@ from contexttrace.analysis.health_scores import (
     HealthMeasures,
     SignalRule,
     composite,
-    fill_fraction,
     grade,
-    has_data,
-    sub_scores,
+    sub_scores_of_counts,
 )
 from contexttrace.analysis.health_timeline import health_timeline
-from contexttrace.analysis.metrics import measured, round_half_up
+from contexttrace.analysis.metrics import measured
 from contexttrace.analysis.result_types import CompactionMark, HealthGrade, HealthReport, HealthSignal, TimelinePoint
 from contexttrace.analysis.session import SessionRows, ToolCall, session_rows
 from contexttrace.analysis.window import WindowChoice, window_choice
@@ -192,31 +190,38 @@ def health_grade(rows: SessionRows, window: int) -> HealthGrade:
     """
     if len(rows.calls) < MIN_CALLS:
         return _ungraded(NO_CALL_REASON, "no model call")
-    m, at = health_measures(rows, window)
-    values, data = sub_scores(m), has_data(m)
+    # the measures of `health_measures`, kept as integer counts: each rate n / d is scored and rounded from
+    # its numerator and denominator (`health_scores.sub_scores_of_counts`, `_rounded`), as exact as the Fractions
+    calls, tools = rows.calls, rows.tools
+    at = next((k for k in range(len(calls) - 1, -1, -1) if measured(calls[k].prompt_tokens)), None)
+    latest = calls[at].prompt_tokens if at is not None else None
+    reads, rereads = read_counts(tools)
+    compactions = len(rows.compactions)
+    errors = _half_counts([t.is_error for t in tools])
+    writes = _half_counts([t.name in PRODUCTIVE_TOOLS for t in tools])
+    values = sub_scores_of_counts(latest, window, compactions, reads, rereads, errors, writes)
+    data = [latest is not None, True, reads > 0, errors is not None, writes is not None and writes[0] > 0]
     score, letter = composite(values)
-    fill = fill_fraction(m)
-    errors, writes = m.error_rates, m.write_shares
     measures = [
-        _round(fill),
-        m.compactions,
-        _round(Fraction(m.rereads, m.reads) if m.reads else None),
-        _round(errors[1] / errors[0] if errors and errors[0] else None),
-        _round(writes[1] / writes[0] if writes and writes[0] else None),
+        None if latest is None else _rounded(latest, window, RATIO_DECIMALS),
+        compactions,
+        _rounded(rereads, reads, RATIO_DECIMALS) if reads else None,
+        _rounded(errors[2] * errors[1], errors[3] * errors[0], RATIO_DECIMALS) if errors and errors[0] else None,
+        _rounded(writes[2] * writes[1], writes[3] * writes[0], RATIO_DECIMALS) if writes and writes[0] else None,
     ]
     whys = [
-        _fill_why(m.latest, window, at, m.calls),
-        f"{m.compactions} compaction{'' if m.compactions == 1 else 's'}",
-        _reread_why(m.reads, m.rereads),
-        _errors_why(rows.tools, errors),
-        _writes_why(rows.tools, writes),
+        _fill_why(latest, window, at, len(calls)),
+        f"{compactions} compaction{'' if compactions == 1 else 's'}",
+        _reread_why(reads, rereads),
+        _errors_why(tools, errors),
+        _writes_why(tools, writes),
     ]
     return HealthGrade(
         grade=letter,
         score=score,
         reason=None,
-        fill_percent=round_half_up(fill * 100, PERCENT_DECIMALS) if fill is not None else None,
-        compaction_count=m.compactions,
+        fill_percent=_rounded(latest * 100, window, PERCENT_DECIMALS) if latest is not None else None,
+        compaction_count=compactions,
         reread_ratio=measures[2],
         error_acceleration=measures[3],
         tool_efficiency=measures[4],
@@ -225,6 +230,22 @@ def health_grade(rows: SessionRows, window: int) -> HealthGrade:
             for rule, value, measured_, measure, why in zip(SIGNALS, values, data, measures, whys, strict=True)
         ],
     )
+
+
+def _half_counts(flags: Sequence[bool]) -> tuple[int, int, int, int] | None:
+    """`_halves` of flags as (first half's hits, its calls, second half's hits, its calls), unreduced."""
+    n = len(flags)
+    if n < MIN_TOOL_CALLS:
+        return None
+    mid = n // 2
+    return sum(flags[:mid]), mid, sum(flags[mid:]), n - mid
+
+
+def _rounded(num: int, den: int, decimals: int) -> float:
+    """`metrics.round_half_up(Fraction(num, den), decimals)` for counts num >= 0, den > 0, without making the
+    Fraction (the same integer formula: it needs no reduced fraction)."""
+    scale = 10**decimals
+    return (num * scale * 2 + den) // (2 * den) / scale
 
 
 def _signal(rule: SignalRule, value: int | None, with_data: bool, measure: float | None, why: str) -> HealthSignal:
@@ -255,11 +276,6 @@ def _ungraded(reason: str, why: str) -> HealthGrade:
     )
 
 
-def _round(value: Fraction | int | None) -> float | None:
-    """A measure as JSON writes it: rounded half up to `RATIO_DECIMALS` from the exact value."""
-    return None if value is None else round_half_up(value, RATIO_DECIMALS)
-
-
 def _spec(value: int) -> str:
     return f"spec's {value}"
 
@@ -284,11 +300,12 @@ def _too_few(n: int) -> str:
     return f"{n} tool call{'' if n == 1 else 's'}, fewer than {MIN_TOOL_CALLS}: {_spec(TOO_FEW_CALLS_SCORE)}"
 
 
-def _errors_why(tools: Sequence[ToolCall], rates: tuple[Fraction, Fraction] | None) -> str:
+def _errors_why(tools: Sequence[ToolCall], rates: tuple[int, int, int, int] | None) -> str:
+    """Error Rate's `why`, from the halves' (count, calls) as `health_grade` keeps them."""
     if rates is None:
         return _too_few(len(tools))
-    mid = len(tools) // 2
-    first, second = f"{float(rates[0]):.0%} of {mid} calls", f"{float(rates[1]):.0%} of {len(tools) - mid}"
+    n1, d1, n2, d2 = rates
+    first, second = f"{n1 / d1:.0%} of {d1} calls", f"{n2 / d2:.0%} of {d2}"
     text = f"tool error rate {first} in the first half, {second} in the second"
     denied = sum([t.denied for t in tools])
     return text + (f" ({denied} denied, not counted as errors)" if denied else "")
@@ -306,16 +323,18 @@ def _productive_names(tools: Sequence[ToolCall]) -> str:
     return "/".join(used)
 
 
-def _writes_why(tools: Sequence[ToolCall], shares: tuple[Fraction, Fraction] | None) -> str:
+def _writes_why(tools: Sequence[ToolCall], shares: tuple[int, int, int, int] | None) -> str:
+    """Tool Efficiency's `why`, from the halves' (count, calls) as `health_grade` keeps them."""
     if shares is None:
         return _too_few(len(tools))
     names = _productive_names(tools)
-    if shares[0] == 0:
+    n1, d1, n2, d2 = shares
+    if n1 == 0:
         productive = sum([t.name in PRODUCTIVE_TOOLS for t in tools])
         second = f" ({productive} in the second)" if productive else ", nor in the second"
         spec = _spec(NO_FIRST_HALF_WRITES_SCORE)
         return f"no productive call ({names}) in the first half{second}: {spec}"
-    return f"share of {names} {float(shares[0]):.0%} in the first half, {float(shares[1]):.0%} in the second"
+    return f"share of {names} {n1 / d1:.0%} in the first half, {n2 / d2:.0%} in the second"
 
 
 def health_report(trace: Trace, window: int | None = None) -> HealthReport:

@@ -295,7 +295,7 @@ def sub_scores(m: HealthMeasures) -> list[int]:
     >>> sub_scores(HealthMeasures(3, 120_000, 200_000, 1, 4, 1, None, None))  # 1 re-read of 4 reads: 0.25
     [80, 75, 40, 100, 100]
     """
-    return _sub_scores(
+    return sub_scores_of_counts(
         m.latest, m.window, m.compactions, m.reads, m.rereads, _terms(m.error_rates), _terms(m.write_shares)
     )
 
@@ -308,7 +308,7 @@ def _terms(rates: tuple[Fraction, Fraction] | None) -> tuple[int, int, int, int]
     return first.numerator, first.denominator, second.numerator, second.denominator
 
 
-def _sub_scores(
+def sub_scores_of_counts(
     latest: int | None,
     window: int,
     compactions: int,
@@ -317,11 +317,28 @@ def _sub_scores(
     errors: tuple[int, int, int, int] | None,
     productive: tuple[int, int, int, int] | None,
 ) -> list[int]:
-    """The five sub-scores in integers, as `fill_score`, `compaction_score`, `reread_score`,
-    `error_acceleration_score` and `tool_efficiency_score` (which share the band tests below) give them,
-    each rate given as (n1, d1, n2, d2) for n1 / d1 in the first half and n2 / d2 in the second
-    (denominators > 0), None with too few tool calls. A band edge p / q is passed by cross-multiplying (the
-    change of the halves, second ÷ first, is n2·d1 ÷ d2·n1), so nothing is divided."""
+    """Score the five signals from counts, in integers, in spec order (`sub_scores` of the same measures).
+
+    Parameters
+    ----------
+    latest, window, compactions, reads, rereads
+        As `HealthMeasures` (`window` > 0).
+    errors, productive
+        The half rates of failed and of productive tool calls as (n1, d1, n2, d2), n1 / d1 in the first
+        half and n2 / d2 in the second (denominators > 0, the fractions need not be reduced); None with
+        fewer than `MIN_TOOL_CALLS` tool calls.
+
+    Returns
+    -------
+    list of int
+        The sub-scores `fill_score`, `compaction_score`, `reread_score`, `error_acceleration_score` and
+        `tool_efficiency_score` give (they share the band tests below). A band edge p / q is passed by
+        cross-multiplying (the change of the halves, second ÷ first, is n2·d1 ÷ d2·n1), so nothing is
+        divided. Exact.
+
+    >>> sub_scores_of_counts(120_000, 200_000, 1, 4, 1, None, None)
+    [80, 75, 40, 100, 100]
+    """
     fill = NO_FILL_SCORE if latest is None else _ratio_band(latest, window, _FILL_INT, FILL_FLOOR, operator.lt)
     reread = NO_READS_SCORE if not reads else _ratio_band(rereads, reads, _REREAD_INT, REREAD_FLOOR, operator.le)
     compaction = COMPACTION_SCORES.get(compactions, COMPACTION_FLOOR)
@@ -329,7 +346,7 @@ def _sub_scores(
 
 
 def _error_score(errors: tuple[int, int, int, int] | None) -> int:
-    """`error_acceleration_score` of the half rates as (n1, d1, n2, d2) (`_sub_scores`)."""
+    """`error_acceleration_score` of the half rates as (n1, d1, n2, d2) (`sub_scores_of_counts`)."""
     if errors is None:
         return TOO_FEW_CALLS_SCORE
     n1, d1, n2, d2 = errors
@@ -339,7 +356,7 @@ def _error_score(errors: tuple[int, int, int, int] | None) -> int:
 
 
 def _efficiency_score(productive: tuple[int, int, int, int] | None) -> int:
-    """`tool_efficiency_score` of the half shares as (n1, d1, n2, d2) (`_sub_scores`)."""
+    """`tool_efficiency_score` of the half shares as (n1, d1, n2, d2) (`sub_scores_of_counts`)."""
     if productive is None:
         return TOO_FEW_CALLS_SCORE
     n1, d1, n2, d2 = productive
@@ -461,11 +478,11 @@ def score_of_counts(
     (71, 'B')
     """
     if tools < MIN_TOOL_CALLS:
-        return composite(_sub_scores(latest, window, compactions, reads, rereads, None, None))
+        return composite(sub_scores_of_counts(latest, window, compactions, reads, rereads, None, None))
     first, second = tools // 2, tools - tools // 2
     error_terms = (errors[0], first, errors[1], second)
     return composite(
-        _sub_scores(
+        sub_scores_of_counts(
             latest, window, compactions, reads, rereads, error_terms, (productive[0], first, productive[1], second)
         )
     )

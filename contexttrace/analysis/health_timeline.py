@@ -46,31 +46,34 @@ def health_timeline(rows: SessionRows, window: int) -> list[TimelinePoint]:
     # Each point counts the rows whose key is at most a threshold, and thresholds only grow: on the time
     # axis the key is a row's moment (`cut_at_time`), on the calls axis its seq (`cut`: seq < the next
     # call's seq, i.e. ≤ that seq − 1; the last point takes every row).
-    thresholds: list[float] = []
-    positions: list[int] = []  # each point's `ts_ms` (time axis) or `calls` (calls axis)
+    steps = range(TIMELINE_STEPS + 1)
+    thresholds: list[float]
+    positions: list[int]  # each point's `ts_ms` (time axis) or `calls` (calls axis)
     if times:
         moment_values = times.values()
         start, end = min(moment_values), max(moment_values)
-        for k in range(TIMELINE_STEPS + 1):
-            moment = end if k == TIMELINE_STEPS else start + (end - start) * k / TIMELINE_STEPS
-            thresholds.append(moment)
-            positions.append(round(moment))
+        thresholds = [start + (end - start) * k / TIMELINE_STEPS for k in range(TIMELINE_STEPS)] + [end]
+        positions = [round(moment) for moment in thresholds]
     else:
-        for k in range(TIMELINE_STEPS + 1):
-            last = k * (n - 1) // TIMELINE_STEPS if n else -1
-            thresholds.append(rows.calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF)
-            positions.append(last + 1)
-    points: list[TimelinePoint] = []
-    place = "ts_ms" if times else "calls"
-    for k, ((score, letter, count), at) in enumerate(
-        zip(_timeline_scores(rows, window, times, thresholds), positions, strict=True)
-    ):
-        point = TimelinePoint(percent=k * 100 // TIMELINE_STEPS, score=score, grade=letter, compactions=count)
-        point[place] = at  # type: ignore[literal-required]
-        points.append(point)
-    return points
+        lasts = [k * (n - 1) // TIMELINE_STEPS if n else -1 for k in steps]
+        calls = rows.calls
+        thresholds = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in lasts]
+        positions = [last + 1 for last in lasts]
+    scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds), positions, strict=True)
+    # dict displays in `TimelinePoint`'s key order (a TypedDict called with keywords is the same dict, slower)
+    if times:
+        return [
+            {"percent": percent, "score": score, "grade": letter, "compactions": count, "ts_ms": at}
+            for percent, (score, letter, count), at in scored
+        ]
+    return [
+        {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
+        for percent, (score, letter, count), at in scored
+    ]
 
 
+#: Each point's `percent`.
+_PERCENTS = [k * 100 // TIMELINE_STEPS for k in range(TIMELINE_STEPS + 1)]
 _INF = float("inf")
 
 
@@ -90,37 +93,79 @@ def _timeline_scores(
 
     A tool call counts its error only when its result's key is also within the threshold. When the keys
     are in row order (the usual case) the rows counted are a prefix and sorted positions answer each point
-    in O(log n); otherwise each point is a pass over the rows. Scored in integers (`score_of_counts`).
+    in O(log n); otherwise each point is a pass over the rows. Points that count the same rows (a short
+    trace's, or a quiet stretch of a long one) are graded once. Scored in integers (`score_of_counts`).
     """
     calls = rows.calls
     call_keys = _keys([c.seq for c in calls], times)
+    prompts = [c.prompt_tokens for c in calls]
     calls_sorted = sorted(call_keys) == call_keys
+    # latest_upto[c]: the latest measured prompt among the first c calls (a prompt of 0 is usage the reader
+    # could not read), None before any
+    latest_upto: list[int | None] = [None]
+    if calls_sorted:
+        for p in prompts:
+            latest_upto.append(p if measured(p) else latest_upto[-1])
     bound_keys = sorted(_keys([c.seq for c in rows.compactions], times))
     tools = _ToolKeys(rows, times)
+    right = bisect.bisect_right
+    if calls_sorted and tools.sorted:
+        return _prefix_scores(thresholds, call_keys, bound_keys, tools, latest_upto, window)
     out = []
-    graded_by: dict[tuple[int | None, ...], tuple[int | None, str | None]] = {}
-    by_limit: dict[float, tuple[int | None, str | None, int]] = {}
+    graded_by: dict[tuple[int | None, ...], tuple[int | None, str | None, int]] = {}
     for limit in thresholds:
-        point = by_limit.get(limit)  # a threshold again: the calls axis of a trace with fewer than 21 calls
-        if point is not None:
-            out.append(point)
-            continue
-        upto = range(bisect.bisect_right(call_keys, limit)) if calls_sorted else _within(call_keys, limit)
-        # the latest measured prompt among the calls counted (a prompt of 0 is usage the reader could not read)
-        latest = next((p for j in reversed(upto) if measured(p := calls[j].prompt_tokens)), None)
-        count = bisect.bisect_right(bound_keys, limit)
+        if calls_sorted:
+            n_calls = right(call_keys, limit)
+            latest = latest_upto[n_calls]
+        else:
+            upto = _within(call_keys, limit)
+            n_calls = len(upto)
+            latest = next((p for j in reversed(upto) if measured(p := prompts[j])), None)
+        count = right(bound_keys, limit)
         counts = tools.upto(limit)
-        key = (len(upto), latest, count, *counts)
-        graded = graded_by.get(key)  # consecutive points often measure the same rows (a short trace's)
-        if graded is None:
-            if len(upto) < MIN_CALLS:
-                graded = (None, None)
+        key = (n_calls, latest, count, *counts)
+        point = graded_by.get(key)
+        if point is None:
+            if n_calls < MIN_CALLS:
+                graded: tuple[int | None, str | None] = (None, None)
             else:
                 m, reads, rereads, e1, e2, p1, p2 = counts
                 graded = score_of_counts(latest, window, count, reads, rereads, m, (e1, e2), (p1, p2))
-            graded_by[key] = graded
-        out.append(by_limit.setdefault(limit, (*graded, count)))
+            point = graded_by[key] = (*graded, count)
+        out.append(point)
     return out
+
+
+def _prefix_scores(
+    thresholds: list[float],
+    call_keys: list[float],
+    bound_keys: list[float],
+    tools: _ToolKeys,
+    latest_upto: list[int | None],
+    window: int,
+) -> list[tuple[int | None, str | None, int]]:
+    """`_timeline_scores` when the keys of calls and of tool calls are in row order: each point is named by
+    what it counts, a prefix of each kind of row (calls, compactions, tool calls, and errors by
+    `_ToolKeys.error_keys`), and each distinct point is graded once."""
+    right = bisect.bisect_right
+    zeros = [0] * len(thresholds)
+
+    def counted(keys: list[float]) -> list[int]:
+        return [right(keys, limit) for limit in thresholds] if keys else zeros
+
+    seen = list(
+        zip(counted(call_keys), counted(bound_keys), counted(tools.keys), counted(tools.error_keys), strict=True)
+    )
+    points: dict[tuple[int, int, int, int], tuple[int | None, str | None, int]] = {}
+    for key in dict.fromkeys(seen):
+        n_calls, count, m, e = key
+        if n_calls < MIN_CALLS:
+            points[key] = (None, None, count)
+            continue
+        reads, rereads, e1, e2, p1, p2 = tools.prefix_counts(m, e)
+        score = score_of_counts(latest_upto[n_calls], window, count, reads, rereads, m, (e1, e2), (p1, p2))
+        points[key] = (*score, count)
+    return [points[key] for key in seen]
 
 
 def _within(keys: list[float], limit: float) -> list[int]:
@@ -146,6 +191,22 @@ class _ToolKeys:
         failed = [(j, t.result_seq) for j, t in enumerate(tools) if t.is_error]
         self.errors = list(zip([j for j, _ in failed], _keys([seq for _, seq in failed], times), strict=True))
         self.sorted = sorted(self.keys) == self.keys
+        # when an error is counted: once both the call's key and its result's are within the threshold; with
+        # the keys in row order, the errors counted up to any threshold are a prefix of `error_order`
+        by_key = sorted([(max(self.keys[j], result), j) for j, result in self.errors])
+        self.error_keys = [key for key, _ in by_key]
+        self.error_order = [j for _, j in by_key]
+
+    def prefix_counts(self, m: int, e: int) -> tuple[int, int, int, int, int, int]:
+        """`upto` without its first count, for keys in row order: over the first `m` tool calls, with the
+        first `e` errors of `error_order` counted (`upto(limit)` with m, e the positions of `limit` in
+        `keys` and `error_keys`)."""
+        left = bisect.bisect_left
+        mid = m // 2
+        p1 = left(self.productive, mid)
+        reads = left(self.reads, m)
+        e1 = sum([j < mid for j in self.error_order[:e]])
+        return reads, reads - left(self.fresh, m), e1, e - e1, p1, left(self.productive, m) - p1
 
     def upto(self, limit: float) -> tuple[int, int, int, int, int, int, int]:
         """(tool calls, file reads, re-reads, errors in the first half and in the second, productive calls

@@ -13,9 +13,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-import statistics
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from contexttrace.analysis.metrics import measured, round_half_up
 from contexttrace.analysis.result_types import WeatherSignal, WeatherStats
@@ -30,6 +29,7 @@ from contexttrace.analysis.weather_signals import (
     PACE_OVERHEAD_TOKENS,
     RECENT_CALLS,
     SIGNALS,
+    SignalSpec,
     baseline_ms,
     cache_skipped_why,
     curve,
@@ -201,20 +201,25 @@ def weather_signal(
     [5]
     """
     spec = SIGNALS[name]
-    severity = None if measure is None else curve(float(measure), spec)
-    if isinstance(measure, Fraction):
-        shown: float | None = round_half_up(measure, MEASURE_DECIMALS)
-    else:
-        shown = None if measure is None else round(measure, MEASURE_DECIMALS)
-    return WeatherSignal(
-        name=name,
-        severity=severity,
-        cap=spec.cap,
-        active=bool(severity),
-        measure=shown,
-        why=why,
-        calls=sorted({k + 1 for k in calls or []}) if severity else [],
-    )
+    if measure is None:  # it abstains
+        return {"name": name, "severity": None, "cap": spec.cap, "active": False, "measure": None, "why": why,
+                "calls": []}  # fmt: skip
+    if type(measure) in _PLAIN or not isinstance(measure, Fraction):  # ints and floats skip the ABC test
+        shown = round(cast(float, measure), MEASURE_DECIMALS)  # an int stays an int
+        return _signal(name, spec, curve(float(measure), spec), shown, why, calls)
+    return _signal(name, spec, curve(float(measure), spec), round_half_up(measure, MEASURE_DECIMALS), why, calls)
+
+
+_PLAIN = (float, int)
+
+
+def _signal(
+    name: str, spec: SignalSpec, severity: float, shown: float, why: str, calls: list[int] | None
+) -> WeatherSignal:
+    """`weather_signal` of a measure that does not abstain, its severity and shown measure given: a dict display
+    in `WeatherSignal`'s key order (calling the TypedDict with keywords builds the same dict, slower)."""
+    return {"name": name, "severity": severity, "cap": spec.cap, "active": bool(severity), "measure": shown,
+            "why": why, "calls": sorted({k + 1 for k in calls}) if severity and calls else []}  # fmt: skip
 
 
 def _not_counted(denied: int) -> str:
@@ -292,12 +297,21 @@ def _ctx(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
     at = s.measured_at[i]  # the last call whose prompt was measured (usage read), -1 when none yet
     if at < 0:
         return weather_signal("ctx_pressure", None, "no call's prompt size could be read (usage read as 0)")
-    fill = Fraction(s.rows.calls[at].prompt_tokens, s.window)  # exact: rounded once, half up, where shown
+    # the fill prompt ÷ window is exact: rounded once, half up, where shown (`metrics.round_half_up` of the
+    # fraction, written out in integers), and read by the curve as the float nearest it (int ÷ int is
+    # correctly rounded, as `float(Fraction(prompt, window))`)
+    prompt, window = s.rows.calls[at].prompt_tokens, s.window
     why = ""
     if detail:
         whose = "last call's" if at == i else f"call #{at + 1}'s (the last with readable usage)"
-        why = f"{whose} prompt is {round_half_up(fill * 100):.0f}% of {s.window:,} tokens"
-    return weather_signal("ctx_pressure", fill, why, [at])
+        why = f"{whose} prompt is {(prompt * 200 + window) // (2 * window):.0f}% of {window:,} tokens"
+    shown = (prompt * _SCALE * 2 + window) // (2 * window) / _SCALE
+    return _signal("ctx_pressure", _CTX_SPEC, curve(prompt / window, _CTX_SPEC), shown, why, [at])
+
+
+#: ctx_pressure's row of the table, and the scale of `MEASURE_DECIMALS`.
+_CTX_SPEC = SIGNALS["ctx_pressure"]
+_SCALE = 10**MEASURE_DECIMALS
 
 
 def _cluster(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
@@ -334,7 +348,7 @@ def _cache(calls: list[MainCall], i: int, provider: str | None) -> WeatherSignal
     need = SIGNALS["cache_health"].minimum
     if len(picked) < need:
         return weather_signal("cache_health", None, f"{len(picked)} qualifying call(s): fewer than {need}")
-    hit = statistics.median(h for _, h in picked)
+    hit = _median(sorted([h for _, h in picked]))
     low = [k for k, h in picked if h < SIGNALS["cache_health"].anchors[-1][0]]
     return weather_signal("cache_health", hit, f"median cache hit {hit:.0%} over calls #{start + 1}–#{i + 1}", low)
 
@@ -375,7 +389,7 @@ def _latency(s: SignalSeries, i: int) -> WeatherSignal:
     source = f"table baseline for {model}"
     if base is None:
         own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
-        base = float(statistics.median(own)) if own else 0.0
+        base = float(_median(sorted(own))) if own else 0.0
         source = f"median of this trace's first {BASELINE_CALLS} calls (model not in the table)"
     timed = [(k, float(v)) for k, v in recent if v is not None]
     p75 = percentile([v for _, v in timed], 0.75)
@@ -383,6 +397,12 @@ def _latency(s: SignalSeries, i: int) -> WeatherSignal:
     slow = [k for k, v in timed if v >= p75]
     why = f"p75 {p75 / 1000:.1f}s vs {base / 1000:.1f}s per call ({source})"
     return weather_signal("latency_drift", ratio, why, slow)
+
+
+def _median(ordered: list[float]) -> float:
+    """`statistics.median` of values already sorted (non-empty): the middle one, or the mean of the two."""
+    half = len(ordered) // 2
+    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> WeatherStats:

@@ -10,7 +10,10 @@ slowness), docs/health-weather.md says why.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,7 +164,72 @@ def curve(measure: float, spec: SignalSpec) -> float:
             i += 1
         (x0, y0), (x1, y1) = points[i - 1], points[i]
         value = y0 + (y1 - y0) * (measure - x0) / (x1 - x0)
-    return round(min(value, spec.cap), SCORE_DECIMALS)
+    return round_score(min(value, spec.cap))
+
+
+def curve_of(spec: SignalSpec) -> Callable[[float], float]:
+    """Return `curve` of one signal as a function of the measure alone, for loops that read it after every call.
+
+    The anchors' differences are taken once and the segment found by bisection; each severity is the same
+    float `curve(measure, spec)` gives (the same operations on the same values, in the same order: tests
+    compare them).
+
+    >>> curve_of(SIGNALS["error_cumulative"])(0.30) == curve(0.30, SIGNALS["error_cumulative"])
+    True
+    """
+    points = spec.anchors
+    xs = [x for x, _ in points]
+    first_x, last_x = xs[0], xs[-1]
+    first, last, cap = curve(first_x, spec), curve(last_x, spec), spec.cap
+    # segments[i]: (y0, y1 - y0, x0, x1 - x0) between anchors i - 1 and i (`curve`'s terms)
+    segments = [(0.0, 0.0, 0.0, 1.0)]
+    segments += [(y0, y1 - y0, x0, x1 - x0) for (x0, y0), (x1, y1) in itertools.pairwise(points)]
+    right = bisect.bisect_right
+
+    def severity(measure: float) -> float:
+        if measure <= first_x:
+            return first
+        if measure >= last_x:
+            return last
+        y0, dy, x0, dx = segments[right(xs, measure)]  # the first anchor past the measure
+        value = y0 + dy * (measure - x0) / dx
+        return round_score(value if value <= cap else cap)  # `min(value, cap)` without the call
+
+    return severity
+
+
+#: 10 ** SCORE_DECIMALS, exact as a float.
+_SCORE_SCALE = 10.0**SCORE_DECIMALS
+#: `round_score` reads x × `_SCORE_SCALE` as a float only below this: there the float is within 2 ** -15 of
+#: the exact product (half an ulp of 2 ** 39), so a product read 0.4999 or nearer to an integer is nearer
+#: than 1/2 to it exactly.
+_SCORE_SHORTCUT_BELOW = float(2**39)
+
+
+def round_score(x: float) -> float:
+    """Return ``round(x, SCORE_DECIMALS)``, the same float, in fewer steps for the usual severity or score.
+
+    `round` with digits converts to a decimal string and back. For 0 < x × 10**9 < 2**39 the product's float
+    is within 2**-15 of the exact product; when its fraction is below 0.4999 (above 0.5001), the exact
+    product is nearer than 1/2 to the integer r below (above) it, so r ÷ 10**9 is the decimal `round`
+    keeps, and the float division (correctly rounded, r and 10**9 exact) is the float `round` reads back.
+    The fraction, the integer and the division are float operations without a call. Zero is itself; other
+    values (negatives, a product near a half, very large values) go to `round` itself. Exact:
+    tests/analysis/test_weather_scores.py compares them on random and constructed values.
+
+    >>> round_score(0.1 + 0.2), round_score(2 / 3), round_score(0.0)
+    (0.3, 0.666666667, 0.0)
+    """
+    if not x:  # 0 (either sign) rounds to itself
+        return x
+    y = x * _SCORE_SCALE
+    if 0.0 < y < _SCORE_SHORTCUT_BELOW:
+        fraction = y % 1.0  # exact, and so is y - fraction, the integer below
+        if fraction < 0.4999:
+            return (y - fraction) / _SCORE_SCALE
+        if fraction > 0.5001:
+            return (y - fraction + 1.0) / _SCORE_SCALE
+    return round(x, SCORE_DECIMALS)
 
 
 def compose(severities: list[float]) -> float:
@@ -183,7 +251,7 @@ def compose(severities: list[float]) -> float:
     (0.62, 0.0, 0.75)
     """
     top = [*sorted(severities, reverse=True)[:2], 0.0, 0.0]
-    return round(top[0] + SECOND_WEIGHT * top[1], SCORE_DECIMALS)
+    return round_score(top[0] + SECOND_WEIGHT * top[1])
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -228,8 +296,13 @@ def baseline_ms(model: str | None) -> float | None:
     """
     if not model:
         return None
-    entry = LATENCY_BASELINE_MS.get(_DATE_SUFFIX.sub("", model))
-    return float(entry["ms"]) if entry else None
+    if model not in _BASELINES:  # each model id matched once (the table is fixed for the process)
+        entry = LATENCY_BASELINE_MS.get(_DATE_SUFFIX.sub("", model))
+        _BASELINES[model] = float(entry["ms"]) if entry else None
+    return _BASELINES[model]
+
+
+_BASELINES: dict[str, float | None] = {}
 
 
 def pace(call: MainCall) -> float | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import operator
 import statistics
 from collections.abc import Callable
 
@@ -24,14 +25,14 @@ from contexttrace.analysis.weather_signals import (
     CLUSTER_CALLS,
     PACE_MODE_SHARE,
     RECENT_CALLS,
-    SCORE_DECIMALS,
     SECOND_WEIGHT,
     SIGNALS,
     SignalSpec,
     baseline_ms,
     cache_skipped_why,
     curve,
-    quantile_of_sorted,
+    curve_of,
+    round_score,
 )
 
 #: When the skips of `severity_lists` hold (derived from the table, so a changed curve turns them off):
@@ -42,14 +43,10 @@ _CLUSTER_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cluster"]) == 0.0
 _CUMULATIVE_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cumulative"]) == 0.0
 _CACHE_ZERO_FROM = SIGNALS["cache_health"].anchors[-1][0] if SIGNALS["cache_health"].anchors[-1][1] == 0.0 else None
 
-_CTX, _SCAR, _TRUNC, _STUCK = (
-    SIGNALS["ctx_pressure"],
-    SIGNALS["compaction_scar"],
-    SIGNALS["truncation"],
-    SIGNALS["stuck"],
-)
+_CTX, _STUCK = SIGNALS["ctx_pressure"], SIGNALS["stuck"]
 _LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
 _CACHE = SIGNALS["cache_health"]
+_CACHE_CURVE, _LATENCY_CURVE = curve_of(_CACHE), curve_of(_LATENCY)
 
 
 def worst_weather(s: SignalSeries) -> tuple[float, int, list[str]]:
@@ -117,20 +114,18 @@ def _composed(series: list[list[float]]) -> list[float]:
     `SCORE_DECIMALS` already): the highest plus `SECOND_WEIGHT` × the second highest, rounded to
     `SCORE_DECIMALS`. Where the second highest is 0 the score is the highest as it is (x + 0.3 × 0.0 is x,
     and a value rounded once is its own rounding), so only the other calls are rounded."""
-    weight, decimals = SECOND_WEIGHT, SCORE_DECIMALS
+    weight, rounded = SECOND_WEIGHT, round_score
     if len(series) == 1:
         return list(series[0])
     if len(series) == 2:
         return [
-            (a if not b else round(a + weight * b, decimals))
-            if a >= b
-            else (b if not a else round(b + weight * a, decimals))
+            (a if not b else rounded(a + weight * b)) if a >= b else (b if not a else rounded(b + weight * a))
             for a, b in zip(*series, strict=True)
         ]
     out = []
     for sevs in zip(*series, strict=True):
         *_, second, top = sorted(sevs)  # the two highest (`compose`)
-        out.append(round(top + weight * second, decimals) if second else top)
+        out.append(rounded(top + weight * second) if second else top)
     return out
 
 
@@ -139,27 +134,29 @@ def _ctx_severities(s: SignalSeries) -> list[float]:
     written out (a fill at or past an end anchor takes that anchor's severity, capped and rounded once
     here); 0.0 before any measured call (the signal abstains)."""
     (x0, y0), (x1, y1) = _CTX.anchors
-    calls, window, cap, decimals = s.rows.calls, s.window, _CTX.cap, SCORE_DECIMALS
-    low, high = round(min(y0, cap), decimals), round(min(y1, cap), decimals)
+    calls, window, cap, rounded = s.rows.calls, s.window, _CTX.cap, round_score
+    low, high = rounded(min(y0, cap)), rounded(min(y1, cap))
     fills = [calls[k].prompt_tokens / window if k >= 0 else None for k in s.measured_at]
     return [
         0.0 if m is None
         else low if m <= x0
         else high if m >= x1
-        else round(min(y0 + (y1 - y0) * (m - x0) / (x1 - x0), cap), decimals)
+        else rounded(min(y0 + (y1 - y0) * (m - x0) / (x1 - x0), cap))
         for m in fills
     ]  # fmt: skip
 
 
-def _by_count(spec: SignalSpec, most: int) -> list[float] | None:
-    """A count signal's severity for each count 0 … `most`; None when the table gives 0 for all of them."""
-    by_count = [curve(n, spec) for n in range(most + 1)]
+@functools.cache
+def _by_count(name: str, most: int) -> tuple[float, ...] | None:
+    """The severity of count signal `name` for each count 0 … `most`; None when the table gives 0 for all of
+    them (remembered: traces reach the same few counts)."""
+    by_count = tuple([curve(n, SIGNALS[name]) for n in range(most + 1)])
     return by_count if any(by_count) else None
 
 
 def _compaction_severities(s: SignalSeries) -> list[float] | None:
     """compaction_scar after each call: the compactions read so far."""
-    by_count = _by_count(_SCAR, len(s.bound_seqs))
+    by_count = _by_count("compaction_scar", len(s.bound_seqs))
     if by_count is None:
         return None
     return [by_count[bisect.bisect_left(s.bound_seqs, cut)] for cut in s.cuts]
@@ -169,7 +166,7 @@ def _truncation_severities(s: SignalSeries) -> list[float] | None:
     """truncation after each call: calls so far that stopped at max_tokens; 0.0 (abstains) until a call
     records its stop_reason."""
     cutoff = s.cutoff_calls
-    by_count = _by_count(_TRUNC, len(cutoff))
+    by_count = _by_count("truncation", len(cutoff))
     if by_count is None:
         return None
     return [by_count[bisect.bisect_right(cutoff, i)] if known else 0.0 for i, known in enumerate(s.known_upto)]
@@ -178,7 +175,7 @@ def _truncation_severities(s: SignalSeries) -> list[float] | None:
 def _stuck_severities(s: SignalSeries) -> list[float] | None:
     """stuck after each call: the longest run of failed results among those read then; 0.0 (abstains)
     with fewer results than its minimum."""
-    by_count = _by_count(_STUCK, s.longest_before[-1][0])  # the longest run of all (a running maximum)
+    by_count = _by_count("stuck", s.longest_before[-1][0])  # the longest run of all (a running maximum)
     if by_count is None:
         return None
     out = []
@@ -190,7 +187,7 @@ def _stuck_severities(s: SignalSeries) -> list[float] | None:
 
 def _remembered(spec: SignalSpec) -> Callable[[float], float]:
     """`curve(measure, spec)`, remembered per measure for one trace: its rates repeat (0, 1/2, 1/3, ...)."""
-    return functools.cache(lambda measure: curve(measure, spec))
+    return functools.cache(curve_of(spec))
 
 
 def _ends(spec: SignalSpec) -> tuple[float, float, float, float]:
@@ -207,33 +204,63 @@ def _cumulative_severities(s: SignalSeries) -> list[float] | None:
     errors_before = s.errors_before
     if not errors_before[-1] and _CUMULATIVE_ZERO_WITHOUT_FAILURES:
         return None
-    severity = _remembered(_CUMULATIVE)
-    out = []
-    for cut, turns in zip(s.cuts, s.tool_turns_upto, strict=True):
-        if turns < _CUMULATIVE.minimum:
-            out.append(0.0)
-            continue
-        r = bisect.bisect_left(s.result_seqs, cut)
-        uses = bisect.bisect_left(s.use_seqs, cut)
-        measure = errors_before[r] / uses if uses else 0.0
-        out.append(severity(measure))
+    # calls before enough calls used a tool abstain (0.0); `tool_turns_upto` only grows, so they are a prefix
+    start = bisect.bisect_left(s.tool_turns_upto, _CUMULATIVE.minimum)
+    cuts = s.cuts[start:]
+    errors = map(errors_before.__getitem__, map(functools.partial(bisect.bisect_left, s.result_seqs), cuts))
+    uses = map(functools.partial(bisect.bisect_left, s.use_seqs), cuts)
+    out = [0.0] * start
+    out += map(_remembered(_CUMULATIVE), [e / u if u else 0.0 for e, u in zip(errors, uses, strict=True)])
     return out
 
 
 def _cluster_severities(s: SignalSeries) -> list[float] | None:
     """error_cluster after each call (see `signals_after`): failed ÷ tool calls of the last
-    `CLUSTER_CALLS` calls; a window with no failed result is 0.0 without being counted (its rate is 0),
-    and the signal is None when no call has one."""
+    `CLUSTER_CALLS` calls, counted by prefix sums; None when no tool result failed.
+
+    Each call's tool calls were asked before the next call (`session.session_rows_of` gives a tool call to
+    the last call before it), so all of a window's tool calls are read by its end, and a failed result read
+    before the end of call j counts in the windows of calls max(its call, j) … its call + `CLUSTER_CALLS` − 1
+    (a difference list). Rows that do not keep to that order are counted window by window
+    (`_cluster_scanned`).
+    """
     if not s.errors_before[-1] and _CLUSTER_ZERO_WITHOUT_FAILURES:  # no failed result: every rate is 0
         return None
+    cuts, by_call = s.cuts, s.tools_by_call
+    n = len(cuts)
+    ordered = all(map(operator.le, cuts, cuts[1:])) and all(
+        t.seq < cut for tools, cut in zip(by_call, cuts, strict=True) for t in tools
+    )
+    if not ordered:
+        return _cluster_scanned(s)
+    delta = [0] * (n + CLUSTER_CALLS + 1)  # failed results counted from call j, until their window ends
+    right = bisect.bisect_right
+    for k, tools in enumerate(by_call):
+        for t in tools:
+            if t.is_error and t.result_seq is not None:
+                j = max(k, right(cuts, t.result_seq))  # the first call whose cut is past the result
+                if j < k + CLUSTER_CALLS:
+                    delta[j] += 1
+                    delta[k + CLUSTER_CALLS] -= 1
+    tools_upto = [0, *itertools.accumulate(map(len, by_call))]
+    severity, need = _remembered(_CLUSTER), _CLUSTER.minimum
+    out = []
+    for i, n_failed in zip(range(n), itertools.accumulate(delta), strict=False):
+        n_tools = tools_upto[i + 1] - tools_upto[max(0, i - CLUSTER_CALLS + 1)]
+        out.append(0.0 if n_tools < need else severity(n_failed / n_tools))
+    return out
+
+
+def _cluster_scanned(s: SignalSeries) -> list[float]:
+    """`_cluster_severities` counted window by window, for rows whose tool calls are not all read by the end
+    of the call they belong to: a window with no failed result is 0.0 without being counted (its rate
+    is 0)."""
     # each call's tool calls as (seq, seq of a failed result or None)
     asked = [
         [(t.seq, t.result_seq if t.is_error and t.result_seq is not None else None) for t in tools]
         for tools in s.tools_by_call
     ]
     failed_upto = [0, *itertools.accumulate(any(at is not None for _, at in tools) for tools in asked)]
-    if not failed_upto[-1] and _CLUSTER_ZERO_WITHOUT_FAILURES:
-        return None
     severity = _remembered(_CLUSTER)
     out = []
     for i, cut in enumerate(s.cuts):
@@ -256,9 +283,10 @@ def _cluster_severities(s: SignalSeries) -> list[float] | None:
 
 def _cache_severities(s: SignalSeries) -> list[float] | None:
     """cache_health after each call, as `signals_after` reads it: the median (`statistics.median`) of the
-    recent cache-hit fractions; a window with no hit below the fraction from which the severity is 0 is 0.0
-    without a median, and the signal is None when no call has such a hit or when it is skipped for the
-    session's provider (`weather_signals.cache_skipped_why`)."""
+    recent cache-hit fractions. The severity is 0 from the fraction `_CACHE_ZERO_FROM` on, and the median of
+    hits fewer than half of which are below it is at or above it (both middle values are), so such a window
+    is 0.0 without a median (counted by prefix sums); the signal is None when every window is, or when it is
+    skipped for the session's provider (`weather_signals.cache_skipped_why`)."""
     if cache_skipped_why(s.rows.provider) is not None:
         return None
     hits = [
@@ -269,20 +297,23 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
     low_upto = [0, *itertools.accumulate(h is not None and h < low_hit for h in hits)]
     if not low_upto[-1]:
         return None
+    hit_upto = [0, *itertools.accumulate(h is not None for h in hits)]
     lo_x, lo, hi_x, hi = _ends(_CACHE)
+    need = _CACHE.minimum
     out = []
+    some = False  # a window whose median was taken
     for i in range(len(hits)):
         first = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
-        low = first <= i and low_upto[i + 1] > low_upto[first]
-        picked = [h for h in hits[first : i + 1] if h is not None] if low else []
-        if len(picked) < _CACHE.minimum:
+        n_hits = hit_upto[i + 1] - hit_upto[first] if first <= i else 0
+        if n_hits < need or 2 * (low_upto[i + 1] - low_upto[first]) < n_hits:
             out.append(0.0)
             continue
-        picked.sort()
+        some = True
+        picked = sorted([h for h in hits[first : i + 1] if h is not None])
         half = len(picked) // 2
         measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
-        out.append(lo if measure <= lo_x else hi if measure >= hi_x else curve(measure, _CACHE))
-    return out
+        out.append(lo if measure <= lo_x else hi if measure >= hi_x else _CACHE_CURVE(measure))
+    return out if some else None
 
 
 def _latency_severities(s: SignalSeries) -> list[float] | None:
@@ -313,6 +344,7 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     lo_x, lo, hi_x, hi = _ends(_LATENCY)
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
     recent_paces: list[float] = []  # the same calls' paces, sorted
+    p75 = _P75
     out = []
     for i in range(len(calls)):
         if (v := latencies[i]) is not None:
@@ -324,22 +356,38 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
                 del recent[bisect_left(recent, v)]
             if (v := paces[i - RECENT_CALLS]) is not None:
                 del recent_paces[bisect_left(recent_paces, v)]
-        start = max(0, i - RECENT_CALLS + 1)
+        start = i - RECENT_CALLS + 1 if i >= RECENT_CALLS else 0
         timed = timed_upto[i + 1] - timed_upto[start]
         if timed and final_upto[i + 1] - final_upto[start] >= PACE_MODE_SHARE * timed:  # judged by pace
             if len(recent_paces) < need:
                 out.append(0.0)
                 continue
             base = pace_bases[i]
-            measure = quantile_of_sorted(recent_paces, 0.75) / base if base is not None and base > 0 else 0.0
+            ordered = recent_paces
         elif len(recent) >= need and slow_upto[i + 1] > slow_upto[start]:
             base = baselines[calls[i].model]
-            measure = quantile_of_sorted(recent, 0.75) / base if base > 0 else 0.0
+            ordered = recent
         else:
             out.append(0.0)
             continue
-        out.append(lo if measure <= lo_x else hi if measure >= hi_x else curve(measure, _LATENCY))
+        if base is not None and base > 0:
+            low, high, part = p75[len(ordered)]  # `quantile_of_sorted(ordered, 0.75)`, written out
+            measure = (ordered[low] + (ordered[high] - ordered[low]) * part) / base
+        else:
+            measure = 0.0
+        out.append(lo if measure <= lo_x else hi if measure >= hi_x else _LATENCY_CURVE(measure))
     return out
+
+
+def _quantile_terms(n: int, q: float) -> tuple[int, int, float]:
+    """`quantile_of_sorted`'s (lower index, upper index, weight of the upper) for `n` values, the same floats."""
+    pos = (n - 1) * q
+    low = int(pos)
+    return low, min(low + 1, n - 1), pos - low
+
+
+#: `_quantile_terms` of the p75 of each window size latency_drift reads (1 … `RECENT_CALLS`; 0 is unused).
+_P75 = [(0, 0, 0.0)] + [_quantile_terms(n, 0.75) for n in range(1, RECENT_CALLS + 1)]
 
 
 #: Each signal's severities after every call (`severity_lists`), by name in the spec's order; a function

@@ -6,11 +6,15 @@ and moments in and out of reading order."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contexttrace.analysis.health import health_grade
+from contexttrace.analysis.health import health_grade, health_measures
+from contexttrace.analysis.health_scores import fill_fraction, has_data, score_of, sub_scores
 from contexttrace.analysis.health_timeline import TIMELINE_STEPS, health_timeline
+from contexttrace.analysis.metrics import round_half_up
 from contexttrace.analysis.session import AXIS_CALLS, AXIS_TIME, Compaction, MainCall, SessionRows, ToolCall
 
 _TOOL = st.tuples(
@@ -79,3 +83,27 @@ def test_timeline_equals_grading_each_cut(spec, axis, shuffle, window):
     rows = _session(spec, axis, shuffle)
     got = [(p["score"], p["grade"], p["compactions"]) for p in health_timeline(rows, window)]
     assert got == _expected(rows, window)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    spec=st.lists(_CALL, min_size=1, max_size=45),
+    window=st.sampled_from([200_000, 240_000, 1_000_000]),
+)
+def test_grade_in_counts_equals_the_fraction_measures(spec, window):
+    """`health_grade` (integer counts) gives what the exact `Fraction` measures give: `health_measures`'
+    sub-scores, data flags and score (`health_scores.sub_scores`, `has_data`, `score_of`), and each ratio
+    rounded half up from its `Fraction` (`metrics.round_half_up`)."""
+    rows = _session(spec, AXIS_CALLS, [])
+    got = health_grade(rows, window)
+    m, _ = health_measures(rows, window)
+    assert [s["value"] for s in got["signals"]] == sub_scores(m)
+    assert [s["has_data"] for s in got["signals"]] == has_data(m)
+    assert (got["score"], got["grade"]) == score_of(m)
+    fill = fill_fraction(m)
+    errors, writes = m.error_rates, m.write_shares
+    assert got["fill_percent"] == (None if fill is None else round_half_up(fill * 100, 2))
+    assert got["signals"][0]["measure"] == (None if fill is None else round_half_up(fill, 4))
+    assert got["reread_ratio"] == (round_half_up(Fraction(m.rereads, m.reads), 4) if m.reads else None)
+    assert got["error_acceleration"] == (round_half_up(errors[1] / errors[0], 4) if errors and errors[0] else None)
+    assert got["tool_efficiency"] == (round_half_up(writes[1] / writes[0], 4) if writes and writes[0] else None)

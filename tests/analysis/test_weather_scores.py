@@ -5,12 +5,14 @@ around 0.5, raw and paced latencies) and on sessions where each signal stays at 
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contexttrace.analysis.session import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall
 from contexttrace.analysis.weather_series import signal_series, signals_after
-from contexttrace.analysis.weather_signals import SIGNALS, compose
+from contexttrace.analysis.weather_signals import SCORE_DECIMALS, SIGNALS, compose, curve, curve_of, round_score
 from contexttrace.analysis.weather_worst import SEVERITY_LISTS, scores_after_each_call, severity_lists, worst_weather
 
 _MODELS = st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-5", "claude-opus-4-7", "not-in-the-table", None])
@@ -87,3 +89,84 @@ def test_every_signal_list_is_reached():
 def test_severity_lists_follow_the_spec_order():
     """`SEVERITY_LISTS` names each signal list in `signals_after`'s order, the names `SIGNALS` gives them."""
     assert list(SEVERITY_LISTS) == list(SIGNALS)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    x=st.one_of(
+        st.floats(min_value=-2.0, max_value=2.0, allow_nan=False),
+        st.floats(min_value=0.0, max_value=1e6, allow_nan=False),
+        st.floats(allow_nan=False, allow_infinity=True),
+        # a score from two severities, and values at or beside a tie of the 9th decimal
+        st.tuples(st.integers(0, 10**9), st.integers(0, 10**9)).map(lambda ab: ab[0] / 1e9 + 0.3 * (ab[1] / 1e9)),
+        st.integers(0, 2 * 10**9).map(lambda n: (n + 0.5) / 1e9),
+        st.integers(0, 2 * 10**9).map(lambda n: math.nextafter((n + 0.5) / 1e9, 0.0)),
+        st.integers(0, 2 * 10**9).map(lambda n: math.nextafter((n + 0.5) / 1e9, 2.0)),
+    )
+)
+def test_round_score_is_round_to_score_decimals(x):
+    """`round_score(x)` is the float `round(x, SCORE_DECIMALS)` gives, sign of zero included."""
+    got, expected = round_score(x), round(x, SCORE_DECIMALS)
+    assert got == expected and math.copysign(1.0, got) == math.copysign(1.0, expected), x
+
+
+def test_round_score_on_every_curve_and_score_of_a_grid():
+    """On a grid of measures through every signal's curve, and scores of pairs of them, `round_score` and
+    `round(x, SCORE_DECIMALS)` agree: the values `curve` and `compose` round in practice."""
+    raw = []
+    for spec in SIGNALS.values():
+        (x0, _), (x1, _) = spec.anchors[0], spec.anchors[-1]
+        for k in range(2_001):
+            m = x0 + (x1 - x0) * k / 2_000
+            for i in range(1, len(spec.anchors)):
+                (a, ya), (b, yb) = spec.anchors[i - 1], spec.anchors[i]
+                if a < m < b:
+                    raw.append(min(ya + (yb - ya) * (m - a) / (b - a), spec.cap))
+    raw += [a + 0.3 * b for a, b in zip(raw[::7], raw[3::7], strict=False)]
+    assert len(raw) > 10_000
+    assert all(round_score(x) == round(x, SCORE_DECIMALS) for x in raw)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    spec=st.lists(_CALL, min_size=1, max_size=30),
+    fail_all=st.booleans(),
+    shift=st.integers(1, 6),
+)
+def test_error_cluster_of_tool_calls_given_to_earlier_calls(spec, fail_all, shift):
+    """Rows whose tool calls belong to a call before the one they follow (not all read by the end of their
+    call, which `session.session_rows_of` never gives) are counted window by window: error_cluster still
+    equals `signals_after`'s after every call."""
+    rows = _session(spec, fail_all, [])
+    rows = SessionRows(
+        rows.calls, [t._replace(call_index=max(0, t.call_index - shift)) for t in rows.tools], [], {}, AXIS_CALLS
+    )
+    s = signal_series(rows, 200_000)
+    expected = [signals_after(s, i, detail=False)[5]["severity"] or 0.0 for i in range(len(rows.calls))]
+    got = SEVERITY_LISTS["error_cluster"](s)
+    assert got == expected if got is not None else not any(expected)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    name=st.sampled_from(list(SIGNALS)),
+    measure=st.one_of(
+        st.floats(min_value=-1.0, max_value=12.0, allow_nan=False),
+        st.integers(0, 12),
+        st.tuples(st.integers(0, 400), st.integers(1, 400)).map(lambda nd: nd[0] / nd[1]),
+        st.sampled_from([x for spec in SIGNALS.values() for x, _ in spec.anchors]),
+    ),
+)
+def test_curve_of_is_curve(name, measure):
+    """`curve_of(spec)(m)` is the float `curve(m, spec)` gives, on every signal's table, at and between anchors."""
+    spec = SIGNALS[name]
+    assert curve_of(spec)(measure) == curve(measure, spec)
+
+
+def test_curve_of_on_a_grid_of_every_table():
+    """The same on a dense grid through each signal's anchors (the rates and ratios the loops read)."""
+    for spec in SIGNALS.values():
+        severity = curve_of(spec)
+        x0, x1 = spec.anchors[0][0], spec.anchors[-1][0]
+        grid = [x0 + (x1 - x0) * k / 5_000 - 0.01 for k in range(5_003)]
+        assert [severity(m) for m in grid] == [curve(m, spec) for m in grid]
