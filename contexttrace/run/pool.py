@@ -1,12 +1,13 @@
 """Worker processes of `runner`: both ends of the protocol, and `python -m contexttrace.run.pool`.
 
-A run over many files forks its workers once (Linux, while this process runs a single thread) and gives
-each a fixed share of the tasks, decided before the fork (`runner._shares`): a forked worker reads its
-share from the memory it inherited, so no task crosses a pipe. Where fork is not safe (macOS, Windows, or
+A run over many files forks its workers once (Linux, while this process runs a single thread); the
+tasks are decided before the fork, so a forked worker finds them in the memory it inherited and no task
+crosses a pipe: each worker first does its own (the tail of a file read in two parts), then takes the
+others in turn with the parent from a `TaskQueue`, largest first. Where fork is not safe (macOS, Windows, or
 a host process running other threads, whose locks a fork would copy held) a worker is started as
 `python -m contexttrace.run.pool` instead (never `multiprocessing`'s spawn, which would import the
 caller's main script: a script that calls `analyze` without an `if __name__ == "__main__":` guard still
-works) and its share is sent to it over its standard input.
+works) and given a fixed share of the tasks (`runner._shares`), sent to it over its standard input.
 
 A task is a function of the package and its arguments (`work.read_built`, `reading.read_tail`); a
 worker answers each task in order as soon as it is done, over a pipe, as a frame: the task's number and

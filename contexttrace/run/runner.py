@@ -7,10 +7,11 @@ prints: progress goes to an optional callback.
 
 Each source is read and its reports built by `work.read_built` (the unit of work, behind the firewall),
 in this process or a worker. Parallel runs use `workers - 1` worker processes plus this process, which
-reads too. The files are shared out once, before the workers start (`_shares`: largest first, each to
-the process with the least to read so far), and each process reads its fixed share (`pool`: a worker is
-a fork of this process while it runs a single thread (Linux), else a new `python -m
-contexttrace.run.pool` that is sent its share). Each worker builds the reports of the traces it read
+reads too. A worker is a fork of this process while it runs a single thread (Linux): the workers and
+this process then take the files in turn, largest first, from one queue (`pool.TaskQueue`), and end
+within about one small file of each other. Else a worker is a new `python -m contexttrace.run.pool` that
+is sent a fixed share, decided before it starts (`_shares`: largest first, each to the process with the
+least to read so far). Each worker builds the reports of the traces it read
 (when `build` can be pickled) and sends them back with slim traces (call keys only), one answer per file
 as soon as it is read; a trace that inherited calls from another session (`drop_inherited_calls`) is
 read again here and its report rebuilt. A session transcript of `reading.SPLIT_MIN_BYTES` or more is
