@@ -36,7 +36,7 @@ from contexttrace.discover.local import default_roots, find_traces
 from contexttrace.discover.model import TraceSource
 from contexttrace.reading.collector import gc_paused
 from contexttrace.reading.identity import drop_inherited_calls, inherited_calls
-from contexttrace.reports.builds import TRACE_BUILD
+from contexttrace.reports.builds import TRACE_BUILD, NamedBuild
 from contexttrace.reports.results import RunResult, TraceFailure
 from contexttrace.run.work import build_guarded, read_built, read_source
 
@@ -266,6 +266,11 @@ def _run(
             if progress:
                 progress(i, total)
         return out
+    if isinstance(build, NamedBuild):
+        # its module imported once, before a fork (and before `_fork_safe` looks for threads): forked workers
+        # inherit it rather than each importing it
+        with contextlib.suppress(Exception):  # (an import that fails fails each trace's build, as before)
+            build.function()
     fork = _fork_safe()
     from contexttrace.run.pool import Pool, TaskQueue
 
