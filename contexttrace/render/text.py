@@ -80,8 +80,8 @@ def json_text(value: Any, sort_keys: bool = True) -> str:
 def json_bytes(value: Any, sort_keys: bool = True) -> bytes:
     """`json_text` as UTF-8 bytes (what a command writes to a UTF-8 stream without decoding it first).
 
-    >>> json_bytes({"b": 1, "a": "\u00e9"}, sort_keys=False)
-    b'{\n  "b": 1,\n  "a": "\xc3\xa9"\n}'
+    >>> json_bytes({"b": 1, "a": "\\u00e9"}, sort_keys=False)
+    b'{\\n  "b": 1,\\n  "a": "\\xc3\\xa9"\\n}'
     """
     option = orjson.OPT_INDENT_2 | (orjson.OPT_SORT_KEYS if sort_keys else 0)
     try:
