@@ -74,11 +74,20 @@ def json_text(value: Any, sort_keys: bool = True) -> str:
     >>> json_text({"b": 1, "a": "x"})
     '{\\n  "a": "x",\\n  "b": 1\\n}'
     """
+    return json_bytes(value, sort_keys).decode()
+
+
+def json_bytes(value: Any, sort_keys: bool = True) -> bytes:
+    """`json_text` as UTF-8 bytes (what a command writes to a UTF-8 stream without decoding it first).
+
+    >>> json_bytes({"b": 1, "a": "\\u00e9"}, sort_keys=False)
+    b'{\\n  "b": 1,\\n  "a": "\\xc3\\xa9"\\n}'
+    """
     option = orjson.OPT_INDENT_2 | (orjson.OPT_SORT_KEYS if sort_keys else 0)
     try:
-        return orjson.dumps(value, option=option).decode()
+        return orjson.dumps(value, option=option)
     except orjson.JSONEncodeError:
-        return orjson.dumps(safe_value(value), option=option).decode()
+        return orjson.dumps(safe_value(value), option=option)
 
 
 def pipe_table(rows: list[list[str]], headers: list[str], left: int = 1) -> str:

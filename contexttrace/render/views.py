@@ -13,7 +13,7 @@ from typing import Any
 from contexttrace.render.checks import render_check_markdown
 from contexttrace.render.explain import render_explain
 from contexttrace.render.terminal import rich_table, rich_table_width
-from contexttrace.render.text import fmt_int, fmt_usd, json_text, pipe_table, safe_text
+from contexttrace.render.text import fmt_int, fmt_usd, json_bytes, pipe_table, safe_text
 from contexttrace.render.trace import (
     COLUMNS,
     EXTRA_COLUMNS,
@@ -196,6 +196,12 @@ def markdown_table(headers: list[str], rows: list[list[str]], left: int, total: 
                     colalign=align)  # fmt: skip
 
 
+def render_view_json(view: Any) -> bytes:
+    """`render_view` of a view in the ``json`` format, as UTF-8 bytes: the records as a list, keys sorted
+    (`json_bytes`); ``[]`` when there is none."""
+    return json_bytes(view.records)
+
+
 def render_view(
     view: Any,
     with_calls: bool = False,
@@ -234,7 +240,7 @@ def render_view(
     """
     fmt = view.options.fmt
     if fmt == "json":
-        return json_text(view.records)
+        return render_view_json(view).decode()
     if fmt == "csv":
         return render_csv(view)
     if not view.records:

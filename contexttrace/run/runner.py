@@ -7,10 +7,11 @@ prints: progress goes to an optional callback.
 
 Each source is read and its reports built by `work.read_built` (the unit of work, behind the firewall),
 in this process or a worker. Parallel runs use `workers - 1` worker processes plus this process, which
-reads too. The files are shared out once, before the workers start (`_shares`: largest first, each to
-the process with the least to read so far), and each process reads its fixed share (`pool`: a worker is
-a fork of this process while it runs a single thread (Linux), else a new `python -m
-contexttrace.run.pool` that is sent its share). Each worker builds the reports of the traces it read
+reads too. A worker is a fork of this process while it runs a single thread (Linux): the workers and
+this process then take the files in turn, largest first, from one queue (`pool.TaskQueue`), and end
+within about one small file of each other. Else a worker is a new `python -m contexttrace.run.pool` that
+is sent a fixed share, decided before it starts (`_shares`: largest first, each to the process with the
+least to read so far). Each worker builds the reports of the traces it read
 (when `build` can be pickled) and sends them back with slim traces (call keys only), one answer per file
 as soon as it is read; a trace that inherited calls from another session (`drop_inherited_calls`) is
 read again here and its report rebuilt. A session transcript of `reading.SPLIT_MIN_BYTES` or more is
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import threading
 from collections.abc import Callable
@@ -34,7 +36,7 @@ from contexttrace.discover.local import default_roots, find_traces
 from contexttrace.discover.model import TraceSource
 from contexttrace.reading.collector import gc_paused
 from contexttrace.reading.identity import drop_inherited_calls, inherited_calls
-from contexttrace.reports.builds import TRACE_BUILD
+from contexttrace.reports.builds import TRACE_BUILD, NamedBuild
 from contexttrace.reports.results import RunResult, TraceFailure
 from contexttrace.run.work import build_guarded, read_built, read_source
 
@@ -200,17 +202,14 @@ def _cost(source: TraceSource, size: tuple[int, int]) -> int:
     return sum(size) + FILE_COST_BYTES * (1 + len(source.subagents))
 
 
-def _shares(
+def _split_shares(
     sources: list[TraceSource], sizes: list[tuple[int, int]], splits: dict[int, int], n: int
-) -> list[list[int]]:
-    """Each of `n` processes' fixed share of the sources (indexes; share 0 is this process's), in the order
-    each reads them.
+) -> tuple[list[list[int]], list[int]]:
+    """Each of `n` processes' files read in two parts (indexes; share 0 is this process's), and what each
+    process has to read so far, in bytes.
 
     A file read in two parts comes first in this process's share (its head) and in one worker's (its tail
-    and subagent files), workers in turn, so the two halves are read at the same time. The other files go,
-    largest first, each to the process with the least to read so far (bytes, `_cost`; a tie to a worker,
-    as this process also merges the answers): alternating while the sizes are alike, and never leaving one
-    process the last large file while another idles. The result never depends on the shares.
+    and subagent files), workers in turn, so the two halves are read at the same time.
     """
     loads = [0] * n
     shares: list[list[int]] = [[] for _ in range(n)]
@@ -221,8 +220,27 @@ def _shares(
         # the cut balances the two parts (`split_point`): each takes about what reading the head takes
         loads[0] += splits[i]
         loads[worker] += splits[i]
-    rest = sorted((i for i in range(len(sources)) if i not in splits), key=lambda i: -_cost(sources[i], sizes[i]))
-    for i in rest:
+    return shares, loads
+
+
+def _largest_first(sources: list[TraceSource], sizes: list[tuple[int, int]], splits: dict[int, int]) -> list[int]:
+    """The sources read whole (not in `splits`), largest first (`_cost`), as indexes."""
+    return sorted((i for i in range(len(sources)) if i not in splits), key=lambda i: -_cost(sources[i], sizes[i]))
+
+
+def _shares(
+    sources: list[TraceSource], sizes: list[tuple[int, int]], splits: dict[int, int], n: int
+) -> list[list[int]]:
+    """Each of `n` processes' fixed share of the sources (indexes; share 0 is this process's), in the order
+    each reads them: for workers started afresh, or a run with more files than a `pool.TaskQueue` holds.
+
+    The files read in two parts come first (`_split_shares`). The other files go, largest first, each to
+    the process with the least to read so far (bytes, `_cost`; a tie to a worker, as this process also
+    merges the answers): alternating while the sizes are alike, and never leaving one process the last
+    large file while another idles. The result never depends on the shares.
+    """
+    shares, loads = _split_shares(sources, sizes, splits, n)
+    for i in _largest_first(sources, sizes, splits):
         process = min(range(n), key=lambda p: (loads[p], p == 0))
         shares[process].append(i)
         loads[process] += _cost(sources[i], sizes[i])
@@ -248,8 +266,22 @@ def _run(
             if progress:
                 progress(i, total)
         return out
+    if isinstance(build, NamedBuild):
+        # its module imported once, before a fork (and before `_fork_safe` looks for threads): forked workers
+        # inherit it rather than each importing it
+        with contextlib.suppress(Exception):  # (an import that fails fails each trace's build, as before)
+            build.function()
     fork = _fork_safe()
-    shares = _shares(sources, sizes, splits, workers)
+    from contexttrace.run.pool import Pool, TaskQueue
+
+    # Forked workers and this process take the files read whole in turn, largest first (`pool.TaskQueue`);
+    # workers started afresh (or more files than the queue holds) read fixed shares.
+    order = _largest_first(sources, sizes, splits)
+    queue = TaskQueue.make(len(order)) if fork else None
+    if queue is None:
+        shares, order = _shares(sources, sizes, splits, workers), []
+    else:
+        shares = _split_shares(sources, sizes, splits, workers)[0]
     remote_build = build if build is not None and _picklable(build) else None
     slots: list[list[tuple[Trace, Any]] | TraceFailure | None] = [None] * total
     done = 0
@@ -271,11 +303,10 @@ def _run(
             return (total + i, reading.read_tail, (s.path, splits[i], s.subagents, not fork))
         return (i, read_built, (sources[i], remote_build, window, None, remote_build is not None))
 
-    from contexttrace.run.pool import Pool
-
-    pool = Pool([[task(i) for i in share] for share in shares[1:]], fork)
+    pool = Pool([[task(i) for i in share] for share in shares[1:]], fork, queue, [task(i) for i in order])
     try:
-        for i in shares[0]:
+        taken = (order[k] for k in queue) if queue is not None else ()
+        for i in itertools.chain(shares[0], taken):
             tail = (
                 reading.PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork)
                 if i in splits

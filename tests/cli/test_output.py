@@ -128,3 +128,35 @@ def test_progress_bar_follows_no_color(monkeypatch, no_color, flag, colored):
     finally:
         progress.close()
     assert ("\x1b[3" in stderr.getvalue() or "\x1b[9" in stderr.getvalue()) is colored
+
+
+def test_json_written_as_bytes_is_what_echo_writes(monkeypatch):
+    """`context trace --json` and `context usage --json` write orjson's bytes to a UTF-8 stdout: the same
+    bytes as the text path through `typer.echo` (taken where `binary_stdout` gives no byte stream)."""
+    from contexttrace.cli import output
+
+    for command in (["context", "trace"], ["context", "usage"]):
+        args = [*command, str(ROOT / "samples"), "--json", "--no-cache"]
+        fast = runner.invoke(app, args)
+        with monkeypatch.context() as m:
+            m.setattr(output, "binary_stdout", lambda: None)
+            slow = runner.invoke(app, args)
+        assert fast.exit_code == slow.exit_code == 0
+        assert fast.stdout_bytes == slow.stdout_bytes
+        assert fast.stdout_bytes.startswith(b"[\n  {") and fast.stdout_bytes.endswith(b"}\n]\n")
+
+
+def test_binary_stdout_only_for_utf8_text(monkeypatch):
+    """The byte stream is used only under a UTF-8 text stream: a Latin-1 stdout (PYTHONIOENCODING), or
+    none at all, is written as text."""
+    from contexttrace.cli.output import binary_stdout
+
+    utf8 = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", utf8)
+    assert binary_stdout() is utf8.buffer
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="latin-1"))
+    assert binary_stdout() is None
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert binary_stdout() is None
+    monkeypatch.setattr(sys, "stdout", None)
+    assert binary_stdout() is None

@@ -1,4 +1,5 @@
-"""The worker pool (`run/pool.py`, `runner._run`): fixed shares decided before the workers start, a run
+"""The worker pool (`run/pool.py`, `runner._run`): a task queue that forked workers and this process take
+from in turn (fixed shares where workers are started afresh), a run
 whose workers fail (a task that raises, an answer that cannot be pickled, a worker that dies) is still the
 one-process run, large tasks and answers never deadlock, and a script without a main guard can run one."""
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from contexttrace.discover.local import SourceFile, TraceSource
+from contexttrace.discover.local import SourceFile, TraceSource, find_traces
 from contexttrace.run import runner
 from contexttrace.run.runner import _shares, analyze
 
@@ -78,13 +79,66 @@ def test_a_worker_that_dies_leaves_its_tasks_here(monkeypatch, serial):
         here["n"] += os.getpid() == pid
         return dying(*args, **kwargs)
 
+    monkeypatch.setattr(runner, "read_built", counting)
+    _same(analyze([str(SAMPLES)], workers=2), serial)
+    sources = [s for s in find_traces([str(SAMPLES)]) if not s.orphan]
+    assert here["n"] == len(sources) - 1  # all but the one task the worker answered (none is cut in two)
+
+
+def test_a_worker_that_dies_with_fixed_shares_leaves_its_tasks_here(monkeypatch, serial):
+    """As above where no task queue can be made (more files than its pipe holds): fixed shares, and the
+    tasks of the worker's share it did not answer are done here."""
+    from contexttrace.run import pool
+
+    monkeypatch.setattr(pool.TaskQueue, "make", classmethod(lambda cls, count: None))
+    real = runner.read_built
+    pid = os.getpid()
+    calls = {"n": 0}
+    here = {"n": 0}
+
+    def dying(*args, **kwargs):
+        here["n"] += os.getpid() == pid
+        if os.getpid() != pid:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                os._exit(3)
+        return real(*args, **kwargs)
+
     shares = []
     real_shares = runner._shares
     monkeypatch.setattr(runner, "_shares", lambda *a: shares.append(real_shares(*a)) or shares[-1])
-    monkeypatch.setattr(runner, "read_built", counting)
+    monkeypatch.setattr(runner, "read_built", dying)
     _same(analyze([str(SAMPLES)], workers=2), serial)
     [(mine, theirs)] = shares
     assert here["n"] == len(mine) + len(theirs) - 1  # all but the one task the worker answered
+
+
+def test_a_task_queue_gives_each_task_to_one_process():
+    """Two forked processes and this one take the places of a queue in turn: each place is taken exactly
+    once, and the queue ends for all of them."""
+    from contexttrace.run.pool import Pool, TaskQueue
+
+    queue = TaskQueue.make(500)
+    assert queue is not None
+    pool = Pool([[], []], fork=True, queue=queue, queued=[(k, os.getpid, ()) for k in range(500)])
+    try:
+        mine = list(queue)
+        theirs = pool.drain()
+    finally:
+        pool.close()
+    assert sorted(mine + list(theirs)) == list(range(500))
+    assert len(set(theirs.values())) <= 2 and os.getpid() not in theirs.values()
+
+
+def test_a_task_queue_too_large_for_its_pipe_is_not_made():
+    """More places than a pipe's buffer holds: no queue (its writer would wait for a reader that is not
+    there yet); a queue of none is made, and ends at once."""
+    from contexttrace.run.pool import TaskQueue
+
+    assert TaskQueue.make(4 * 2**20) is None
+    empty = TaskQueue.make(0)
+    assert empty is not None and list(empty) == []
+    empty.close()
 
 
 def test_a_worker_answer_that_cannot_be_pickled_is_done_here(monkeypatch, serial):
