@@ -14,7 +14,7 @@ import pytest
 from contexttrace import analyze, read_trace
 from contexttrace.reading.codex.rollout import failed, is_rollout, read_rollout
 
-from ..conftest import GOOD, SAMPLES
+from ..conftest import DATA, GOOD, SAMPLES
 
 SMALL = SAMPLES / "c-codex-0.41-small.jsonl"
 EXEC = SAMPLES / "c-codex-0.111-exec-command.jsonl"
@@ -356,3 +356,59 @@ def test_turns_are_the_person_s_prompts_only(path, lines):
 
     [trace] = read_trace(str(path))
     assert [t["line"] for t in turn_table(trace)] == lines
+
+
+def _is_rollout_by_decoding(head: bytes) -> bool:
+    """The sniff rule decoded line by line, with no byte pre-filter: what `is_rollout` must always agree with."""
+    for raw in head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n")[:8]:
+        try:
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(line, dict):
+            kind = line.get("type")
+            if type(kind) is str and kind in {
+                "session_meta",
+                "response_item",
+                "event_msg",
+                "turn_context",
+                "compacted",
+            }:
+                return isinstance(line.get("payload"), dict)
+            return "type" not in line and (("id" in line and "instructions" in line) or "record_type" in line)
+    return False
+
+
+def _heads_of_every_file() -> list[bytes]:
+    roots = [SAMPLES, DATA, SAMPLES.parent / "benchmarks"]
+    paths = sorted(
+        p for root in roots for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".txt", "")
+    )
+    return [p.read_bytes()[:65536] for p in paths]
+
+
+def test_sniff_reads_lines_lazily_and_decides_as_splitting_the_head():
+    """`is_rollout` walks the head's lines one by one (no split of the whole head); it gives the same answer
+    as splitting it on every sample, case and fuzz file, and on heads that start like Claude Code's but are
+    rollouts (a later duplicate key, an escaped key, a damaged first line before a rollout line, a bare legacy
+    line), at the edges (empty, only newlines, no final newline, the ninth line)."""
+    heads = _heads_of_every_file()
+    assert len(heads) > 50 and sum(_is_rollout_by_decoding(h) for h in heads) >= 4
+    payload = b'"payload":{"id":"x"}'
+    crafted = [
+        b'{"type":"user","sessionId":"s","type":"session_meta",' + payload + b"}\n",
+        b'{"type":"user","sessionId":"s","type":"session_meta","p\\u0061yload":{"id":"x"}}\n',
+        b'{"type":"user","sessionId":"s","type":"session_meta","PAYLOAD":{}}\n',
+        b'{"parentUuid":null,"sessionId":"s","id":"x","i\\u006Estructions":null}\n',
+        b'{"parentUuid":null,"sessionId":"s","record_type":"state"}\n',
+        b'{"parentUuid":null,"sessionId":"s"\n{"timestamp":"t","type":"session_meta",' + payload + b"}\n",
+        b'{"type":"user","text":"payload"}\n',
+        b'{"type":"user","text":"\\u001b[0m"}\n',
+        b'{"type":"user"}\n' * 8 + b'{"type":"session_meta",' + payload + b"}\n",
+        b"\xef\xbb\xbf\n\n" + b'{"type":"session_meta",' + payload + b"}",
+        b"", b"\n", b"[1]\n" * 9 + b'{"type":"session_meta",' + payload + b"}",
+    ]  # fmt: skip
+    answers = [_is_rollout_by_decoding(h) for h in crafted]
+    assert answers[:6] == [True, True, False, True, True, True] and answers[9] is True
+    for head in heads + crafted:
+        assert is_rollout(head) == _is_rollout_by_decoding(head), head[:80]

@@ -83,13 +83,20 @@ def is_rollout(head: bytes) -> bool:
     >>> is_rollout(b'{"type":"session_meta","payload":{}}\\n{"type":"user"}'), is_rollout(b'{"type":"user"}')
     (True, False)
     """
-    for raw in head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n")[:SNIFF_LINES]:
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    start = 0
+    for _ in range(SNIFF_LINES):  # the lines one by one: splitting the whole head cost more than the decode
+        end = text.find(b"\n", start)
+        end = len(text) if end < 0 else end
         try:
-            line = orjson.loads(raw)
+            line = orjson.loads(text[start:end])
         except orjson.JSONDecodeError:
-            continue
+            line = None
         if isinstance(line, dict):
             return _is_rollout_line(line)
+        if end >= len(text):
+            break
+        start = end + 1
     return False
 
 
