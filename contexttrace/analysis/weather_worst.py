@@ -322,9 +322,9 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     over the model's baseline (looked up once per model); None without a timed call (it abstains
     throughout).
 
-    A window's values are sorted only where its percentile is read: a window with too few values (counted
-    by prefix sums) or without a baseline is not, and a raw window with no latency above the lowest
-    baseline of the trace's models is 0.0 without a percentile (p75 / baseline <= 1: severity 0).
+    `recent` and `recent_paces` are kept sorted as the window moves (`bisect.insort` in, one deletion
+    out). A raw window with no latency above the lowest baseline of the trace's models is 0.0 without a
+    percentile (p75 / baseline <= 1: severity 0).
     """
     calls = s.rows.calls
     if not s.timed_upto[-1]:
@@ -339,29 +339,38 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
         baselines[model] = base
     lowest = min(baselines.values()) if _LATENCY_ZERO_UP_TO_BASELINE else -1.0
     slow_upto = [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
-    paces, pace_bases, paced_upto = s.paces, s.pace_bases, s.paced_upto
-    timed_upto, final_upto = s.timed_upto, s.final_upto
-    need = _LATENCY.minimum
+    paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
+    insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
     lo_x, lo, hi_x, hi = _ends(_LATENCY)
+    recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
+    recent_paces: list[float] = []  # the same calls' paces, sorted
     p75 = _P75
     out = []
     for i in range(len(calls)):
+        if (v := latencies[i]) is not None:
+            insort(recent, v)
+        if (v := paces[i]) is not None:
+            insort(recent_paces, v)
+        if i >= RECENT_CALLS:
+            if (v := latencies[i - RECENT_CALLS]) is not None:
+                del recent[bisect_left(recent, v)]
+            if (v := paces[i - RECENT_CALLS]) is not None:
+                del recent_paces[bisect_left(recent_paces, v)]
         start = i - RECENT_CALLS + 1 if i >= RECENT_CALLS else 0
-        timed = timed_upto[i + 1] - timed_upto[start]  # the window's latencies (a timed call has one)
+        timed = timed_upto[i + 1] - timed_upto[start]
         if timed and final_upto[i + 1] - final_upto[start] >= PACE_MODE_SHARE * timed:  # judged by pace
-            if paced_upto[i] - (paced_upto[start - 1] if start else 0) < need:
+            if len(recent_paces) < need:
                 out.append(0.0)
                 continue
             base = pace_bases[i]
-            window = paces
-        elif timed >= need and slow_upto[i + 1] > slow_upto[start]:
+            ordered = recent_paces
+        elif len(recent) >= need and slow_upto[i + 1] > slow_upto[start]:
             base = baselines[calls[i].model]
-            window = latencies
+            ordered = recent
         else:
             out.append(0.0)
             continue
         if base is not None and base > 0:
-            ordered = sorted([v for v in window[start : i + 1] if v is not None])
             low, high, part = p75[len(ordered)]  # `quantile_of_sorted(ordered, 0.75)`, written out
             measure = (ordered[low] + (ordered[high] - ordered[low]) * part) / base
         else:
