@@ -13,6 +13,7 @@ and every signal keeps its weight. Two choices of ours:
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -477,15 +478,33 @@ def score_of_counts(
     >>> score_of(HealthMeasures(3, 120_000, 200_000, 1, 4, 1, (Fraction(0), Fraction(2, 3)), (Fraction(1, 3),) * 2))
     (71, 'B')
     """
+    fill = NO_FILL_SCORE if latest is None else _ratio_band(latest, window, _FILL_INT, FILL_FLOOR, operator.lt)
+    return _score_with_fill(fill, compactions, reads, rereads, tools, errors, productive)
+
+
+@functools.lru_cache(maxsize=4096)
+def _score_with_fill(
+    fill: int,
+    compactions: int,
+    reads: int,
+    rereads: int,
+    tools: int,
+    errors: tuple[int, int],
+    productive: tuple[int, int],
+) -> tuple[int, str]:
+    """`score_of_counts` once the fill is scored: every argument is a small count, so the timelines of many
+    traces repeat the same ones (short sessions, the early points of long ones) and each is composed once."""
     if tools < MIN_TOOL_CALLS:
-        return composite(sub_scores_of_counts(latest, window, compactions, reads, rereads, None, None))
-    first, second = tools // 2, tools - tools // 2
-    error_terms = (errors[0], first, errors[1], second)
-    return composite(
-        sub_scores_of_counts(
-            latest, window, compactions, reads, rereads, error_terms, (productive[0], first, productive[1], second)
+        error_terms = productive_terms = None
+    else:
+        first, second = tools // 2, tools - tools // 2
+        error_terms, productive_terms = (
+            (errors[0], first, errors[1], second),
+            (productive[0], first, productive[1], second),
         )
-    )
+    reread = NO_READS_SCORE if not reads else _ratio_band(rereads, reads, _REREAD_INT, REREAD_FLOOR, operator.le)
+    compaction = COMPACTION_SCORES.get(compactions, COMPACTION_FLOOR)
+    return composite([fill, compaction, reread, _error_score(error_terms), _efficiency_score(productive_terms)])
 
 
 def score_of(m: HealthMeasures) -> tuple[int | None, str | None]:

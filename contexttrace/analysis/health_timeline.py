@@ -205,7 +205,7 @@ class _ToolKeys:
         mid = m // 2
         p1 = left(self.productive, mid)
         reads = left(self.reads, m)
-        e1 = sum([j < mid for j in self.error_order[:e]])
+        e1 = sum([j < mid for j in self.error_order[:e]]) if e else 0
         return reads, reads - left(self.fresh, m), e1, e - e1, p1, left(self.productive, m) - p1
 
     def upto(self, limit: float) -> tuple[int, int, int, int, int, int, int]:
