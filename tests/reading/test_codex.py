@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from contexttrace import analyze, read_trace
+from contexttrace.reading.codex import CODEX_CLI
 from contexttrace.reading.codex.rollout import failed, is_rollout, read_rollout
 
 from ..conftest import DATA, GOOD, SAMPLES
@@ -412,3 +413,33 @@ def test_sniff_reads_lines_lazily_and_decides_as_splitting_the_head():
     assert answers[:6] == [True, True, False, True, True, True] and answers[9] is True
     for head in heads + crafted:
         assert is_rollout(head) == _is_rollout_by_decoding(head), head[:80]
+
+
+def test_a_first_line_longer_than_the_sniffed_head_is_still_a_rollout(tmp_path):
+    """A rollout whose `session_meta` line outgrows the 64 KiB head the seam sniffs (long base instructions)
+    is read, with the figures of the same rollout with a short first line (it was refused: "none of the
+    first lines is a rollout's"); a Claude Code file with a long first line is not taken for one."""
+    from typer.testing import CliRunner
+
+    from contexttrace.cli.app import app
+
+    original = SAMPLES / "c-codex-0.111-exec-command.jsonl"
+    first, rest = original.read_bytes().split(b"\n", 1)
+    meta = orjson.loads(first)
+    meta["payload"]["base_instructions"]["text"] += " padding" * 12_000  # ≈ 96 KB: past the head
+    long_first = orjson.dumps(meta)
+    assert len(long_first) > 64 * 1024 and long_first.startswith(first[:70])
+    path = tmp_path / "rollout-long-first-line.jsonl"
+    path.write_bytes(long_first + b"\n" + rest)
+    runner = CliRunner()
+    args = ["context", "trace", "--json", "--no-cache"]
+    got = orjson.loads(runner.invoke(app, [*args, str(path)], catch_exceptions=False).stdout)
+    want = orjson.loads(runner.invoke(app, [*args, str(original)], catch_exceptions=False).stdout)
+    assert got[0]["format"] == "codex"
+    assert [got[0][k] for k in ("calls", "first", "peak", "growth")] == [
+        want[0][k] for k in ("calls", "first", "peak", "growth")
+    ]
+    assert got[0]["calls"] == 85
+    claude = tmp_path / "claude.jsonl"
+    claude.write_bytes(b'{"type":"user","message":{"role":"user","content":"' + b"x" * 70_000 + b'"}}\n')
+    assert not CODEX_CLI.sniff(claude.read_bytes()[: 64 * 1024])
