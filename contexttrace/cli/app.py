@@ -12,6 +12,7 @@ from __future__ import annotations
 from contexttrace.cli import startup  # first: the collector paused while the rest is imported
 
 # isort: split
+import codecs
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -109,6 +110,18 @@ app = make_app()
 startup.resume()  # every module `main` needs before a command starts is imported
 
 
+def lenient_streams() -> None:
+    """Let stdout and stderr write what their encoding cannot hold as ``?`` (a `PYTHONIOENCODING=latin-1` or
+    a legacy code page's terminal), not fail the run on the first ``≈``: a UTF-8 stream, one whose errors
+    handler is already set, and one that is not a text stream Python can reconfigure are left as they are."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if getattr(stream, "errors", None) != "strict" or not encoding or not hasattr(stream, "reconfigure"):
+            continue
+        if codecs.lookup(encoding).name != "utf-8":
+            stream.reconfigure(errors="replace")
+
+
 def command_named(argv: list[str]) -> tuple[str, str] | None:
     """The command of `COMMANDS` the command line names by its first words (``context trace ...``,
     ``schema ...``), or None (an option first, a group alone, a name that is no command).
@@ -124,5 +137,6 @@ def command_named(argv: list[str]) -> tuple[str, str] | None:
 
 def main() -> None:
     """Run the command-line interface (the `contexttrace` console script and `python cli.py`)."""
+    lenient_streams()
     only = command_named(sys.argv[1:])
     (app if only is None else make_app(only))()

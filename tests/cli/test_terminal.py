@@ -192,3 +192,26 @@ def test_the_same_long_warning_of_many_traces_is_one_line():
     assert out[1] == "note: something else"
     assert out[2] == "19 note(s): 1 shortened, 17 grouped or left out (-v shows every note, -q none)"
     assert group_notes(["a: warning: short"], 80) == ["a: warning: short"]
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
+def test_a_stdout_that_cannot_hold_the_signs_prints_question_marks(tmp_path, encoding):
+    """A stdout in a legacy encoding (`PYTHONIOENCODING=latin-1`, a Windows code page) cannot hold ≈ or the
+    weather's signs: they print as ``?`` and the run ends as usual (it failed with a UnicodeEncodeError); the
+    JSON stays valid; a second run (replayed from the store) prints the same bytes."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTEXTTRACE_")}
+    env.update(PYTHONPATH=str(ROOT), PYTHONIOENCODING=encoding, COLUMNS="200", NO_COLOR="1",
+               CONTEXTTRACE_CACHE_DIR=str(tmp_path / "store"))  # fmt: skip
+    sample = str(SAMPLES / "b-ccl-thinking-sonnet45.jsonl")
+
+    def run(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "cli.py", "context", *args], cwd=ROOT, env=env, capture_output=True)
+
+    table = run("trace", sample, "--no-cache")
+    assert table.returncode == 0 and table.stderr.count(b"Traceback") == 0
+    row = next(line for line in table.stdout.decode(encoding).splitlines() if "b-ccl-thinking" in line)
+    assert row.split("|")[-2].strip() == "?? sunny" and "A 94" in row
+    as_json = run("trace", sample, "--json")
+    assert as_json.returncode == 0 and orjson.loads(as_json.stdout.decode(encoding))[0]["calls"] == 36
+    again = run("trace", sample, "--json")
+    assert (again.returncode, again.stdout, again.stderr) == (0, as_json.stdout, as_json.stderr)
