@@ -13,7 +13,6 @@ and every signal keeps its weight. Two choices of ours:
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -479,21 +478,6 @@ def score_of_counts(
     (71, 'B')
     """
     fill = NO_FILL_SCORE if latest is None else _ratio_band(latest, window, _FILL_INT, FILL_FLOOR, operator.lt)
-    return _score_with_fill(fill, compactions, reads, rereads, tools, errors, productive)
-
-
-@functools.lru_cache(maxsize=4096)
-def _score_with_fill(
-    fill: int,
-    compactions: int,
-    reads: int,
-    rereads: int,
-    tools: int,
-    errors: tuple[int, int],
-    productive: tuple[int, int],
-) -> tuple[int, str]:
-    """`score_of_counts` once the fill is scored: every argument is a small count, so the timelines of many
-    traces repeat the same ones (short sessions, the early points of long ones) and each is composed once."""
     if tools < MIN_TOOL_CALLS:
         error_terms = productive_terms = None
     else:

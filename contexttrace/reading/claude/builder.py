@@ -178,10 +178,7 @@ class Builder:
         msg = rec.message
         if msg is None:
             return
-        if src.thread_kind != THREAD_MAIN or rec.isSidechain is True or type(rec.parent_tool_use_id) is str:
-            thread, thread_kind = self.threads.thread_of(rec, src)
-        else:  # a main-file line that is no sidechain and names no parent tool use: `Threads.thread_of`'s main
-            thread = thread_kind = THREAD_MAIN
+        thread, thread_kind = self.threads.thread_of(rec, src)
         model = msg.model
         ts = rec.timestamp
         if type(ts) is not str:
@@ -228,10 +225,8 @@ class Builder:
         # A call's identity: its message id and input-side usage (a line without an id is a call of its own).
         key: Any = (mid, inp, cw, cr) if mid is not None else self.seq
         calls = self.calls
-        said = " ".join(words) or None if words else None
-        at = calls.at.get(key)  # (`Calls.find`'s first step inline: the line of a call seen already)
-        if at is None:
-            at = calls.find(key, mid)
+        said = " ".join(words) or None
+        at = calls.find(key, mid)
         if at is None:
             (req, model, out, c5, c1, known, web, stop, speed, *passed), bad, passes = kept_line(
                 rec, msg, usage, model, out
@@ -315,10 +310,7 @@ class Builder:
         msg = rec.message
         if msg is None:
             return
-        if src.thread_kind != THREAD_MAIN or rec.isSidechain is True or type(rec.parent_tool_use_id) is str:
-            thread, thread_kind = self.threads.thread_of(rec, src)
-        else:  # a main-file line that is no sidechain and names no parent tool use: `Threads.thread_of`'s main
-            thread = thread_kind = THREAD_MAIN
+        thread, thread_kind = self.threads.thread_of(rec, src)
         content = msg.content
         ts = rec.timestamp
         if type(ts) is not str:
