@@ -477,7 +477,6 @@ def score_of_counts(
     >>> score_of(HealthMeasures(3, 120_000, 200_000, 1, 4, 1, (Fraction(0), Fraction(2, 3)), (Fraction(1, 3),) * 2))
     (71, 'B')
     """
-    fill = NO_FILL_SCORE if latest is None else _ratio_band(latest, window, _FILL_INT, FILL_FLOOR, operator.lt)
     if tools < MIN_TOOL_CALLS:
         error_terms = productive_terms = None
     else:
@@ -486,9 +485,7 @@ def score_of_counts(
             (errors[0], first, errors[1], second),
             (productive[0], first, productive[1], second),
         )
-    reread = NO_READS_SCORE if not reads else _ratio_band(rereads, reads, _REREAD_INT, REREAD_FLOOR, operator.le)
-    compaction = COMPACTION_SCORES.get(compactions, COMPACTION_FLOOR)
-    return composite([fill, compaction, reread, _error_score(error_terms), _efficiency_score(productive_terms)])
+    return composite(sub_scores_of_counts(latest, window, compactions, reads, rereads, error_terms, productive_terms))
 
 
 def score_of(m: HealthMeasures) -> tuple[int | None, str | None]:

@@ -200,6 +200,7 @@ class _Rollout:
         self.inherited = 0  # the parent's calls the replay held
 
     def add(self, table: str, row: dict[str, Any]) -> None:
+        """Append `row` (column → value) to `table`'s columns, null where it has none (KeyError: no such table)."""
         for col, values in self.tables[table].items():
             values.append(row.get(col))
 

@@ -176,6 +176,7 @@ class _Session:
         self.stamps: list[int] = []
 
     def add(self, table: str, row: dict[str, Any]) -> None:
+        """Append `row` (column → value) to `table`'s columns, null where it has none (KeyError: no such table)."""
         for col, values in self.tables[table].items():
             values.append(row.get(col))
 
