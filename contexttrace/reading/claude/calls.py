@@ -158,8 +158,10 @@ def kept_line(
     server = usage.server_tool_use
     web = 0
     if server is not None:
-        web, b = count_tokens(server.web_search_requests)
-        bad += b
+        web = server.web_search_requests
+        if not (type(web) is int and 0 <= web < MAX_TOKENS):  # (`count_tokens`, its common case inline)
+            web, b = count_tokens(web)
+            bad += b
     req = rec.requestId
     speed = usage.speed
     stop = msg.stop_reason
