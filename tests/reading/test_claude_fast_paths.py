@@ -64,3 +64,32 @@ def test_the_general_paths_read_every_file_alike(monkeypatch):
     assert len(general) == len(fast) > 100
     for got, want in zip(general, fast, strict=True):
         assert got == want, got[0]
+
+
+def test_a_denial_is_found_in_ascii_text_as_the_case_insensitive_search_finds_it():
+    """`content.is_denial` searches ASCII text lowercased, case-sensitively: the same answer as the
+    case-insensitive search (`_DENIAL_RE`) on texts that hold each refusal in mixed case, near misses, the
+    `.{0,80}` window at its edges, and non-ASCII text (searched the general way)."""
+    import random
+
+    from contexttrace.reading.claude.content import _DENIAL_RE, DENIAL_PREFIXES, is_denial
+
+    def reference(text: str) -> bool:
+        head = text[:300]
+        return head.startswith(DENIAL_PREFIXES) or _DENIAL_RE.search(head) is not None
+
+    rng = random.Random(24)
+    parts = [
+        "denied this tool", "Permission", " denied", "requires approval", "was blocked. For security",
+        "was blockedX For security", "permission", "Error: ", "x" * 79, "x" * 80, "\n", "é", "İ", "ſ", "K", " ",
+    ]  # fmt: skip
+    texts = ["".join(rng.choice(parts) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    texts = ["".join(c.upper() if rng.random() < 0.3 else c for c in t) if rng.random() < 0.5 else t for t in texts]
+    texts += ["Permission " + "y" * n + " denied" for n in range(78, 83)]
+    texts += ["z" * n + "requires approval" for n in range(280, 290)]
+    # non-ASCII letters that fold to ASCII ones (long s, Kelvin sign) or lengthen when lowered (dotted I)
+    texts += ["waſ blocked. For security", "requireſ approval", "was bloc\u212aed. for security"]
+    texts += ["Permission " + "\u0130" * 45 + " denied", "Permiſſion  denied"]
+    found = [reference(t) for t in texts]
+    assert [is_denial(t) for t in texts] == found
+    assert 300 < sum(found) < len(texts) - 300  # both answers, many times

@@ -197,16 +197,10 @@ class Builder:
         cw = usage.cache_creation_input_tokens
         cr = usage.cache_read_input_tokens
         out = usage.output_tokens
-        if not (  # `calls.input_side`, its common case inline: four plausible ints
-            type(inp) is int
-            and type(cw) is int
-            and type(cr) is int
-            and type(out) is int
-            and 0 <= inp < MAX_TOKENS
-            and 0 <= cw < MAX_TOKENS
-            and 0 <= cr < MAX_TOKENS
-            and 0 <= out < MAX_TOKENS
-        ):
+        if not (  # `calls.input_side`, its common case inline: four plausible ints (in range when their OR is)
+            type(inp) is int and type(cw) is int and type(cr) is int and type(out) is int
+            and 0 <= inp | cw | cr | out < MAX_TOKENS
+        ):  # fmt: skip
             inp, cw, cr, out, bad = input_side(usage)
             self.diag.bad_usage += bad
         # What the line writes: thinking, prose and tool uses (one block per line as Claude Code writes them).

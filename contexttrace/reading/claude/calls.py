@@ -149,7 +149,7 @@ def kept_line(
     bad = 0
     if split is not None:
         c5, c1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
-        if not (type(c5) is int and type(c1) is int and 0 <= c5 < MAX_TOKENS and 0 <= c1 < MAX_TOKENS):
+        if not (type(c5) is int and type(c1) is int and 0 <= c5 | c1 < MAX_TOKENS):  # (both in range when their OR is)
             (c5, b5), (c1, b1) = count_tokens(c5), count_tokens(c1)
             bad = b5 + b1
         known = True
