@@ -173,7 +173,7 @@ class Builder:
                 self.prev_ts = ts
                 self.stamps.stamps.append(ts)
 
-    # Over 80 lines: the per-record hot path in one function (equivalence: test_claude_builder, test_samples).
+    # Over 80 lines: the per-record hot path in one function (equivalence: test_claude_fast_paths, test_samples).
     def _assistant(self, rec: Line, line: int, src: SourceFile) -> None:
         msg = rec.message
         if msg is None:
@@ -306,25 +306,14 @@ class Builder:
                 agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
             elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
                 read_path = shell_read_path(inp.get("command"))
-        uses.rows.append(
-            (
-                self.seq,
-                line,
-                tid,
-                mid,
-                at,
-                name if type(name) is str else "?",
-                input_json,
-                path if type(path) is str and path else None,
-                ts,
-                agent_type if type(agent_type) is str else None,
-                description if type(description) is str else None,
-                len(prompt) if type(prompt) is str else None,
-                read_path,
-                cwd,
-                block.type == "server_tool_use",
-            )
-        )
+        # fmt: off
+        uses.rows.append((
+            self.seq, line, tid, mid, at, name if type(name) is str else "?", input_json,
+            path if type(path) is str and path else None, ts, agent_type if type(agent_type) is str else None,
+            description if type(description) is str else None, len(prompt) if type(prompt) is str else None,
+            read_path, cwd, block.type == "server_tool_use",
+        ))
+        # fmt: on
 
     def _user(self, rec: Line, line: int, src: SourceFile) -> None:
         msg = rec.message
