@@ -116,7 +116,7 @@ def test_the_builder_holds_only_merged_state():
     state_types = set(STATES)
     builder = Builder("f", "f")
     own = {name for name, value in builder.__dict__.items() if type(value) not in state_types}
-    assert own == {"name", "path", "seq", "prev_ts", "text_hash", "words", "inputs", "_route"}
+    assert own == {"name", "path", "seq", "prev_ts", "text_hash", "words", "inputs"}
     assert {type(v) for v in builder.__dict__.values()} >= state_types
 
 

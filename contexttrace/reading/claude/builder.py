@@ -1,7 +1,7 @@
 """Records → rows: the builder of one trace's four tables.
 
-`Builder.add` routes each decoded record (`records.Line`) to the handler of its line type (`_HANDLERS`:
-assistant, user, system, result, attachment), which appends rows to the trace's tables. The two formats
+`Builder.add` routes each decoded record (`records.Line`) to the handler of its line type (assistant, user,
+system, attachment, result: a method each), which appends rows to the trace's tables. The two formats
 share the handlers (they write the same message shapes); what differs comes from `dialects`. The builder's
 state is a handful of small classes that merge themselves (`state`, `dialects.Evidence`, `dialects.Threads`,
 `calls.Calls`), so a file read in two parts merges every field (`merge_tail`).
@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+from orjson import OPT_SORT_KEYS, JSONDecodeError, JSONEncodeError
 
 from contexttrace.reading.claude.calls import (
     BUILT_COLUMNS,
@@ -28,6 +31,7 @@ from contexttrace.reading.claude.calls import (
 )
 from contexttrace.reading.claude.content import (
     ERROR_HEAD_CHARS,
+    MAX_TOKENS,
     PART_READ,
     attachment_chars,
     attachment_text,
@@ -90,6 +94,7 @@ _COMMAND_PREFIXES = (
     "<local-command-caveat>",
 )
 _INTERRUPT_PREFIX = "[Request interrupted"
+_loads, _dumps = orjson.loads, orjson.dumps
 
 #: A call row as the builder holds it: `CALL_SCHEMA` but the columns `build` adds.
 CALL_ROW = tuple(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)
@@ -102,15 +107,6 @@ class Builder:
     `name` is the trace's name in output, `path` the file it is read from. Each record goes through `add`;
     a record that raises there costs its line only (`feed.feed` counts and names it).
     """
-
-    #: line type -> the name of the method that handles it (looked up per record, so a test can patch one)
-    _HANDLERS: ClassVar[dict[str, str]] = {
-        "assistant": "_assistant",
-        "user": "_user",
-        "system": "_system",
-        "result": "_result",
-        "attachment": "_attachment",
-    }
 
     def __init__(self, name: str, path: str, words: bool = True, inputs: bool = True) -> None:
         self.name = name
@@ -139,11 +135,6 @@ class Builder:
         self.results = ToolResults()
         self.events = Events()
         self.stamps = Stamps()
-        # the handlers as plain functions (bound methods kept here would make a reference cycle), looked up
-        # when the builder is made, so that a test can replace one on the class
-        self._route: dict[str, Callable[[Builder, Line, int, SourceFile], None]] = {
-            kind: getattr(type(self), name) for kind, name in self._HANDLERS.items()
-        }
 
     def has_rows(self) -> bool:
         """Whether any call, tool result or event row was made."""
@@ -151,16 +142,25 @@ class Builder:
 
     # -- records -----------------------------------------------------------------------------------
     def add(self, rec: Line, kind: str | None, line: int, src: SourceFile) -> None:
-        """Route one decoded record (its top-level `type` is `kind`) to its rows."""
+        """Route one decoded record (its top-level `type` is `kind`) to its rows: its handler by kind (the
+        commonest first), then the trace's facts and the line's timestamp (after the handler: a call's
+        `prev_ts_ms` is the line before it; a record whose handler raises sets neither)."""
         self.seq += 1
         facts = self.facts
         main_file = src.thread_kind == THREAD_MAIN
         sid = self.evidence.count(rec, kind, main_file)
         if sid is not None and facts.session_id is None:
             facts.session_id = sid
-        handler = self._route.get(kind)  # type: ignore[arg-type]
-        if handler is not None:
-            handler(self, rec, line, src)
+        if kind == "assistant":
+            self._assistant(rec, line, src)
+        elif kind == "user":
+            self._user(rec, line, src)
+        elif kind == "system":
+            self._system(rec, line, src)
+        elif kind == "attachment":
+            self._attachment(rec, line, src)
+        elif kind == "result":
+            self._result(rec, line, src)
         if facts.cli_version is None and main_file and type(rec.version) is str:
             facts.cli_version = rec.version
         if facts.cwd is None and type(rec.cwd) is str:
@@ -173,7 +173,7 @@ class Builder:
                 self.prev_ts = ts
                 self.stamps.stamps.append(ts)
 
-    # Over 80 lines: the per-record hot path in one function (equivalence: test_claude_builder, test_samples).
+    # Over 80 lines: the per-record hot path in one function (equivalence: test_claude_fast_paths, test_samples).
     def _assistant(self, rec: Line, line: int, src: SourceFile) -> None:
         msg = rec.message
         if msg is None:
@@ -193,28 +193,38 @@ class Builder:
         mid = msg.id
         if not (type(mid) is str and mid):
             mid = None
-        diag = self.diag
-        inp, cw, cr, out, bad = input_side(usage)
-        diag.bad_usage += bad
+        inp = usage.input_tokens
+        cw = usage.cache_creation_input_tokens
+        cr = usage.cache_read_input_tokens
+        out = usage.output_tokens
+        if not (  # `calls.input_side`, its common case inline: four plausible ints (in range when their OR is)
+            type(inp) is int and type(cw) is int and type(cr) is int and type(out) is int
+            and 0 <= inp | cw | cr | out < MAX_TOKENS
+        ):  # fmt: skip
+            inp, cw, cr, out, bad = input_side(usage)
+            self.diag.bad_usage += bad
         # What the line writes: thinking, prose and tool uses (one block per line as Claude Code writes them).
         thinking = text = 0
         has_thinking = False
-        tool_uses = []
-        words: list[str] = []  # the path-like words of its text (`text.path_words`), when the profile keeps them
-        keep_words = self.words
+        tool_uses = None
+        said = None  # the path-like words of its text (`text.path_words`), when the profile keeps them
         content = msg.content
         if type(content) is list:
+            words: list[str] | None = [] if self.words else None
             for block in content:
                 if type(block) is not Block:
                     continue
                 kind = block.type
                 if kind == "tool_use" or kind == "server_tool_use":
-                    tool_uses.append(block)
+                    if tool_uses is None:
+                        tool_uses = [block]
+                    else:
+                        tool_uses.append(block)
                 elif kind == "text":
                     prose = block.text
                     if type(prose) is str:
                         text += len(prose)
-                        if keep_words:
+                        if words is not None:
                             words += path_words(prose)
                 elif kind == "thinking":
                     has_thinking = True
@@ -222,23 +232,24 @@ class Builder:
                         thinking += len(block.thinking)
                 elif kind == "redacted_thinking":
                     has_thinking = True
+            if words:
+                said = " ".join(words) or None
         # A call's identity: its message id and input-side usage (a line without an id is a call of its own).
         key: Any = (mid, inp, cw, cr) if mid is not None else self.seq
         calls = self.calls
-        said = " ".join(words) or None
         at = calls.find(key, mid)
         if at is None:
-            (req, model, out, c5, c1, known, web, stop, speed, *passed), bad, passes = kept_line(
-                rec, msg, usage, model, out
-            )
-            diag.bad_usage += bad
+            values, bad, passes = kept_line(rec, msg, usage, model, out)
+            if bad:
+                self.diag.bad_usage += bad
             if passes:
                 self._compactions(passes, line, thread, thread_kind, ts)
+            req, model, out, c5, c1, known, web, stop, speed, cin, ccw, cc1, ccr, cout, cprompt = values
             # fmt: off
             at = calls.add(key, [
                 self.seq, line, src.path, mid, req, thread, thread_kind, model, inp, cw, cr, out,
                 inp + cw + cr, c5, c1, known, web, stop, speed, ts, ts, self.prev_ts, 1,
-                has_thinking, thinking, text, said, *passed,
+                has_thinking, thinking, text, said, cin, ccw, cc1, ccr, cout, cprompt,
             ], bad)
             # fmt: on
         else:
@@ -248,16 +259,17 @@ class Builder:
             if calls.another_line(at, thread, thread_kind, ts, out, wrote):
                 had = calls.rows[at][C_COMPACTION_PROMPT]
                 values, bad, passes = kept_line(rec, msg, usage, model, out)
-                diag.bad_usage += bad
+                if bad:
+                    self.diag.bad_usage += bad
                 calls.keep(at, values, bad)
                 if passes and not had:
                     self._compactions(passes, line, thread, thread_kind, ts)
-        if tool_uses:
+        if tool_uses is not None:
             cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory)
             for block in tool_uses:
                 self._tool_use(block, line, at, mid, ts, cwd)
 
-    def _compactions(self, prompts: list[int], line: int, thread: str, thread_kind: str, ts: str | None) -> None:
+    def _compactions(self, prompts: Sequence[int], line: int, thread: str, thread_kind: str, ts: str | None) -> None:
         """A `compact_boundary` event per compaction pass inside a response (`calls.compaction_passes`), its
         `pre_tokens` the pass's prompt (the history it summarised), each with a seq of its own just before the
         call's (when the call's first line states them): the answer was computed on the summary."""
@@ -277,8 +289,16 @@ class Builder:
         name = block.name
         inp = input_json = None
         if self.inputs or (type(name) is str and name in AGENT_TOOLS) or (name == "Bash" and self.words):
-            inp = raw_value(block.input)
-            input_json = canonical(inp, line, tid) if self.inputs else None
+            raw = block.input
+            try:  # `raw_value` of the typed decoder's bytes (a JSON value: orjson takes it, but in rare cases)
+                inp = _loads(memoryview(raw))  # type: ignore[arg-type]
+            except (JSONDecodeError, TypeError):  # (TypeError: the lenient path's `Decoded`)
+                inp = raw_value(raw)
+            if self.inputs:
+                try:  # `canonical`, its common case inline
+                    input_json = _dumps(inp, option=OPT_SORT_KEYS).decode()
+                except JSONEncodeError:
+                    input_json = canonical(inp, line, tid)
         path = agent_type = description = prompt = read_path = None
         if type(inp) is dict:
             path = inp.get("file_path") if self.inputs else None
@@ -286,25 +306,14 @@ class Builder:
                 agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
             elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
                 read_path = shell_read_path(inp.get("command"))
-        uses.rows.append(
-            (
-                self.seq,
-                line,
-                tid,
-                mid,
-                at,
-                name if type(name) is str else "?",
-                input_json,
-                path if type(path) is str and path else None,
-                ts,
-                agent_type if type(agent_type) is str else None,
-                description if type(description) is str else None,
-                len(prompt) if type(prompt) is str else None,
-                read_path,
-                cwd,
-                block.type == "server_tool_use",
-            )
-        )
+        # fmt: off
+        uses.rows.append((
+            self.seq, line, tid, mid, at, name if type(name) is str else "?", input_json,
+            path if type(path) is str and path else None, ts, agent_type if type(agent_type) is str else None,
+            description if type(description) is str else None, len(prompt) if type(prompt) is str else None,
+            read_path, cwd, block.type == "server_tool_use",
+        ))
+        # fmt: on
 
     def _user(self, rec: Line, line: int, src: SourceFile) -> None:
         msg = rec.message
@@ -352,7 +361,9 @@ class Builder:
             agent_id = structured.agentId
             if type(agent_id) is not str:
                 agent_id = None
-            agent_ms = self.diag.number(structured.totalDurationMs)
+            agent_ms = structured.totalDurationMs
+            if agent_ms is not None:  # (`Diagnostics.number` of None is None, uncounted)
+                agent_ms = self.diag.number(agent_ms)
             capped = cap_of(structured)
             unchanged = structured.type == "file_unchanged"
             is_async = structured.isAsync is True or structured.status == "async_launched"
@@ -369,15 +380,14 @@ class Builder:
                 if tid in results.ids:
                     continue  # a replayed copy of a result already counted
                 results.ids.add(tid)
-            inner = block.content
-            if type(inner) is str:  # the common case: one text
-                chars, images, image_bytes, unknown, pixels, sized = len(inner), 0, 0, 0, 0, 0
-                text = inner
-                content_hash = (self.text_hash(inner) if inner else 0) if hashed else None  # no text: 0
+            text = block.content
+            if type(text) is str:  # the common case: one text
+                chars = len(text)
+                images = image_bytes = unknown = pixels = sized = 0
             else:
-                chars, images, image_bytes, unknown, pixels, sized = measure(inner)
-                text = first_text(inner)
-                content_hash = (self.text_hash(text) if chars else 0) if hashed else None
+                chars, images, image_bytes, unknown, pixels, sized = measure(text)
+                text = first_text(text)
+            content_hash = (self.text_hash(text) if chars else 0) if hashed else None  # no text: 0
             is_error = block.is_error is True
             persisted = text.startswith("<persisted-output>")
             # fmt: off

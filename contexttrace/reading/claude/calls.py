@@ -21,6 +21,7 @@ Pure functions and one state class over rows: no I/O, no Polars, nothing printed
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from msgspec import Raw
@@ -139,49 +140,39 @@ def compaction_passes(usage: Usage) -> tuple[tuple[int, ...], list[int], int]:
     return (*sums, max(prompts, default=0)), prompts, bad
 
 
-#: `compaction_passes`' figures of a response without a compaction pass.
-_NO_PASSES = (0, 0, 0, 0, 0, 0)
-
-
-def kept_line(rec: Line, msg: Message, usage: Usage, model: Any, out: int) -> tuple[tuple[Any, ...], int, list[int]]:
+def kept_line(
+    rec: Line, msg: Message, usage: Usage, model: Any, out: int
+) -> tuple[tuple[Any, ...], int, Sequence[int]]:
     """The values of `KEPT_LINE_COLUMNS` a call takes from this line, how many usage fields of it are
     not plausible counts (read as 0), and the prompts of the compaction passes it states (`compaction_passes`)."""
-    compaction: tuple[int, ...]
-    prompts: list[int]
-    if usage.iterations is NULL_RAW:  # no pass written (the common case, `compaction_passes`' first test)
-        compaction, prompts, bad = _NO_PASSES, [], 0
-    else:
-        compaction, prompts, bad = compaction_passes(usage)
     split = usage.cache_creation
+    bad = 0
     if split is not None:
         c5, c1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
-        if not (type(c5) is int and type(c1) is int and 0 <= c5 < MAX_TOKENS and 0 <= c1 < MAX_TOKENS):
+        if not (type(c5) is int and type(c1) is int and 0 <= c5 | c1 < MAX_TOKENS):  # (both in range when their OR is)
             (c5, b5), (c1, b1) = count_tokens(c5), count_tokens(c1)
-            bad += b5 + b1
+            bad = b5 + b1
         known = True
     else:
         c5, c1, known = 0, 0, False  # no split written: `usage` counts the write as 5-minute, marked assumed
     server = usage.server_tool_use
     web = 0
     if server is not None:
-        web, b = count_tokens(server.web_search_requests)
-        bad += b
+        web = server.web_search_requests
+        if not (type(web) is int and 0 <= web < MAX_TOKENS):  # (`count_tokens`, its common case inline)
+            web, b = count_tokens(web)
+            bad += b
     req = rec.requestId
     speed = usage.speed
     stop = msg.stop_reason
-    values = (
-        req if type(req) is str and req else None,
-        model if type(model) is str else None,
-        out,
-        c5,
-        c1,
-        known,
-        web,
-        stop if type(stop) is str else None,
-        speed if type(speed) is str else None,
-        *compaction,
-    )
-    return values, bad, prompts
+    req = req if type(req) is str and req else None
+    model = model if type(model) is str else None
+    stop = stop if type(stop) is str else None
+    speed = speed if type(speed) is str else None
+    if usage.iterations is NULL_RAW:  # no pass written (the common case, `compaction_passes`' first test)
+        return (req, model, out, c5, c1, known, web, stop, speed, 0, 0, 0, 0, 0, 0), bad, ()
+    compaction, prompts, passes_bad = compaction_passes(usage)
+    return (req, model, out, c5, c1, known, web, stop, speed, *compaction), bad + passes_bad, prompts
 
 
 #: What a placeholder line of a call with real lines adds to it (`Calls.another_line`): nothing.

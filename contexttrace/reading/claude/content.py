@@ -35,6 +35,11 @@ DENIAL_PREFIXES = (
 _DENIAL_RE = re.compile(
     r"denied this tool|Permission .{0,80} denied|requires approval|was blocked\. For security", re.IGNORECASE
 )
+#: `_DENIAL_RE` for ASCII text lowercased: the same matches (an ASCII letter folds to one letter, the length
+#: kept), in a fifth of the time (a case-insensitive search compares each character folded, at each position)
+_DENIAL_LOWER_RE = re.compile(
+    r"denied this tool|permission .{0,80} denied|requires approval|was blocked\. for security"
+)
 _PERSISTED_SIZE_RE = re.compile(r"Output too large \(([\d.]+)\s*(B|KB|MB|GB)\)")
 _SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 
@@ -176,7 +181,11 @@ def is_denial(text: str) -> bool:
     """Whether an error result's text is a person's or a rule's refusal (a denial, not a failure of the tool):
     it starts with one of `DENIAL_PREFIXES`, or its first 300 characters hold a permission or hook refusal."""
     head = text[:300]
-    return head.startswith(DENIAL_PREFIXES) or _DENIAL_RE.search(head) is not None
+    if head.startswith(DENIAL_PREFIXES):
+        return True
+    if head.isascii():
+        return _DENIAL_LOWER_RE.search(head.lower()) is not None
+    return _DENIAL_RE.search(head) is not None
 
 
 def persisted_bytes(text: str) -> int | None:

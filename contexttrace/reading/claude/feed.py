@@ -53,6 +53,7 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
     after_result = False
     pending_bad: list[tuple[int, str]] = []  # bad lines after a result: counted in the next run
     typed, failed = TYPED_DECODE, DECODE_FAILED
+    seen, uuids = cur.seen, cur.seen.uuids  # (the builder's, while `cur` is the same)
     for raw in lines:
         try:  # `records.decode`, inlined: the typed decoder, else the lenient path
             rec = typed(raw)
@@ -75,11 +76,10 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
             continue
         uid = rec.uuid
         if type(uid) is str and uid:
-            seen = cur.seen
-            if uid in seen.uuids:  # a record written again (the same uuid): one record, the copy counted
+            if uid in uuids:  # a record written again (the same uuid): one record, the copy counted
                 seen.repeated += 1
                 continue
-            seen.uuids.add(uid)
+            uuids.add(uid)
         kind = rec.type
         if type(kind) is not str:
             kind = None  # a `type` that is not a string (a list, say) is an unknown line type
@@ -93,6 +93,7 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
             cur.facts.files.append(path)
             builders.append(cur)
             lines.diag = cur.diag
+            seen, uuids = cur.seen, cur.seen.uuids
         if pending_bad:
             for n, reason in pending_bad:
                 cur.diag.skip(path, n, reason)

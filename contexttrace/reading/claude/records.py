@@ -74,17 +74,17 @@ def _same(a: Any, b: Any) -> bool:
     return a == b or (a != a and b != b)
 
 
-class _Object(Struct):
+class _Object(Struct, gc=False):
     """Any JSON object whose fields nothing reads (the object alternative of a catch-all union)."""
 
 
-class ImageSource(Struct):
+class ImageSource(Struct, gc=False):
     """`image.source`: only the base64 `data`, whose length gives the decoded size."""
 
     data: Raw = _NULL
 
 
-class InnerBlock(Struct):
+class InnerBlock(Struct, gc=False):
     """A block of a `tool_result`'s content list (`text`, `image`, others)."""
 
     type: Any = None
@@ -96,7 +96,7 @@ class InnerBlock(Struct):
 InnerItem = InnerBlock | str | int | float | bool | None | list[Raw]
 
 
-class Block(Struct):
+class Block(Struct, gc=False):
     """A block of `message.content`: an assistant's `text` / `thinking` / `tool_use`, a user line's
     `tool_result` / `text` / `image`. One Struct for all kinds (absent fields cost nothing)."""
 
@@ -120,20 +120,20 @@ class Block(Struct):
 BlockItem = Block | str | int | float | bool | None | list[Raw]
 
 
-class CacheSplit(Struct):
+class CacheSplit(Struct, gc=False):
     """`usage.cache_creation`: the cache write by time to live."""
 
     ephemeral_5m_input_tokens: Any = None
     ephemeral_1h_input_tokens: Any = None
 
 
-class ServerToolUse(Struct):
+class ServerToolUse(Struct, gc=False):
     """`usage.server_tool_use`."""
 
     web_search_requests: Any = None
 
 
-class Usage(Struct):
+class Usage(Struct, gc=False):
     """`message.usage`. Counts are `Any`: a count that is not a plausible token count is read as 0 and
     counted by the builder, which needs the value as written."""
 
@@ -148,7 +148,7 @@ class Usage(Struct):
     iterations: Raw = _NULL
 
 
-class Message(Struct):
+class Message(Struct, gc=False):
     """`message` of an assistant or user line."""
 
     id: Any = None
@@ -158,7 +158,7 @@ class Message(Struct):
     content: str | list[BlockItem] | None = None
 
 
-class FileLines(Struct):
+class FileLines(Struct, gc=False):
     """`toolUseResult.file` of a Read: only its line counts are read (its `content` is skipped unbuilt)."""
 
     numLines: Any = None  # lines the Read returned
@@ -166,7 +166,7 @@ class FileLines(Struct):
     totalLines: Any = None  # lines the file has
 
 
-class ResultCopy(Struct):
+class ResultCopy(Struct, gc=False):
     """The structured copy of a tool result (`toolUseResult` / `tool_use_result`): only a subagent's id and
     duration, the copy's type and its cap flags are read; the copy itself (a Read's file, an Edit's
     original) is skipped unbuilt."""
@@ -190,7 +190,7 @@ class ResultCopy(Struct):
 CopyItem = ResultCopy | str | int | float | bool | None | list[Raw]
 
 
-class Attachment(Struct):
+class Attachment(Struct, gc=False):
     """`attachment` of an `attachment` line: what the harness added to the next prompt."""
 
     type: Any = None
@@ -201,7 +201,7 @@ class Attachment(Struct):
     files: Any = None  # instructions: the memory files loaded, each {path, type, content}
 
 
-class Line(Struct):
+class Line(Struct, gc=False):
     """One record (a line of either format), as the builder reads it.
 
     Envelope keys of both formats, the fields of assistant / user / system / result / attachment lines
