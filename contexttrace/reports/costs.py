@@ -285,6 +285,8 @@ def totals_of_rows(rows: list[dict[str, Any]], covered: frozenset[str] = frozens
     dict
         The keys of `token_totals` (tokens exact, `cost_usd` USD ≈ as a correctly rounded sum).
     """
+    if not rows and _NO_TOTALS:  # (no call: a thread kind the trace has none of)
+        return {**_NO_TOTALS, "lower_bound_reasons": [], "unpriced_models": []}
     # integer sums skip nulls, as Polars' (`filter(None, ...)` drops the nulls, and the zeros, which add nothing)
     sums = {c: sum(filter(None, map(getter, rows))) for c, getter in _SUMMED}
     sums["cache_write_5m_tokens"] += sums["cache_write_assumed_5m_tokens"]
@@ -317,6 +319,11 @@ def totals_of_rows(rows: list[dict[str, Any]], covered: frozenset[str] = frozens
         "output_lower_bound_calls": len(placeholders),
         "output_is_lower_bound": output_lower,
     }
+
+
+#: `totals_of_rows([])`, computed once (its lists are made anew for each caller).
+_NO_TOTALS: dict[str, Any] = {}
+_NO_TOTALS.update(totals_of_rows([]))
 
 
 def has_tokens(totals: dict[str, Any]) -> bool:
