@@ -367,9 +367,12 @@ def add_totals(a: dict[str, Any], b: dict[str, Any] | None) -> dict[str, Any]:
 def grouped(rows: list[dict[str, Any]], key: Any) -> dict[Any, list[dict[str, Any]]]:
     """Group rows by `key(row)`: groups in order of first appearance, rows in their order (as Polars'
     `group_by(maintain_order=True)`)."""
+    keys = list(map(key, rows))
+    if keys and keys.count(keys[0]) == len(keys):  # one group (one thread, one model): no step per row
+        return {keys[0]: list(rows)}
     groups: dict[Any, list[dict[str, Any]]] = {}
-    for r in rows:
-        groups.setdefault(key(r), []).append(r)
+    for k, r in zip(keys, rows, strict=True):
+        groups.setdefault(k, []).append(r)
     return groups
 
 
@@ -441,6 +444,8 @@ def by_thread(priced: pl.DataFrame) -> list[dict[str, Any]]:
     return threads_of_rows(sorted(priced.to_dicts(), key=by_seq))
 
 
+#: A priced row's (thread, thread_kind): what `threads_of_rows` groups by.
+_THREAD_OF = itemgetter("thread", "thread_kind")
 #: `threads[]` row of the tokens only a `result` line's `modelUsage` counts (no line says which thread).
 RESULT_ONLY_THREAD = "result.modelUsage"
 #: Its `thread_kind`.
@@ -464,7 +469,7 @@ def threads_of_rows(ordered: list[dict[str, Any]], result_only: dict[str, Any] |
     list of dict
         As `by_thread`.
     """
-    groups = grouped(ordered, lambda r: (r["thread"], r["thread_kind"]))
+    groups = grouped(ordered, _THREAD_OF)
     rows = [
         {"thread": thread, "thread_kind": kind, "models": _written(part), **totals_of_rows(part)}
         for (thread, kind), part in groups.items()
