@@ -291,7 +291,8 @@ def totals_of_rows(rows: list[dict[str, Any]], covered: frozenset[str] = frozens
     sums = {c: sum(filter(None, map(getter, rows))) for c, getter in _SUMMED}
     sums["cache_write_5m_tokens"] += sums["cache_write_assumed_5m_tokens"]
     # Each rule below reads a column in one pass of C calls, and looks at rows one by one only where the
-    # column holds a value the rule counts (a null cost, a null stop reason, a prompt not measured).
+    # column holds a value the rule counts: a null cost, a null stop reason (the only one
+    # `metrics.output_is_lower_bound` counts), a prompt not `metrics.measured` (null, or 0 and below).
     costs = list(map(_COST, rows))
     unpriced = [r["model"] for r in rows if r["cost_usd"] is None] if None in costs else []
     stops = None in map(_STOP, rows)
