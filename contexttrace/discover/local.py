@@ -99,6 +99,11 @@ def _agent_source(path: Path) -> SourceFile:
     return subagent_file(str(path), path.stem.removeprefix("agent-"))
 
 
+def _agent_file_source(path: str) -> SourceFile:
+    """`_agent_source` of a path a folder scan found (its name ``agent-<id>.jsonl``), without a `Path`."""
+    return subagent_file(path, os.path.basename(path)[: -len(".jsonl")].removeprefix("agent-"))
+
+
 def _session_id_of(path: Path) -> str | None:
     """The session a flat agent file names in its lines (`model.session_id_in`). Raises nothing: None when
     no line names one or the file cannot be read."""
@@ -133,11 +138,11 @@ def _subagents_of(session: Path) -> tuple[tuple[SourceFile, ...], tuple[str, ...
     return tuple(_agent_source(Path(p)) for p in found), tuple(unreadable)
 
 
-def _not_a_file(path: Path) -> str | None:
+def _not_a_file(path: str | Path) -> str | None:
     """Why `path` cannot be read as a trace file (a FIFO, a socket, a device: reading it could block for
     ever), or None for a regular file (or one that does not exist: reading it says so)."""
     try:
-        mode = path.stat().st_mode
+        mode = os.stat(path).st_mode
     except OSError:
         return None
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
@@ -240,9 +245,10 @@ def _url_or_glob_sources(arg: str) -> list[TraceSource]:
 def _first_of_each(sources: list[TraceSource]) -> list[TraceSource]:
     seen: set[str] = set()
     out = []
+    folders: dict[str, str] = {}  # folder -> its real path, resolved once for all its files
     for source in sources:
         try:
-            key = source.path if source.path == "-" or source.error else os.path.realpath(source.path)
+            key = source.path if source.path == "-" or source.error else _real_path(source.path, folders)
         except (OSError, ValueError):
             key = source.path
         if key in seen:
@@ -250,6 +256,22 @@ def _first_of_each(sources: list[TraceSource]) -> list[TraceSource]:
         seen.add(key)
         out.append(source)
     return out
+
+
+def _real_path(path: str, folders: dict[str, str]) -> str:
+    """`os.path.realpath(path)`, its folder's real path taken from `folders` (filled here): a file that is no
+    symbolic link is its folder's real path joined with its name. Raises what `os.path.realpath` raises."""
+    folder, name = os.path.split(path)
+    try:
+        linked = not folder or name in ("", ".", "..") or stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:  # (missing, or its folder cannot be looked into)
+        linked = True
+    if linked:
+        return os.path.realpath(path)
+    real = folders.get(folder)
+    if real is None:
+        real = folders[folder] = os.path.realpath(folder)
+    return os.path.join(real, name)
 
 
 def _scan(root: Path) -> list[TraceSource]:
@@ -284,7 +306,7 @@ def _scan(root: Path) -> list[TraceSource]:
             continue
         for n in filenames:
             if n not in agents and is_session_name(dirpath, n, dirnames):
-                special = _not_a_file(Path(dirpath, n))
+                special = _not_a_file(os.path.join(dirpath, n))
                 if special is None:
                     sessions.append(os.path.join(dirpath, n))
                 else:
@@ -305,7 +327,7 @@ def _scan(root: Path) -> list[TraceSource]:
         files = sorted(nested.pop(os.path.join(directory, stem), []))
         files += flat_by_session.get((directory, stem), [])
         attached.add((directory, stem))
-        out.append(TraceSource(session, tuple(_agent_source(Path(f)) for f in files), explicit=False))
+        out.append(TraceSource(session, tuple(map(_agent_file_source, files)), explicit=False))
     # Subagent files whose session file is not beside them cannot be attached: counted, never reported.
     orphans = [f for files in nested.values() for f in files]
     orphans += [f for key, files in flat_by_session.items() if key not in attached for f in files]

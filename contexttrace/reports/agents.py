@@ -7,6 +7,7 @@ long it ran and how much of its output came back into the session. Nothing here 
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis.tokens import CHARS_PER_TOKEN
@@ -128,10 +129,16 @@ def agent_rows(trace: Trace, priced: pl.DataFrame) -> list[dict[str, Any]]:
     return agents_of_rows(trace, priced.to_dicts())
 
 
+#: A priced row's thread: what `agents_of_rows` groups a subagent's calls by.
+_THREAD = itemgetter("thread")
+
+
 def agents_of_rows(trace: Trace, priced: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per subagent thread, as `agent_rows`, from priced rows (`costs.priced_rows`, all threads)."""
     sub = sorted((r for r in priced if r["thread_kind"] == THREAD_SUBAGENT), key=by_seq)
-    parts = grouped(sub, lambda r: r["thread"])
+    if not sub:  # no subagent call: no row (nothing to link, no completion read)
+        return []
+    parts = grouped(sub, _THREAD)
     threads = list(parts)
     links = _link_agents(trace, threads)
     results = _completions(trace)

@@ -24,7 +24,9 @@ Rules this module owns (docs/usage.md states each with its source and exact/≈)
 from __future__ import annotations
 
 import math
-from operator import itemgetter
+from functools import partial
+from itertools import repeat
+from operator import is_, is_not, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from contexttrace.analysis import metrics
@@ -117,9 +119,12 @@ def _price_columns(rows: list[tuple[Any, ...]], table: PriceTable) -> dict[str, 
     label: list[str | None] = []
     cost: list[float | None] = []
     billed: list[tuple[int, int, int, int]] = []
+    models: dict[str | None, tuple[str | None, Any]] = {}  # model -> (price key, price): a trace names a few
     for model, inp, cw, c5, c1, known, cr, out, prompt, speed, web, *passes in rows:
-        key = normalize_model(model) if model is not None else None
-        price = price_of(model, table)
+        looked_up = models.get(model)
+        if looked_up is None:
+            looked_up = models[model] = (normalize_model(model) if model is not None else None, price_of(model, table))
+        key, price = looked_up
         fast = speed == "fast"
         long = (
             prompt > table.long_context_threshold_tokens
@@ -198,8 +203,8 @@ def priced_rows(calls: Table, table: PriceTable) -> list[dict[str, Any]]:
     cols = {c: calls.get_column(c).to_list() if c in have else [None] * calls.height for c in names}
     extra = _price_columns(list(zip(*(cols[c] for c in _PRICE_INPUT), strict=True)), table)
     cols.update(extra)
-    keys = list(cols)
-    return [dict(zip(keys, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+    # (each row a dict of the same keys, made by C calls: every value tuple has one value per key)
+    return list(map(dict, map(zip, repeat(list(cols)), zip(*cols.values(), strict=True))))
 
 
 def by_seq(row: dict[str, Any]) -> int:
@@ -255,6 +260,15 @@ COST_FROM_RESULT = "result.modelUsage"
 COST_FROM_BOTH = "messages+result.modelUsage"
 
 
+#: The columns `totals_of_rows` sums, each with its getter; the getters of the columns its rules read.
+_SUMMED = tuple((c, itemgetter(c)) for c in (*_TOKEN_COLS, "cache_write_assumed_5m_tokens", "web_search_requests"))
+_COST, _STOP, _PROMPT, _LONG, _FAST = map(
+    itemgetter, ("cost_usd", "stop_reason", "prompt_tokens", "long_context", "fast")
+)
+#: Whether a value is not None (a C call: `filter` keeps what it is true for).
+_is_value = partial(is_not, None)
+
+
 def totals_of_rows(rows: list[dict[str, Any]], covered: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Sum the usage and cost of some priced rows, as `token_totals` sums a priced frame.
 
@@ -271,15 +285,23 @@ def totals_of_rows(rows: list[dict[str, Any]], covered: frozenset[str] = frozens
     dict
         The keys of `token_totals` (tokens exact, `cost_usd` USD ≈ as a correctly rounded sum).
     """
-    cols = (*_TOKEN_COLS, "cache_write_assumed_5m_tokens", "web_search_requests")
+    if not rows and _NO_TOTALS:  # (no call: a thread kind the trace has none of)
+        return {**_NO_TOTALS, "lower_bound_reasons": [], "unpriced_models": []}
     # integer sums skip nulls, as Polars' (`filter(None, ...)` drops the nulls, and the zeros, which add nothing)
-    sums = {c: sum(filter(None, map(itemgetter(c), rows))) for c in cols}
+    sums = {c: sum(filter(None, map(getter, rows))) for c, getter in _SUMMED}
     sums["cache_write_5m_tokens"] += sums["cache_write_assumed_5m_tokens"]
-    costs = [r["cost_usd"] for r in rows]
-    unpriced = [r["model"] for r in rows if r["cost_usd"] is None]
-    placeholders = [r for r in rows if metrics.output_is_lower_bound(r["stop_reason"])]
+    # Each rule below reads a column in one pass of C calls, and looks at rows one by one only where the
+    # column holds a value the rule counts: a null cost, a null stop reason (the only one
+    # `metrics.output_is_lower_bound` counts), a prompt not `metrics.measured` (null, or 0 and below).
+    costs = list(map(_COST, rows))
+    unpriced = [r["model"] for r in rows if r["cost_usd"] is None] if None in costs else []
+    stops = None in map(_STOP, rows)
+    placeholders = [r for r in rows if metrics.output_is_lower_bound(r["stop_reason"])] if stops else []
     output_lower = any(r["price_model"] not in covered for r in placeholders)
-    unreadable = any(not metrics.measured(r["prompt_tokens"]) and r["price_model"] not in covered for r in rows)
+    prompts = list(map(_PROMPT, rows))
+    unreadable = (None in prompts or min(prompts, default=1) <= 0) and any(
+        not metrics.measured(r["prompt_tokens"]) and r["price_model"] not in covered for r in rows
+    )
     reasons = (["unpriced_model"] if unpriced else []) + (["output_placeholder"] if output_lower else [])
     reasons += ["unreadable_usage"] if unreadable else []
     return {
@@ -287,17 +309,22 @@ def totals_of_rows(rows: list[dict[str, Any]], covered: frozenset[str] = frozens
         **sums,
         "cache_hit_ratio": cache_hit_ratio(sums["cache_read_tokens"], sums["cache_write_tokens"], sums["input_tokens"]),
         # correctly rounded (`math.fsum`), whatever the order of the calls
-        "cost_usd": math.fsum(c for c in costs if c is not None),
+        "cost_usd": math.fsum(filter(_is_value, costs)),
         "cost_source": COST_FROM_MESSAGES,
         "cost_is_lower_bound": bool(reasons),
         "lower_bound_reasons": reasons,
         "unpriced_calls": len(unpriced),
         "unpriced_models": sorted({m if m is not None else "?" for m in unpriced}),
-        "long_context_calls": sum(r["long_context"] is True for r in rows),
-        "fast_calls": sum(r["fast"] is True for r in rows),
+        "long_context_calls": sum(map(is_, map(_LONG, rows), repeat(True))),
+        "fast_calls": sum(map(is_, map(_FAST, rows), repeat(True))),
         "output_lower_bound_calls": len(placeholders),
         "output_is_lower_bound": output_lower,
     }
+
+
+#: `totals_of_rows([])`, computed once (its lists are made anew for each caller).
+_NO_TOTALS: dict[str, Any] = {}
+_NO_TOTALS.update(totals_of_rows([]))
 
 
 def has_tokens(totals: dict[str, Any]) -> bool:
@@ -341,9 +368,12 @@ def add_totals(a: dict[str, Any], b: dict[str, Any] | None) -> dict[str, Any]:
 def grouped(rows: list[dict[str, Any]], key: Any) -> dict[Any, list[dict[str, Any]]]:
     """Group rows by `key(row)`: groups in order of first appearance, rows in their order (as Polars'
     `group_by(maintain_order=True)`)."""
+    keys = list(map(key, rows))
+    if keys and keys.count(keys[0]) == len(keys):  # one group (one thread, one model): no step per row
+        return {keys[0]: list(rows)}
     groups: dict[Any, list[dict[str, Any]]] = {}
-    for r in rows:
-        groups.setdefault(key(r), []).append(r)
+    for k, r in zip(keys, rows, strict=True):
+        groups.setdefault(k, []).append(r)
     return groups
 
 
@@ -415,6 +445,8 @@ def by_thread(priced: pl.DataFrame) -> list[dict[str, Any]]:
     return threads_of_rows(sorted(priced.to_dicts(), key=by_seq))
 
 
+#: A priced row's (thread, thread_kind): what `threads_of_rows` groups by.
+_THREAD_OF = itemgetter("thread", "thread_kind")
 #: `threads[]` row of the tokens only a `result` line's `modelUsage` counts (no line says which thread).
 RESULT_ONLY_THREAD = "result.modelUsage"
 #: Its `thread_kind`.
@@ -438,7 +470,7 @@ def threads_of_rows(ordered: list[dict[str, Any]], result_only: dict[str, Any] |
     list of dict
         As `by_thread`.
     """
-    groups = grouped(ordered, lambda r: (r["thread"], r["thread_kind"]))
+    groups = grouped(ordered, _THREAD_OF)
     rows = [
         {"thread": thread, "thread_kind": kind, "models": _written(part), **totals_of_rows(part)}
         for (thread, kind), part in groups.items()

@@ -230,3 +230,43 @@ def test_codex_home_scanned_as_a_folder_and_from_codex_home(tmp_path, monkeypatc
     assert [(r.format, r.calls) for r in analyze([]).reports] == [("codex", 85)]
     run = analyze([str(codex)])
     assert run.ok and [(r.format, r.calls) for r in run.reports] == [("codex", 85)]
+
+
+def test_a_file_reached_twice_is_listed_once_by_its_real_path(tmp_path, monkeypatch):
+    """A file named through a linked folder, a linked file, `..` or a doubled slash is the same file (its real
+    path), listed once where it first appears; a hard link is a path of its own, a dangling link and a
+    missing file are listed as named. The same list as when every path is resolved by `os.path.realpath`
+    alone (the folder of many files is resolved once)."""
+    import os
+
+    from contexttrace.discover.local import find_traces
+
+    real = tmp_path / "real"
+    real.mkdir()
+    shutil.copy(GOOD, real / "s.jsonl")
+    os.link(real / "s.jsonl", real / "hard.jsonl")
+    (tmp_path / "alias").symlink_to(real, target_is_directory=True)
+    (tmp_path / "l.jsonl").symlink_to(real / "s.jsonl")
+    (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    monkeypatch.chdir(tmp_path)
+    named = [
+        "real/s.jsonl",
+        str(tmp_path / "alias" / "s.jsonl"),
+        "l.jsonl",
+        "alias/../real/s.jsonl",
+        "real//s.jsonl",
+        "./real/hard.jsonl",
+        "real/hard.jsonl",
+        "dangling.jsonl",
+        "nowhere.jsonl",
+        "missing/x.jsonl",
+        str(real),
+        "alias",
+    ]
+    listed = [s.path for s in find_traces(named)]
+    expected, seen = [], set()
+    for path in [*named[:10], str(real / "hard.jsonl"), str(real / "s.jsonl")]:
+        if os.path.realpath(path) not in seen:
+            seen.add(os.path.realpath(path))
+            expected.append(path)
+    assert listed == expected == ["real/s.jsonl", "./real/hard.jsonl", "dangling.jsonl", "missing/x.jsonl"]

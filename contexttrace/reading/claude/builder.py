@@ -22,8 +22,6 @@ from orjson import OPT_SORT_KEYS, JSONDecodeError, JSONEncodeError
 from contexttrace.reading.claude.calls import (
     BUILT_COLUMNS,
     C_COMPACTION_PROMPT,
-    C_KIND,
-    C_THREAD,
     NO_CONTENT,
     Calls,
     input_side,
@@ -536,10 +534,10 @@ class Builder:
         # The thread of a tool use is the thread of its (merged) call: a main call replayed in a sidechain
         # keeps its tool uses on the main thread.
         at = u.pop("call_row")
-        u["thread"] = [calls[i][C_THREAD] for i in at]
-        u["thread_kind"] = [calls[i][C_KIND] for i in at]
+        u["thread"] = list(map(c["thread"].__getitem__, at))
+        u["thread_kind"] = list(map(c["thread_kind"].__getitem__, at))
         if self.inputs:
-            u["input_chars"] = [len(s) for s in u["input_json"]]
+            u["input_chars"] = list(map(len, u["input_json"]))
             input_chars: list[int | None] = [0] * len(calls)
             for i, n in zip(at, u["input_chars"], strict=True):
                 input_chars[i] += n  # type: ignore[operator]
@@ -551,7 +549,7 @@ class Builder:
         stamps = self.stamps.stamps
         ms = epoch_ms(dict.fromkeys(itertools.chain(stamps, e["ts_ms"])), self.stamps.ms)
         for column in (c["ts_ms"], c["end_ts_ms"], c["prev_ts_ms"], u["ts_ms"], r["ts_ms"], e["ts_ms"]):
-            column[:] = [ms[ts] for ts in column]
+            column[:] = map(ms.__getitem__, column)
         if PART_READ in r["capped"]:  # (decided by the Read's input: unknown when read without the inputs)
             capped = r["capped"]
             if self.inputs:
