@@ -112,25 +112,33 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
 
 
 def read_tail(
-    path: str, start: int, subagents: Iterable[SourceFile] = (), stable_hash: bool = False
+    path: str,
+    start: int,
+    subagents: Iterable[SourceFile] = (),
+    stable_hash: bool = False,
+    words: bool = True,
+    inputs: bool = True,
 ) -> TailPart | None:
     """Read `path` from byte `start` (a line start) to its end, then the session's `subagents` files, for
     `api.read_trace(..., tail=...)`. With `stable_hash`, tool results are hashed with `stable_text_hash` (a
     process that does not share this one's hash seed reads the head: a worker started afresh), and the
-    head must be read with a `PendingTail(..., stable_hash=True)`.
+    head must be read with a `PendingTail(..., stable_hash=True)`. `words` and `inputs` are the reading
+    profile (`builder.Builder`'s): the head must be read with the same (`read_head`).
 
     Returns None when the part cannot be read or shows a stream-json record (`session_id`, a
     `system/init` or `result` line): only session transcripts are read in two parts; the caller then
     reads the whole file at once. Raises nothing.
     """
     try:
-        return _read_tail(path, start, subagents, stable_hash)
+        return _read_tail(path, start, subagents, stable_hash, words, inputs)
     except Exception:  # anything unexpected: the whole file is read by the caller (where it is reported)
         return None
 
 
-def _read_tail(path: str, start: int, subagents: Iterable[SourceFile], stable_hash: bool) -> TailPart | None:
-    builder = Builder(path, path)
+def _read_tail(
+    path: str, start: int, subagents: Iterable[SourceFile], stable_hash: bool, words: bool, inputs: bool
+) -> TailPart | None:
+    builder = Builder(path, path, words, inputs)
     if stable_hash:
         builder.text_hash = stable_text_hash
     with gc_paused():
@@ -159,10 +167,11 @@ def _passes_across_the_cut(head: Builder, tail: Builder) -> bool:
     return any(row[C_COMPACTION_PROMPT] and type(k := call_key(row)) is tuple and k in at for row in tail.calls.rows)
 
 
-def read_head(main: str, tail: TailPart | PendingTail) -> Builder | None:
-    """Read `main` up to `tail.start` and merge the tail into it; None when the file is not a session
-    transcript after all (stream-json: its runs are read from the whole file) or the tail is missing."""
-    builder = Builder(main, main)
+def read_head(main: str, tail: TailPart | PendingTail, words: bool = True, inputs: bool = True) -> Builder | None:
+    """Read `main` up to `tail.start` with the reading profile `words`, `inputs` (`builder.Builder`'s) and
+    merge the tail into it; None when the file is not a session transcript after all (stream-json: its runs
+    are read from the whole file), the tail is missing, or it was read with another profile."""
+    builder = Builder(main, main, words, inputs)
     # tool results hashed as the tail's reader hashes them
     if isinstance(tail, PendingTail):
         builder.text_hash = stable_text_hash if tail.stable_hash else hash
@@ -180,6 +189,7 @@ def read_head(main: str, tail: TailPart | PendingTail) -> Builder | None:
     part = tail if isinstance(tail, TailPart) else tail.result()
     if (
         part is None
+        or (part.builder.words, part.builder.inputs) != (words, inputs)
         or part.builder.threads.chains_ambiguous
         or not builder.seen.uuids.isdisjoint(part.builder.seen.uuids)
         or _passes_across_the_cut(builder, part.builder)
