@@ -31,11 +31,13 @@ from contexttrace.reading.model import SourceFile
 #: A file at least this large is read in two parts at once when a second core is free (`runner`).
 SPLIT_MIN_BYTES = 64 * 1024 * 1024
 
-#: A byte of the tail costs this much more than a byte of the head: the worker reads it (10.3 ms of CPU per
-#: MB, as the head's 10.5), then pickles its rows (1.6 ms per MB) before this process can merge them. The
-#: merge, the trace and its reports come after both parts whatever the cut, so the cut balances the reads:
-#: both parts arrive together (measured on a 303 MB transcript of real content, benchmarks/bigbench.py).
-TAIL_BYTE_COST = 1.15
+#: A byte of the tail costs this much more than a byte of the head. The worker reads the tail, then pickles its
+#: rows; this process reads the head and unpickles those rows (its collector thread takes the GIL from the
+#: head's read): the two cost the same per byte. The merge, the trace and its reports come after both parts
+#: whatever the cut, so the cut balances the reads: both parts arrive together. Measured on a 303 MB
+#: transcript of real content read with `context trace`'s profile (thread CPU, 2 runs each): at 1.0 the head
+#: and unpickling took 1.52–1.56 s, the tail and pickling 1.51–1.54 s; at 1.15, 1.68–1.75 s against 1.46–1.53 s.
+TAIL_BYTE_COST = 1.0
 
 
 @dataclass
