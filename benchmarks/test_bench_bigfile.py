@@ -43,8 +43,8 @@ def split_always(big: bigfile.BigFile, monkeypatch: pytest.MonkeyPatch) -> list[
     merged: list[bool] = []
     read_head = claude_api.read_head
 
-    def spy(main, tail):
-        got = read_head(main, tail)
+    def spy(main, tail, *profile):
+        got = read_head(main, tail, *profile)
         merged.append(got is not None)
         return got
 

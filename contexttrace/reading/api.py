@@ -74,7 +74,8 @@ def read_trace(
         An already open binary file to read instead of opening `main` (left open).
     tail
         The end of a large session transcript read apart (`read_tail`), for a file `split_point` cut:
-        only the bytes before it are read here, with the same result as reading the whole file.
+        only the bytes before it are read here, with the same result as reading the whole file (read with
+        the same `words` and `inputs`, else the whole file is read here).
     words
         Fill the calls' `path_words` and the tool uses' `read_path` columns (what `context files` and
         `context sources` read); False lets Claude Code's reader leave them null (about 5 % of its read
@@ -110,7 +111,7 @@ def read_trace(
     """
     main = os.fspath(main)
     if tail is not None and fh is None:  # only Claude Code's reader splits a file (`split_point` asked it)
-        return read_claude(main, subagents, tail=tail)
+        return read_claude(main, subagents, tail=tail, words=words, inputs=inputs)
     handle = peekable(open_trace(main) if fh is None else fh)
     try:
         fmt = format_of(head_of(handle))

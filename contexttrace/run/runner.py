@@ -38,7 +38,7 @@ from contexttrace.reading.collector import gc_paused
 from contexttrace.reading.identity import drop_inherited_calls, inherited_calls
 from contexttrace.reports.builds import TRACE_BUILD, NamedBuild
 from contexttrace.reports.results import RunResult, TraceFailure
-from contexttrace.run.work import build_guarded, read_built, read_source
+from contexttrace.run.work import build_guarded, profile_of, read_built, read_source
 
 #: Below this many bytes in all, worker processes cost more than they save.
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -300,7 +300,7 @@ def _run(
     def task(i: int) -> Task:
         if i in splits:  # a tail: task number total + i (a worker started afresh hashes texts stably)
             s = sources[i]
-            return (total + i, reading.read_tail, (s.path, splits[i], s.subagents, not fork))
+            return (total + i, reading.read_tail, (s.path, splits[i], s.subagents, not fork, *profile_of(s, build)))
         return (i, read_built, (sources[i], remote_build, window, None, remote_build is not None))
 
     pool = Pool([[task(i) for i in share] for share in shares[1:]], fork, queue, [task(i) for i in order])

@@ -91,6 +91,15 @@ def reads_inputs(build: Callable[[Trace, int | None], Any] | None) -> bool:
     return build is None or _build_name(build) not in INPUTLESS_BUILDS
 
 
+def profile_of(source: TraceSource, build: Callable[[Trace, int | None], Any] | None) -> tuple[bool, bool]:
+    """The reading profile (`words`, `inputs`) `read_built(source, build, ...)` reads `source` with: what
+    `build` reads (`reads_words`, `reads_inputs`), every column for a source the result store keeps. The tail
+    of a file read in two parts is read with it too (`reading.read_tail`), else its head is not merged with
+    it. Raises nothing."""
+    full = stored(source) is not None
+    return reads_words(build) or full, reads_inputs(build) or full
+
+
 def read_source(
     source: TraceSource, tail: TailPart | PendingTail | None = None, words: bool = True, inputs: bool = True
 ) -> list[Trace] | TraceFailure:

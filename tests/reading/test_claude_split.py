@@ -18,6 +18,7 @@ from contexttrace import reading as reader
 from contexttrace.discover.local import find_traces
 from contexttrace.errors import TraceFormatError
 from contexttrace.reading import read_tail, read_trace, split_point
+from contexttrace.reading.claude import api as claude_api
 from contexttrace.reading.claude import split
 from contexttrace.run.runner import _sizes, _splits, analyze
 
@@ -62,6 +63,36 @@ def test_two_parts_read_like_one(name):
         assert got == whole, (name, start)
 
 
+@pytest.mark.parametrize(("words", "inputs"), [(False, True), (False, False)], ids=["trace", "usage"])
+def test_two_parts_read_like_one_in_a_reading_profile(words, inputs):
+    """A tail read with `context trace`'s or `usage`'s profile (no path words; no inputs either) merges into
+    a head read with the same: the trace one read with that profile gives. A tail read with every column is
+    not merged into a head read without (the whole file is read here, with the head's profile)."""
+    [source] = find_traces([str(SAMPLES / SESSIONS[0])])
+    whole = [_facts(t) for t in read_trace(source.path, source.subagents, words=words, inputs=inputs)]
+    assert whole != [_facts(t) for t in read_trace(source.path, source.subagents)]  # the profile leaves columns null
+    starts = _line_starts(source.path)
+    merged = []
+    real_head = split.read_head
+
+    def spy(main, tail, *profile):
+        got = real_head(main, tail, *profile)
+        merged.append(got is not None)
+        return got
+
+    for start in starts[:: max(1, len(starts) // 8)]:
+        for tail_profile in ((words, inputs), (True, True)):
+            tail = read_tail(source.path, start, source.subagents, False, *tail_profile)
+            tail = pickle.loads(pickle.dumps(tail))
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(claude_api, "read_head", spy)
+                got = [
+                    _facts(t) for t in read_trace(source.path, source.subagents, tail=tail, words=words, inputs=inputs)
+                ]
+            assert got == whole, (start, tail_profile)
+            assert merged.pop() is (tail_profile == (words, inputs))
+
+
 def test_stream_json_is_never_read_in_two_parts():
     """A stream-json file's tail says so (None) and its head too: the file is read whole, runs intact."""
     path = str(SAMPLES / "a-ralph-27runs-with-separators.jsonl")
@@ -100,6 +131,27 @@ def test_a_call_straddling_the_cut_is_one_call(write):
     for start in _line_starts(path):
         tail = pickle.loads(pickle.dumps(read_tail(path, start)))
         [got] = read_trace(path, tail=tail)
+        assert _facts(got) == _facts(whole), start
+
+
+@pytest.mark.parametrize("inputs", [True, False], ids=["inputs", "no-inputs"])
+def test_a_part_read_in_a_pickled_tail_is_decided_as_in_one_read(write, inputs):
+    """A Read that returned part of a file is capped unless its input set a `limit` (`content.read_caps`),
+    unknown when read without the inputs: the same when its result is in a tail sent through pickle as to a
+    worker (the pickle copies the part-read marker, which `build` tells by identity)."""
+    part = {"type": "text", "file": {"filePath": "/a", "content": "x", "numLines": 2, "startLine": 1, "totalLines": 9}}
+    lines = []
+    for k, limit in enumerate((None, 2)):
+        read = {"file_path": "/a"} if limit is None else {"file_path": "/a", "limit": limit}
+        stamp = f"2026-01-01T00:00:0{2 * k}Z"
+        lines.append(assistant(f"m{k}", 1, 2, 3, tools=[(f"t{k}", "Read", read)], timestamp=stamp))
+        lines.append(result(f"t{k}", "x", timestamp=f"2026-01-01T00:00:0{2 * k + 1}Z", toolUseResult=part))
+    path = write("s.jsonl", *lines)
+    [whole] = read_trace(path, inputs=inputs)
+    assert whole.tool_results["capped"].to_list() == ([True, False] if inputs else [None, None])
+    for start in _line_starts(path):
+        tail = pickle.loads(pickle.dumps(read_tail(path, start, inputs=inputs)))
+        [got] = read_trace(path, tail=tail, inputs=inputs)
         assert _facts(got) == _facts(whole), start
 
 
@@ -147,9 +199,20 @@ def test_analyze_reads_a_large_session_in_two_parts(monkeypatch):
     monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
     found = find_traces([session])
     assert list(_splits(found, [_sizes(s) for s in found])) == [0]
+    merged = []
+    real_head = split.read_head
+
+    def spy(main, tail, *profile):
+        got = real_head(main, tail, *profile)
+        merged.append((got is not None, profile))
+        return got
+
+    monkeypatch.setattr(claude_api, "read_head", spy)
     parallel = analyze([session], window=200_000, workers=2)
     assert [r.__dict__ for r in parallel.reports] == [r.__dict__ for r in serial.reports]
     assert parallel.reports[0].calls == 139
+    # the worker read the tail with the report's profile (no path words), so the head merged it
+    assert merged == [(True, (False, True))]
 
 
 # -- the toolUseResult copy ----------------------------------------------------------------------------------

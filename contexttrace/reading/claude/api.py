@@ -49,15 +49,15 @@ def read_claude(
     tail
         The end of `main` read by `read_tail`, or being read (`PendingTail`, awaited once the bytes before
         it are read): only those bytes are read here and the tail is merged after them, with the same
-        result as reading the whole file. Ignored with `fh`, and when the file turns out not to be a
-        session transcript.
+        result as reading the whole file. Ignored with `fh`, when the file turns out not to be a session
+        transcript, and when the tail was read with other `words` or `inputs` (the whole file is read).
     words
         Fill the calls' `path_words` (`text.path_words`: only `context files` reads it) and the tool uses'
-        `read_path` (`text.shell_read_path`: `context sources` and `files`). False may leave them null (a
-        file read here in one part); every other column is the same either way.
+        `read_path` (`text.shell_read_path`: `context sources` and `files`). False may leave them null;
+        every other column is the same either way.
     inputs
         Fill the tool uses' `input_json` (and its lengths), the results' `content_hash` and the part reads'
-        `capped` (`context usage` reads none). False may leave them null (a file read here in one part).
+        `capped` (`context usage` reads none). False may leave them null.
 
     Returns
     -------
@@ -81,7 +81,7 @@ def read_claude(
     main = os.fspath(main)
     with gc_paused():
         if tail is not None and fh is None:
-            head = read_head(main, tail)
+            head = read_head(main, tail, words, inputs)
             if head is not None:
                 return finish(main, [head], () if head.facts.subagents_read else subagents)
         handle = open_trace(main) if fh is None else fh

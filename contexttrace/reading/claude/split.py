@@ -31,11 +31,13 @@ from contexttrace.reading.model import SourceFile
 #: A file at least this large is read in two parts at once when a second core is free (`runner`).
 SPLIT_MIN_BYTES = 64 * 1024 * 1024
 
-#: A byte of the tail costs this much more than a byte of the head: the worker reads it (10.3 ms of CPU per
-#: MB, as the head's 10.5), then pickles its rows (1.6 ms per MB) before this process can merge them. The
-#: merge, the trace and its reports come after both parts whatever the cut, so the cut balances the reads:
-#: both parts arrive together (measured on a 303 MB transcript of real content, benchmarks/bigbench.py).
-TAIL_BYTE_COST = 1.15
+#: A byte of the tail costs this much more than a byte of the head. The worker reads the tail, then pickles its
+#: rows; this process reads the head and unpickles those rows (its collector thread takes the GIL from the
+#: head's read): the two cost the same per byte. The merge, the trace and its reports come after both parts
+#: whatever the cut, so the cut balances the reads: both parts arrive together. Measured on a 303 MB
+#: transcript of real content read with `context trace`'s profile (thread CPU, 2 runs each): at 1.0 the head
+#: and unpickling took 1.52–1.56 s, the tail and pickling 1.51–1.54 s; at 1.15, 1.68–1.75 s against 1.46–1.53 s.
+TAIL_BYTE_COST = 1.0
 
 
 @dataclass
@@ -112,25 +114,33 @@ def split_point(path: str, after_bytes: int = 0) -> int | None:
 
 
 def read_tail(
-    path: str, start: int, subagents: Iterable[SourceFile] = (), stable_hash: bool = False
+    path: str,
+    start: int,
+    subagents: Iterable[SourceFile] = (),
+    stable_hash: bool = False,
+    words: bool = True,
+    inputs: bool = True,
 ) -> TailPart | None:
     """Read `path` from byte `start` (a line start) to its end, then the session's `subagents` files, for
     `api.read_trace(..., tail=...)`. With `stable_hash`, tool results are hashed with `stable_text_hash` (a
     process that does not share this one's hash seed reads the head: a worker started afresh), and the
-    head must be read with a `PendingTail(..., stable_hash=True)`.
+    head must be read with a `PendingTail(..., stable_hash=True)`. `words` and `inputs` are the reading
+    profile (`builder.Builder`'s): the head must be read with the same (`read_head`).
 
     Returns None when the part cannot be read or shows a stream-json record (`session_id`, a
     `system/init` or `result` line): only session transcripts are read in two parts; the caller then
     reads the whole file at once. Raises nothing.
     """
     try:
-        return _read_tail(path, start, subagents, stable_hash)
+        return _read_tail(path, start, subagents, stable_hash, words, inputs)
     except Exception:  # anything unexpected: the whole file is read by the caller (where it is reported)
         return None
 
 
-def _read_tail(path: str, start: int, subagents: Iterable[SourceFile], stable_hash: bool) -> TailPart | None:
-    builder = Builder(path, path)
+def _read_tail(
+    path: str, start: int, subagents: Iterable[SourceFile], stable_hash: bool, words: bool, inputs: bool
+) -> TailPart | None:
+    builder = Builder(path, path, words, inputs)
     if stable_hash:
         builder.text_hash = stable_text_hash
     with gc_paused():
@@ -159,10 +169,11 @@ def _passes_across_the_cut(head: Builder, tail: Builder) -> bool:
     return any(row[C_COMPACTION_PROMPT] and type(k := call_key(row)) is tuple and k in at for row in tail.calls.rows)
 
 
-def read_head(main: str, tail: TailPart | PendingTail) -> Builder | None:
-    """Read `main` up to `tail.start` and merge the tail into it; None when the file is not a session
-    transcript after all (stream-json: its runs are read from the whole file) or the tail is missing."""
-    builder = Builder(main, main)
+def read_head(main: str, tail: TailPart | PendingTail, words: bool = True, inputs: bool = True) -> Builder | None:
+    """Read `main` up to `tail.start` with the reading profile `words`, `inputs` (`builder.Builder`'s) and
+    merge the tail into it; None when the file is not a session transcript after all (stream-json: its runs
+    are read from the whole file), the tail is missing, or it was read with another profile."""
+    builder = Builder(main, main, words, inputs)
     # tool results hashed as the tail's reader hashes them
     if isinstance(tail, PendingTail):
         builder.text_hash = stable_text_hash if tail.stable_hash else hash
@@ -180,6 +191,7 @@ def read_head(main: str, tail: TailPart | PendingTail) -> Builder | None:
     part = tail if isinstance(tail, TailPart) else tail.result()
     if (
         part is None
+        or (part.builder.words, part.builder.inputs) != (words, inputs)
         or part.builder.threads.chains_ambiguous
         or not builder.seen.uuids.isdisjoint(part.builder.seen.uuids)
         or _passes_across_the_cut(builder, part.builder)
