@@ -263,16 +263,15 @@ def _rounded(num: int, den: int, decimals: int) -> float:
 
 
 def _signal(rule: SignalRule, value: int | None, with_data: bool, measure: float | None, why: str) -> HealthSignal:
-    """One entry of `health_grade`'s `signals`."""
-    return HealthSignal(
-        name=rule.name,
-        value=value,
-        weight=rule.weight / 100,
-        has_data=with_data,
-        grade=None if value is None else grade(value),
-        measure=measure,
-        why=why,
-    )
+    """One entry of `health_grade`'s `signals`: a dict display in `HealthSignal`'s key order (calling the
+    TypedDict with keywords builds the same dict, slower); a whole sub-score's letter read off a table."""
+    letter = None if value is None else _LETTERS[value] if type(value) is int and 0 <= value <= 100 else grade(value)
+    return {"name": rule.name, "value": value, "weight": rule.weight / 100, "has_data": with_data, "grade": letter,
+            "measure": measure, "why": why}  # fmt: skip
+
+
+#: `health_scores.grade` of each whole score 0–100.
+_LETTERS = tuple(grade(value) for value in range(101))
 
 
 def _ungraded(reason: str, why: str) -> HealthGrade:
@@ -422,14 +421,9 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
                     percent=_first_percent(timeline, i + 1),
                 )
             )
-    return HealthReport(
-        **out,
-        window=choice.tokens,
-        window_source=choice.source,
-        timeline=timeline,
-        timeline_axis=rows.axis,
-        compactions=marks,
-    )
+    # a dict display in `HealthReport`'s key order (the TypedDict called with keywords is the same dict, slower)
+    return {**out, "window": choice.tokens, "window_source": choice.source, "timeline": timeline,  # type: ignore[typeddict-item]
+            "timeline_axis": rows.axis, "compactions": marks}  # fmt: skip
 
 
 def _first_percent(timeline: list[TimelinePoint], count: int) -> int:
