@@ -87,59 +87,72 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     """
     calls, tools = rows.calls, rows.tools
     n = len(calls)
-    call_seqs = [c.seq for c in calls]
+    # the calls' and the tool calls' columns, transposed at once
+    call_seqs_, prompts, _, stops, _, latencies, _ = zip(*calls) if calls else ((),) * 7
+    call_seqs = list(call_seqs_)
     cuts = [*map(float, call_seqs[1:]), float("inf")] if n else []
-    with_result = sorted((t for t in tools if t.result_seq is not None), key=_result_seq)
-    result_errors = [t.is_error for t in with_result]
+    seqs, _, _, failed, denied, results, call_of = zip(*tools) if tools else ((),) * 7
+    if None not in results and all(map(operator.le, results, results[1:])):  # every result read, in order
+        with_result: list[ToolCall] | tuple[ToolCall, ...] = tools
+        result_errors, result_denied, result_calls = list(failed), denied, list(call_of)
+        result_seqs = list(results)
+    else:
+        with_result = sorted([t for t in tools if t.result_seq is not None], key=_result_seq)
+        result_errors = [t.is_error for t in with_result]
+        result_denied = tuple([t.denied for t in with_result])
+        result_calls = [t.call_index for t in with_result]
+        result_seqs = [t.result_seq or 0 for t in with_result]
     # running counts start from the int 0 (`initial`): a bool first term would print as false, not 0
     errors_before = list(itertools.accumulate(result_errors, initial=0))
     longest: list[tuple[int, int]] = [(0, 0)]
     if errors_before[-1]:  # without a failed result, every run of failed results is 0 long
         run = 0
-        for r, failed in enumerate(result_errors, 1):
-            run = run + 1 if failed else 0
+        for r, failed_result in enumerate(result_errors, 1):
+            run = run + 1 if failed_result else 0
             longest.append((run, r) if run > longest[-1][0] else longest[-1])
     else:
         longest *= len(with_result) + 1
     by_call: list[list[ToolCall]] = [[] for _ in range(n)]
     for t in tools:
         by_call[t.call_index].append(t)
-    stops = [c.stop_reason for c in calls]
-    paces, bases, timed_upto, final_upto = _paces(calls)
+    paces, bases, timed_upto, final_upto = _paces(calls, latencies)
     return SignalSeries(
         rows=rows,
         window=window,
         cuts=cuts,
-        use_seqs=sorted([t.seq for t in tools]),
-        result_seqs=[t.result_seq or 0 for t in with_result],
+        use_seqs=sorted(seqs),
+        result_seqs=result_seqs,
         result_errors=result_errors,
         errors_before=errors_before,
-        denied_before=list(itertools.accumulate([t.denied for t in with_result], initial=0)),
+        denied_before=list(itertools.accumulate(result_denied, initial=0)) if any(result_denied) else [0] * (len(result_denied) + 1),
         longest_before=longest,
-        tool_turns_upto=list(itertools.accumulate([bool(asked) for asked in by_call], initial=0))[1:],
-        result_calls=[t.call_index for t in with_result],
+        tool_turns_upto=list(itertools.accumulate(map(bool, by_call), initial=0))[1:],
+        result_calls=result_calls,
         tools_by_call=by_call,
         call_seqs=call_seqs,
         bound_seqs=sorted([c.seq for c in rows.compactions]),
-        known_upto=list(itertools.accumulate([stop is not None for stop in stops])),
-        cutoff_calls=[k for k, stop in enumerate(stops) if stop == "max_tokens"],
+        known_upto=list(itertools.accumulate([stop is not None for stop in stops])) if stops.count(None) < n else [0] * n,
+        cutoff_calls=[k for k, stop in enumerate(stops) if stop == "max_tokens"] if "max_tokens" in stops else [],
         paces=paces,
         timed_upto=timed_upto,
         final_upto=final_upto,
         pace_bases=bases,
-        paced_upto=list(itertools.accumulate([v is not None for v in paces])),
-        measured_at=_measured_at(calls),
+        paced_upto=list(itertools.accumulate([v is not None for v in paces])) if bases[-1:] != [None] else [0] * n,
+        measured_at=_measured_at(prompts),
     )
 
 
 _result_seq = operator.attrgetter("result_seq")
 
 
-def _paces(calls: list[MainCall]) -> tuple[list[float | None], list[float | None], list[int], list[int]]:
+def _paces(
+    calls: list[MainCall], latencies: tuple[int | None, ...]
+) -> tuple[list[float | None], list[float | None], list[int], list[int]]:
     """Each call's `pace` (written out), the pace baseline after it (median of the first `BASELINE_CALLS`
-    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason."""
+    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason; `latencies`
+    are the calls' `latency_ms`."""
     n = len(calls)
-    if all(c.latency_ms is None for c in calls):  # no call is timed (stream-json): nothing to pace
+    if latencies.count(None) == n:  # no call is timed (stream-json): nothing to pace
         return [None] * n, [None] * n, [0] * (n + 1), [0] * (n + 1)
     paces: list[float | None] = []
     bases: list[float | None] = []
@@ -166,10 +179,11 @@ def _paces(calls: list[MainCall]) -> tuple[list[float | None], list[float | None
     return paces, bases, timed_upto, final_upto
 
 
-def _measured_at(calls: list[MainCall]) -> list[int]:
-    """Per call, the index of the last call up to it whose prompt was measured (`metrics.measured`), or -1."""
+def _measured_at(prompts: tuple[int, ...]) -> list[int]:
+    """Per call (given its prompt), the index of the last call up to it whose prompt was measured
+    (`metrics.measured`), or -1."""
     # each measured call's own index (else -1), carried forward by a running maximum
-    at = [k if p is not None and p > 0 else -1 for k, p in enumerate([c.prompt_tokens for c in calls])]
+    at = [k if p is not None and p > 0 else -1 for k, p in enumerate(prompts)]
     return list(itertools.accumulate(at, max))
 
 
