@@ -47,6 +47,13 @@ _CTX, _STUCK = SIGNALS["ctx_pressure"], SIGNALS["stuck"]
 _LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
 _CACHE = SIGNALS["cache_health"]
 _CACHE_CURVE, _LATENCY_CURVE = curve_of(_CACHE), curve_of(_LATENCY)
+#: latency_drift's curve between its first two anchors (`curve_of`'s terms), written out in
+#: `_latency_severities` when the table gives it two anchors
+_LATENCY_SEGMENT = (
+    (_LATENCY.anchors[0][1], _LATENCY.anchors[1][1] - _LATENCY.anchors[0][1], _LATENCY.anchors[0][0],
+     _LATENCY.anchors[1][0] - _LATENCY.anchors[0][0])
+    if len(_LATENCY.anchors) == 2 else None
+)  # fmt: skip
 
 
 def worst_weather(s: SignalSeries) -> tuple[float, int, list[str]]:
@@ -206,7 +213,12 @@ def _cumulative_severities(s: SignalSeries) -> list[float] | None:
         return None
     # calls before enough calls used a tool abstain (0.0); `tool_turns_upto` only grows, so they are a prefix
     start = bisect.bisect_left(s.tool_turns_upto, _CUMULATIVE.minimum)
-    cuts = s.cuts[start:]
+    cuts = s.cuts
+    if _CUMULATIVE_ZERO_WITHOUT_FAILURES and all(map(operator.le, cuts, cuts[1:])):
+        # so are the calls before the first failed result is read (a rate of 0 is severity 0): a prefix
+        first_failed = s.result_seqs[s.result_errors.index(True)]
+        start = max(start, bisect.bisect_right(cuts, first_failed))
+    cuts = cuts[start:]
     errors = map(errors_before.__getitem__, map(functools.partial(bisect.bisect_left, s.result_seqs), cuts))
     uses = map(functools.partial(bisect.bisect_left, s.use_seqs), cuts)
     out = [0.0] * start
@@ -342,6 +354,8 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
     insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
     lo_x, lo, hi_x, hi = _ends(_LATENCY)
+    segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
+    y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
     recent_paces: list[float] = []  # the same calls' paces, sorted
     p75 = _P75
@@ -375,7 +389,15 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
             measure = (ordered[low] + (ordered[high] - ordered[low]) * part) / base
         else:
             measure = 0.0
-        out.append(lo if measure <= lo_x else hi if measure >= hi_x else _LATENCY_CURVE(measure))
+        if measure <= lo_x:
+            out.append(lo)
+        elif measure >= hi_x:
+            out.append(hi)
+        elif segment is None:
+            out.append(_LATENCY_CURVE(measure))
+        else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
+            value = y0 + dy * (measure - x0) / dx
+            out.append(rounded(value if value <= cap else cap))
     return out
 
 
