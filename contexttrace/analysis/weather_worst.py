@@ -131,8 +131,9 @@ def _composed(series: list[list[float]]) -> list[float]:
         ]
     out = []
     for sevs in zip(*series, strict=True):
-        *_, second, top = sorted(sevs)  # the two highest (`compose`)
-        out.append(rounded(top + weight * second) if second else top)
+        ordered = sorted(sevs)  # the two highest are its last two (`compose`)
+        second = ordered[-2]
+        out.append(rounded(ordered[-1] + weight * second) if second else ordered[-1])
     return out
 
 
@@ -143,12 +144,13 @@ def _ctx_severities(s: SignalSeries) -> list[float]:
     (x0, y0), (x1, y1) = _CTX.anchors
     calls, window, cap, rounded = s.rows.calls, s.window, _CTX.cap, round_score
     low, high = rounded(min(y0, cap)), rounded(min(y1, cap))
+    dy, dx = y1 - y0, x1 - x0
     fills = [calls[k].prompt_tokens / window if k >= 0 else None for k in s.measured_at]
     return [
         0.0 if m is None
         else low if m <= x0
         else high if m >= x1
-        else rounded(min(y0 + (y1 - y0) * (m - x0) / (x1 - x0), cap))
+        else rounded(v if (v := y0 + dy * (m - x0) / dx) <= cap else cap)  # `min(v, cap)` without the call
         for m in fills
     ]  # fmt: skip
 
