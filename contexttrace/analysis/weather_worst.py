@@ -308,16 +308,16 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
         for c in s.rows.calls
     ]
     low_hit = _CACHE_ZERO_FROM if _CACHE_ZERO_FROM is not None else float("inf")
-    low_upto = [0, *itertools.accumulate(h is not None and h < low_hit for h in hits)]
+    low_upto = list(itertools.accumulate([h is not None and h < low_hit for h in hits], initial=0))
     if not low_upto[-1]:
         return None
-    hit_upto = [0, *itertools.accumulate(h is not None for h in hits)]
-    lo_x, lo, hi_x, hi = _ends(_CACHE)
+    hit_upto = list(itertools.accumulate([h is not None for h in hits], initial=0))
+    lo_x, lo, hi_x, hi = _CACHE_ENDS
     need = _CACHE.minimum
     out = []
     some = False  # a window whose median was taken
     for i in range(len(hits)):
-        first = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
+        first = i + 1 - RECENT_CALLS if i + 1 - RECENT_CALLS > CACHE_SKIP_CALLS else CACHE_SKIP_CALLS  # max()
         n_hits = hit_upto[i + 1] - hit_upto[first] if first <= i else 0
         if n_hits < need or 2 * (low_upto[i + 1] - low_upto[first]) < n_hits:
             out.append(0.0)
@@ -328,6 +328,9 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
         measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
         out.append(lo if measure <= lo_x else hi if measure >= hi_x else _CACHE_CURVE(measure))
     return out if some else None
+
+
+_CACHE_ENDS = _ends(_CACHE)
 
 
 def _latency_severities(s: SignalSeries) -> list[float] | None:
