@@ -493,7 +493,9 @@ def score_of_counts(
             (productive[0], first, productive[1], second),
         )
     # `composite`, remembered by the five sub-scores (a few hundred tuples at most)
-    return _composite_of(*sub_scores_of_counts(latest, window, compactions, reads, rereads, error_terms, productive_terms))
+    return _composite_of(
+        *sub_scores_of_counts(latest, window, compactions, reads, rereads, error_terms, productive_terms)
+    )
 
 
 def score_of(m: HealthMeasures) -> tuple[int | None, str | None]:

@@ -9,6 +9,7 @@ there. Pure: nothing here reads files, prints or formats.
 from __future__ import annotations
 
 import bisect
+import functools
 import operator
 from collections.abc import Sequence
 
@@ -49,19 +50,24 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
     # Each point counts the rows whose key is at most a threshold, and thresholds only grow: on the time
     # axis the key is a row's moment (`cut_at_time`), on the calls axis its seq (`cut`: seq < the next
     # call's seq, i.e. ≤ that seq − 1; the last point takes every row).
-    steps = range(TIMELINE_STEPS + 1)
     thresholds: list[float]
-    positions: list[int]  # each point's `ts_ms` (time axis) or `calls` (calls axis)
+    positions: Sequence[int]  # each point's `ts_ms` (time axis) or `calls` (calls axis)
     if times:
         moment_values = times.values()
         start, end = min(moment_values), max(moment_values)
         thresholds = [start + (end - start) * k / TIMELINE_STEPS for k in range(TIMELINE_STEPS)] + [end]
         positions = [round(moment) for moment in thresholds]
     else:
-        lasts = [k * (n - 1) // TIMELINE_STEPS if n else -1 for k in steps]
+        lasts, positions, distinct = _calls_points(n)
         calls = rows.calls
-        thresholds = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in lasts]
-        positions = [last + 1 for last in lasts]
+        # each distinct point graded once (under 21 calls, points share their last call)
+        limits = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in distinct]
+        by_last = dict(zip(distinct, _timeline_scores(rows, window, times, limits, index), strict=True))
+        counted = [by_last[last] for last in lasts]
+        return [
+            {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
+            for percent, (score, letter, count), at in zip(_PERCENTS, counted, positions, strict=True)
+        ]
     scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds, index), positions, strict=True)
     # dict displays in `TimelinePoint`'s key order (a TypedDict called with keywords is the same dict, slower)
     if times:
@@ -73,6 +79,14 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
         {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
         for percent, (score, letter, count), at in scored
     ]
+
+
+@functools.lru_cache(maxsize=256)
+def _calls_points(n: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """On the calls axis with `n` calls: each point's last call counted (`floor(percent × (n − 1))`, −1
+    without a call), its `calls` position, and the distinct last calls in order (remembered for recent `n`)."""
+    lasts = tuple([k * (n - 1) // TIMELINE_STEPS if n else -1 for k in range(TIMELINE_STEPS + 1)])
+    return lasts, tuple([last + 1 for last in lasts]), tuple(dict.fromkeys(lasts))
 
 
 #: Each point's `percent`.
@@ -104,7 +118,7 @@ def _timeline_scores(
         by_threshold = dict(zip(distinct, _timeline_scores(rows, window, times, distinct, index), strict=True))
         return [by_threshold[limit] for limit in thresholds]
     calls = rows.calls
-    call_keys = _keys([c.seq for c in calls], times) if times else [c.seq for c in calls]
+    call_keys: list[float] = _keys([c.seq for c in calls], times) if times else [c.seq for c in calls]
     prompts = [c.prompt_tokens for c in calls]
     calls_sorted = sorted(call_keys) == call_keys
     # latest_upto[c]: the latest measured prompt among the first c calls (a prompt of 0 is usage the reader
@@ -198,7 +212,7 @@ class ToolIndex:
     def __init__(self, rows: SessionRows, times: dict[int, float]) -> None:
         tools = rows.tools
         names = [t.name for t in tools]
-        self.keys = _keys([t.seq for t in tools], times) if times else [t.seq for t in tools]
+        self.keys: list[float] = _keys([t.seq for t in tools], times) if times else [t.seq for t in tools]
         # positions among the tools of productive calls, of Read calls with a path, and of those that read
         # a path for the first time
         self.productive = [j for j, name in enumerate(names) if name in PRODUCTIVE_TOOLS]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple, cast
 
@@ -88,10 +89,10 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     calls, tools = rows.calls, rows.tools
     n = len(calls)
     # the calls' and the tool calls' columns, transposed at once
-    call_seqs_, prompts, _, stops, _, latencies, _ = zip(*calls) if calls else ((),) * 7
+    call_seqs_, prompts, _, stops, _, latencies, _ = zip(*calls, strict=True) if calls else ((),) * 7
     call_seqs = list(call_seqs_)
     cuts = [*map(float, call_seqs[1:]), float("inf")] if n else []
-    seqs, _, _, failed, denied, results, call_of = zip(*tools) if tools else ((),) * 7
+    seqs, _, _, failed, denied, results, call_of = zip(*tools, strict=True) if tools else ((),) * 7
     if None not in results and all(map(operator.le, results, results[1:])):  # every result read, in order
         with_result: list[ToolCall] | tuple[ToolCall, ...] = tools
         result_errors, result_denied, result_calls = list(failed), denied, list(call_of)
@@ -124,14 +125,14 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
         result_seqs=result_seqs,
         result_errors=result_errors,
         errors_before=errors_before,
-        denied_before=list(itertools.accumulate(result_denied, initial=0)) if any(result_denied) else [0] * (len(result_denied) + 1),
+        denied_before=_running(result_denied),
         longest_before=longest,
         tool_turns_upto=list(itertools.accumulate(map(bool, by_call), initial=0))[1:],
         result_calls=result_calls,
         tools_by_call=by_call,
         call_seqs=call_seqs,
         bound_seqs=sorted([c.seq for c in rows.compactions]),
-        known_upto=list(itertools.accumulate([stop is not None for stop in stops])) if stops.count(None) < n else [0] * n,
+        known_upto=_running([stop is not None for stop in stops])[1:],
         cutoff_calls=[k for k, stop in enumerate(stops) if stop == "max_tokens"] if "max_tokens" in stops else [],
         paces=paces,
         timed_upto=timed_upto,
@@ -143,6 +144,13 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
 
 
 _result_seq = operator.attrgetter("result_seq")
+
+
+def _running(flags: Sequence[bool]) -> list[int]:
+    """The running count of `flags` from 0 (len(flags) + 1 ints), without the pass when none is set."""
+    if not any(flags):
+        return [0] * (len(flags) + 1)
+    return list(itertools.accumulate(flags, initial=0))
 
 
 def _paces(
