@@ -242,27 +242,33 @@ def _cluster_severities(s: SignalSeries) -> list[float] | None:
         return None
     cuts, by_call = s.cuts, s.tools_by_call
     n = len(cuts)
+    all_tools = s.rows.tools
+    # each tool call read before its call's cut (compared column by column, without a loop in Python)
     ordered = all(map(operator.le, cuts, cuts[1:])) and all(
-        t.seq < cut for tools, cut in zip(by_call, cuts, strict=True) for t in tools
+        map(operator.lt, map(_SEQ, all_tools), map(cuts.__getitem__, map(_CALL_INDEX, all_tools)))
     )
     if not ordered:
         return _cluster_scanned(s)
     delta = [0] * (n + CLUSTER_CALLS + 1)  # failed results counted from call j, until their window ends
     right = bisect.bisect_right
-    for k, tools in enumerate(by_call):
-        for t in tools:
-            if t.is_error and t.result_seq is not None:
-                j = max(k, right(cuts, t.result_seq))  # the first call whose cut is past the result
-                if j < k + CLUSTER_CALLS:
-                    delta[j] += 1
-                    delta[k + CLUSTER_CALLS] -= 1
+    for t in all_tools:  # the order does not matter: each failed result adds to a window count
+        if t.is_error and t.result_seq is not None:
+            k = t.call_index
+            j = max(k, right(cuts, t.result_seq))  # the first call whose cut is past the result
+            if j < k + CLUSTER_CALLS:
+                delta[j] += 1
+                delta[k + CLUSTER_CALLS] -= 1
     tools_upto = [0, *itertools.accumulate(map(len, by_call))]
-    severity, need = _remembered(_CLUSTER), _CLUSTER.minimum
+    severity, need, zero = _remembered(_CLUSTER), _CLUSTER.minimum, _CLUSTER_ZERO_WITHOUT_FAILURES
     out = []
     for i, n_failed in zip(range(n), itertools.accumulate(delta), strict=False):
-        n_tools = tools_upto[i + 1] - tools_upto[max(0, i - CLUSTER_CALLS + 1)]
-        out.append(0.0 if n_tools < need else severity(n_failed / n_tools))
+        n_tools = tools_upto[i + 1] - tools_upto[i - CLUSTER_CALLS + 1 if i >= CLUSTER_CALLS else 0]
+        # a window without a failed result is severity 0 (`_CLUSTER_ZERO_WITHOUT_FAILURES`) without the curve
+        out.append(0.0 if n_tools < need or (zero and not n_failed) else severity(n_failed / n_tools))
     return out
+
+
+_SEQ, _CALL_INDEX = operator.attrgetter("seq"), operator.attrgetter("call_index")
 
 
 def _cluster_scanned(s: SignalSeries) -> list[float]:
