@@ -33,7 +33,7 @@ from contexttrace.analysis.weather_signals import (
     SignalSpec,
     baseline_ms,
     cache_skipped_why,
-    curve,
+    curve_of,
     percentile,
 )
 
@@ -228,11 +228,13 @@ def weather_signal(
                 "calls": []}  # fmt: skip
     if type(measure) in _PLAIN or not isinstance(measure, Fraction):  # ints and floats skip the ABC test
         shown = round(cast(float, measure), MEASURE_DECIMALS)  # an int stays an int
-        return _signal(name, spec, curve(float(measure), spec), shown, why, calls)
-    return _signal(name, spec, curve(float(measure), spec), round_half_up(measure, MEASURE_DECIMALS), why, calls)
+        return _signal(name, spec, _CURVES[name](float(measure)), shown, why, calls)
+    return _signal(name, spec, _CURVES[name](float(measure)), round_half_up(measure, MEASURE_DECIMALS), why, calls)
 
 
 _PLAIN = (float, int)
+#: Each signal's `curve` as `weather_signals.curve_of` gives it (the same floats, fewer steps at the ends).
+_CURVES = {name: curve_of(spec) for name, spec in SIGNALS.items()}
 
 
 def _signal(
@@ -328,7 +330,7 @@ def _ctx(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
         whose = "last call's" if at == i else f"call #{at + 1}'s (the last with readable usage)"
         why = f"{whose} prompt is {(prompt * 200 + window) // (2 * window):.0f}% of {window:,} tokens"
     shown = (prompt * _SCALE * 2 + window) // (2 * window) / _SCALE
-    return _signal("ctx_pressure", _CTX_SPEC, curve(prompt / window, _CTX_SPEC), shown, why, [at])
+    return _signal("ctx_pressure", _CTX_SPEC, _CURVES["ctx_pressure"](prompt / window), shown, why, [at])
 
 
 #: ctx_pressure's row of the table, and the scale of `MEASURE_DECIMALS`.
@@ -437,14 +439,19 @@ def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> Weat
         measure), failed tool results (refusals apart) and refused ones read by then. Exact, except the
         latency ratio (≈).
     """
-    by_name = {x["name"]: x for x in signals}
+    by_name = _BY_NAME if [x["name"] for x in signals] == _NAMES else {x["name"]: k for k, x in enumerate(signals)}
     cut = s.cuts[i]
     results = bisect.bisect_left(s.result_seqs, cut)
     return WeatherStats(
-        context_fill_frac=by_name["ctx_pressure"]["measure"],
+        context_fill_frac=signals[by_name["ctx_pressure"]]["measure"],
         tool_errors=s.errors_before[results],
         tool_denials=s.denied_before[results],
-        cache_hit_frac=by_name["cache_health"]["measure"],
-        latency_ratio=by_name["latency_drift"]["measure"],
+        cache_hit_frac=signals[by_name["cache_health"]]["measure"],
+        latency_ratio=signals[by_name["latency_drift"]]["measure"],
         compactions=bisect.bisect_left(s.bound_seqs, cut),
     )
+
+
+#: The signals' names in the spec's order, and each one's position in `signals_after`'s list.
+_NAMES = list(SIGNALS)
+_BY_NAME = {name: k for k, name in enumerate(_NAMES)}
