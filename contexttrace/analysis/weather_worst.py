@@ -108,7 +108,7 @@ def severity_lists(s: SignalSeries) -> dict[str, list[float]]:
         computed: a count signal whose table gives 0 for every count the trace reaches (no compaction, no
         max_tokens stop, no run of 10 failed results), error_cluster and error_cumulative without a
         failed result, cache_health without a hit below the fraction from which its severity is 0,
-        latency_drift without a timed call. Every severity is at least 0, so a 0 never changes the two
+        latency_drift without a timed call, and either in a trace with fewer calls than their window needs. Every severity is at least 0, so a 0 never changes the two
         highest `compose` keeps, nor is it active. Most traces keep one or two signals. Linear in the
         calls (each window is a constant size).
     """
@@ -309,6 +309,8 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
     skipped for the session's provider (`weather_signals.cache_skipped_why`)."""
     if cache_skipped_why(s.rows.provider) is not None:
         return None
+    if len(s.cuts) - CACHE_SKIP_CALLS < _CACHE.minimum:  # no window can hold enough qualifying calls
+        return None
     hits = [
         c.cache_read_tokens / c.prompt_tokens if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS else None
         for c in s.rows.calls
@@ -350,7 +352,7 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     percentile (p75 / baseline <= 1: severity 0).
     """
     calls = s.rows.calls
-    if not s.timed_upto[-1]:
+    if not s.timed_upto[-1] or len(calls) < _LATENCY.minimum:  # no timed call, or no window of enough calls
         return None
     latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
     baselines: dict[str | None, float] = {}
