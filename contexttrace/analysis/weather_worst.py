@@ -108,9 +108,10 @@ def severity_lists(s: SignalSeries) -> dict[str, list[float]]:
         computed: a count signal whose table gives 0 for every count the trace reaches (no compaction, no
         max_tokens stop, no run of 10 failed results), error_cluster and error_cumulative without a
         failed result, cache_health without a hit below the fraction from which its severity is 0,
-        latency_drift without a timed call, and either in a trace with fewer calls than their window needs. Every severity is at least 0, so a 0 never changes the two
-        highest `compose` keeps, nor is it active. Most traces keep one or two signals. Linear in the
-        calls (each window is a constant size).
+        latency_drift without a timed call, and either in a trace with fewer calls than their window
+        needs. Every severity is at least 0, so a 0 never changes the two highest `compose` keeps, nor is
+        it active. Most traces keep one or two signals. Linear in the calls (each window is a constant
+        size).
     """
     lists = {name: severities(s) for name, severities in SEVERITY_LISTS.items()}
     return {name: sev for name, sev in lists.items() if sev is not None}
