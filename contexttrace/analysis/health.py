@@ -199,8 +199,7 @@ def health_grade(rows: SessionRows, window: int, index: ToolIndex | None = None)
     latest = calls[at].prompt_tokens if at is not None else None
     if index is None:
         index = ToolIndex(rows, rows.times if rows.axis == AXIS_TIME else {})
-    reads = len(index.reads)
-    rereads = reads - len(index.fresh)
+    reads, rereads = len(index.reads), len(index.reads) - len(index.fresh)
     compactions = len(rows.compactions)
     errors = _half_counts_at(index.failed, len(tools))
     writes = _half_counts_at(index.productive, len(tools))
