@@ -246,7 +246,8 @@ def _latest_measured(calls: Sequence[MainCall]) -> int | None:
 
 
 def _half_counts_at(hits: list[int], n: int) -> tuple[int, int, int, int] | None:
-    """`_half_counts` of `n` flags given by the sorted positions of those set."""
+    """`_halves` of `n` flags (given by the sorted positions of those set) as (first half's hits, its calls,
+    second half's hits, its calls), unreduced; None with fewer than `MIN_TOOL_CALLS`."""
     if n < MIN_TOOL_CALLS:
         return None
     mid = n // 2
