@@ -41,10 +41,10 @@ from contexttrace.analysis.health_scores import (
     grade,
     sub_scores_of_counts,
 )
-from contexttrace.analysis.health_timeline import health_timeline
+from contexttrace.analysis.health_timeline import ToolIndex, health_timeline
 from contexttrace.analysis.metrics import measured
 from contexttrace.analysis.result_types import CompactionMark, HealthGrade, HealthReport, HealthSignal, TimelinePoint
-from contexttrace.analysis.session import SessionRows, ToolCall, session_rows
+from contexttrace.analysis.session import AXIS_TIME, MainCall, SessionRows, ToolCall, session_rows
 from contexttrace.analysis.window import WindowChoice, window_choice
 from contexttrace.reading.contract import READ_TOOLS
 
@@ -154,7 +154,7 @@ def health_measures(rows: SessionRows, window: int) -> tuple[HealthMeasures, int
     return measures, at
 
 
-def health_grade(rows: SessionRows, window: int) -> HealthGrade:
+def health_grade(rows: SessionRows, window: int, index: ToolIndex | None = None) -> HealthGrade:
     """Grade the health of a session from its rows (spec 000's `computeHealthGrade`).
 
     Parameters
@@ -163,6 +163,8 @@ def health_grade(rows: SessionRows, window: int) -> HealthGrade:
         From `session.session_rows` (or a `cut` of them).
     window
         The effective context window in tokens (`window.window_choice`), > 0.
+    index
+        The rows' `health_timeline.ToolIndex` when the caller has built it (`health_of`); else built here.
 
     Returns
     -------
@@ -193,12 +195,14 @@ def health_grade(rows: SessionRows, window: int) -> HealthGrade:
     # the measures of `health_measures`, kept as integer counts: each rate n / d is scored and rounded from
     # its numerator and denominator (`health_scores.sub_scores_of_counts`, `_rounded`), as exact as the Fractions
     calls, tools = rows.calls, rows.tools
-    at = next((k for k in range(len(calls) - 1, -1, -1) if measured(calls[k].prompt_tokens)), None)
+    at = _latest_measured(calls)
     latest = calls[at].prompt_tokens if at is not None else None
-    reads, rereads = read_counts(tools)
+    if index is None:
+        index = ToolIndex(rows, rows.times if rows.axis == AXIS_TIME else {})
+    reads, rereads = len(index.reads), len(index.reads) - len(index.fresh)
     compactions = len(rows.compactions)
-    errors = _half_counts([t.is_error for t in tools])
-    writes = _half_counts([t.name in PRODUCTIVE_TOOLS for t in tools])
+    errors = _half_counts_at(index.failed, len(tools))
+    writes = _half_counts_at(index.productive, len(tools))
     values = sub_scores_of_counts(latest, window, compactions, reads, rereads, errors, writes)
     data = [latest is not None, True, reads > 0, errors is not None, writes is not None and writes[0] > 0]
     score, letter = composite(values)
@@ -214,7 +218,7 @@ def health_grade(rows: SessionRows, window: int) -> HealthGrade:
         f"{compactions} compaction{'' if compactions == 1 else 's'}",
         _reread_why(reads, rereads),
         _errors_why(tools, errors),
-        _writes_why(tools, writes),
+        _writes_why(tools, writes, index.productive),
     ]
     return HealthGrade(
         grade=letter,
@@ -232,13 +236,23 @@ def health_grade(rows: SessionRows, window: int) -> HealthGrade:
     )
 
 
-def _half_counts(flags: Sequence[bool]) -> tuple[int, int, int, int] | None:
-    """`_halves` of flags as (first half's hits, its calls, second half's hits, its calls), unreduced."""
-    n = len(flags)
+def _latest_measured(calls: Sequence[MainCall]) -> int | None:
+    """The index of the latest call whose prompt was measured (`metrics.measured`), or None."""
+    for k in range(len(calls) - 1, -1, -1):
+        prompt = calls[k].prompt_tokens
+        if prompt is not None and prompt > 0:  # `metrics.measured`, written out
+            return k
+    return None
+
+
+def _half_counts_at(hits: list[int], n: int) -> tuple[int, int, int, int] | None:
+    """`_halves` of `n` flags (given by the sorted positions of those set) as (first half's hits, its calls,
+    second half's hits, its calls), unreduced; None with fewer than `MIN_TOOL_CALLS`."""
     if n < MIN_TOOL_CALLS:
         return None
     mid = n // 2
-    return sum(flags[:mid]), mid, sum(flags[mid:]), n - mid
+    first = bisect.bisect_left(hits, mid)
+    return first, mid, len(hits) - first, n - mid
 
 
 def _rounded(num: int, den: int, decimals: int) -> float:
@@ -249,16 +263,15 @@ def _rounded(num: int, den: int, decimals: int) -> float:
 
 
 def _signal(rule: SignalRule, value: int | None, with_data: bool, measure: float | None, why: str) -> HealthSignal:
-    """One entry of `health_grade`'s `signals`."""
-    return HealthSignal(
-        name=rule.name,
-        value=value,
-        weight=rule.weight / 100,
-        has_data=with_data,
-        grade=None if value is None else grade(value),
-        measure=measure,
-        why=why,
-    )
+    """One entry of `health_grade`'s `signals`: a dict display in `HealthSignal`'s key order (calling the
+    TypedDict with keywords builds the same dict, slower); a whole sub-score's letter read off a table."""
+    letter = None if value is None else _LETTERS[value] if type(value) is int and 0 <= value <= 100 else grade(value)
+    return {"name": rule.name, "value": value, "weight": rule.weight / 100, "has_data": with_data, "grade": letter,
+            "measure": measure, "why": why}  # fmt: skip
+
+
+#: `health_scores.grade` of each whole score 0–100.
+_LETTERS = tuple(grade(value) for value in range(101))
 
 
 def _ungraded(reason: str, why: str) -> HealthGrade:
@@ -311,11 +324,11 @@ def _errors_why(tools: Sequence[ToolCall], rates: tuple[int, int, int, int] | No
     return text + (f" ({denied} denied, not counted as errors)" if denied else "")
 
 
-def _productive_names(tools: Sequence[ToolCall]) -> str:
+def _productive_names(tools: Sequence[ToolCall], productive: list[int]) -> str:
     """The productive tools a session's share counts, as the `why` names them: spec 000's Write/Edit/MultiEdit,
     or, when the session used another agent's edit tools, those it used (``apply_patch``); without one, in
     words."""
-    used = dict.fromkeys([t.name for t in tools if t.name in PRODUCTIVE_TOOLS])
+    used = dict.fromkeys([tools[j].name for j in productive])
     if not used:
         return "a file write or edit"
     if all(name in SPEC_PRODUCTIVE_TOOLS for name in used):
@@ -323,15 +336,14 @@ def _productive_names(tools: Sequence[ToolCall]) -> str:
     return "/".join(used)
 
 
-def _writes_why(tools: Sequence[ToolCall], shares: tuple[int, int, int, int] | None) -> str:
+def _writes_why(tools: Sequence[ToolCall], shares: tuple[int, int, int, int] | None, productive: list[int]) -> str:
     """Tool Efficiency's `why`, from the halves' (count, calls) as `health_grade` keeps them."""
     if shares is None:
         return _too_few(len(tools))
-    names = _productive_names(tools)
+    names = _productive_names(tools, productive)
     n1, d1, n2, d2 = shares
     if n1 == 0:
-        productive = sum([t.name in PRODUCTIVE_TOOLS for t in tools])
-        second = f" ({productive} in the second)" if productive else ", nor in the second"
+        second = f" ({len(productive)} in the second)" if productive else ", nor in the second"
         spec = _spec(NO_FIRST_HALF_WRITES_SCORE)
         return f"no productive call ({names}) in the first half{second}: {spec}"
     return f"share of {names} {n1 / d1:.0%} in the first half, {n2 / d2:.0%} in the second"
@@ -387,9 +399,14 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
     HealthReport
         The same as `health_report`.
     """
-    out = health_grade(rows, choice.tokens)
+    if len(rows.calls) < MIN_CALLS:
+        out = health_grade(rows, choice.tokens)
+        timeline: list[TimelinePoint] = []
+    else:
+        index = ToolIndex(rows, rows.times if rows.axis == AXIS_TIME else {})  # shared by the grade and the timeline
+        out = health_grade(rows, choice.tokens, index)
+        timeline = health_timeline(rows, choice.tokens, index)
     graded = out["grade"] is not None
-    timeline = health_timeline(rows, choice.tokens) if graded else []
     call_seqs = [c.seq for c in rows.calls] if rows.compactions else []
     n = len(call_seqs)
     marks: list[CompactionMark] = []
@@ -404,14 +421,9 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
                     percent=_first_percent(timeline, i + 1),
                 )
             )
-    return HealthReport(
-        **out,
-        window=choice.tokens,
-        window_source=choice.source,
-        timeline=timeline,
-        timeline_axis=rows.axis,
-        compactions=marks,
-    )
+    # a dict display in `HealthReport`'s key order (the TypedDict called with keywords is the same dict, slower)
+    return {**out, "window": choice.tokens, "window_source": choice.source, "timeline": timeline,  # type: ignore[typeddict-item]
+            "timeline_axis": rows.axis, "compactions": marks}  # fmt: skip
 
 
 def _first_percent(timeline: list[TimelinePoint], count: int) -> int:

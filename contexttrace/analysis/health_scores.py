@@ -13,6 +13,7 @@ and every signal keeps its weight. Two choices of ours:
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -425,6 +426,12 @@ def composite(values: Sequence[int]) -> tuple[int, str]:
     return score, GRADE_FLOOR
 
 
+@functools.cache
+def _composite_of(*values: int) -> tuple[int, str]:
+    """`composite(values)`, remembered: the five sub-scores take a few values each."""
+    return composite(values)
+
+
 def _in_integers(bands: Sequence[tuple[Fraction, int]]) -> tuple[tuple[int, int, int], ...]:
     """A band table with each edge as (numerator, denominator): what `score_of_counts` compares."""
     return tuple((edge.numerator, edge.denominator, result) for edge, result in bands)
@@ -485,7 +492,10 @@ def score_of_counts(
             (errors[0], first, errors[1], second),
             (productive[0], first, productive[1], second),
         )
-    return composite(sub_scores_of_counts(latest, window, compactions, reads, rereads, error_terms, productive_terms))
+    # `composite`, remembered by the five sub-scores (a few hundred tuples at most)
+    return _composite_of(
+        *sub_scores_of_counts(latest, window, compactions, reads, rereads, error_terms, productive_terms)
+    )
 
 
 def score_of(m: HealthMeasures) -> tuple[int | None, str | None]:

@@ -9,6 +9,8 @@ there. Pure: nothing here reads files, prints or formats.
 from __future__ import annotations
 
 import bisect
+import functools
+import operator
 from collections.abc import Sequence
 
 from contexttrace.analysis.health_scores import MIN_CALLS, PRODUCTIVE_TOOLS, score_of_counts
@@ -21,7 +23,7 @@ from contexttrace.reading.contract import READ_TOOLS
 TIMELINE_STEPS = 20
 
 
-def health_timeline(rows: SessionRows, window: int) -> list[TimelinePoint]:
+def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = None) -> list[TimelinePoint]:
     """Grade the session at each 5 % of it, from the rows up to that moment (21 points).
 
     Parameters
@@ -30,6 +32,8 @@ def health_timeline(rows: SessionRows, window: int) -> list[TimelinePoint]:
         From `session.session_rows`.
     window
         Effective window in tokens (> 0).
+    index
+        The rows' `ToolIndex` on this axis, when the caller has built it (`health.health_of`); else built here.
 
     Returns
     -------
@@ -46,20 +50,25 @@ def health_timeline(rows: SessionRows, window: int) -> list[TimelinePoint]:
     # Each point counts the rows whose key is at most a threshold, and thresholds only grow: on the time
     # axis the key is a row's moment (`cut_at_time`), on the calls axis its seq (`cut`: seq < the next
     # call's seq, i.e. ≤ that seq − 1; the last point takes every row).
-    steps = range(TIMELINE_STEPS + 1)
     thresholds: list[float]
-    positions: list[int]  # each point's `ts_ms` (time axis) or `calls` (calls axis)
+    positions: Sequence[int]  # each point's `ts_ms` (time axis) or `calls` (calls axis)
     if times:
         moment_values = times.values()
         start, end = min(moment_values), max(moment_values)
         thresholds = [start + (end - start) * k / TIMELINE_STEPS for k in range(TIMELINE_STEPS)] + [end]
         positions = [round(moment) for moment in thresholds]
     else:
-        lasts = [k * (n - 1) // TIMELINE_STEPS if n else -1 for k in steps]
+        lasts, positions, distinct = _calls_points(n)
         calls = rows.calls
-        thresholds = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in lasts]
-        positions = [last + 1 for last in lasts]
-    scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds), positions, strict=True)
+        # each distinct point graded once (under 21 calls, points share their last call)
+        limits = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in distinct]
+        by_last = dict(zip(distinct, _timeline_scores(rows, window, times, limits, index), strict=True))
+        counted = [by_last[last] for last in lasts]
+        return [
+            {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
+            for percent, (score, letter, count), at in zip(_PERCENTS, counted, positions, strict=True)
+        ]
+    scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds, index), positions, strict=True)
     # dict displays in `TimelinePoint`'s key order (a TypedDict called with keywords is the same dict, slower)
     if times:
         return [
@@ -70,6 +79,14 @@ def health_timeline(rows: SessionRows, window: int) -> list[TimelinePoint]:
         {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
         for percent, (score, letter, count), at in scored
     ]
+
+
+@functools.lru_cache(maxsize=256)
+def _calls_points(n: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """On the calls axis with `n` calls: each point's last call counted (`floor(percent × (n − 1))`, −1
+    without a call), its `calls` position, and the distinct last calls in order (remembered for recent `n`)."""
+    lasts = tuple([k * (n - 1) // TIMELINE_STEPS if n else -1 for k in range(TIMELINE_STEPS + 1)])
+    return lasts, tuple([last + 1 for last in lasts]), tuple(dict.fromkeys(lasts))
 
 
 #: Each point's `percent`.
@@ -87,7 +104,7 @@ def _keys(seqs: Sequence[int | None], times: dict[int, float]) -> list[float]:
 
 
 def _timeline_scores(
-    rows: SessionRows, window: int, times: dict[int, float], thresholds: list[float]
+    rows: SessionRows, window: int, times: dict[int, float], thresholds: list[float], index: ToolIndex | None = None
 ) -> list[tuple[int | None, str | None, int]]:
     """(score, grade, compactions) of `health_grade` over the rows whose key is at most each threshold.
 
@@ -96,18 +113,25 @@ def _timeline_scores(
     in O(log n); otherwise each point is a pass over the rows. Points that count the same rows (a short
     trace's, or a quiet stretch of a long one) are graded once. Scored in integers (`score_of_counts`).
     """
+    distinct = list(dict.fromkeys(thresholds))  # the calls axis repeats a threshold when there are under 21 calls
+    if len(distinct) < len(thresholds):
+        by_threshold = dict(zip(distinct, _timeline_scores(rows, window, times, distinct, index), strict=True))
+        return [by_threshold[limit] for limit in thresholds]
     calls = rows.calls
-    call_keys = _keys([c.seq for c in calls], times)
+    call_keys: list[float] = _keys([c.seq for c in calls], times) if times else [c.seq for c in calls]
     prompts = [c.prompt_tokens for c in calls]
     calls_sorted = sorted(call_keys) == call_keys
     # latest_upto[c]: the latest measured prompt among the first c calls (a prompt of 0 is usage the reader
     # could not read), None before any
     latest_upto: list[int | None] = [None]
     if calls_sorted:
+        last = None
         for p in prompts:
-            latest_upto.append(p if measured(p) else latest_upto[-1])
+            if p is not None and p > 0:  # `metrics.measured`, written out
+                last = p
+            latest_upto.append(last)
     bound_keys = sorted(_keys([c.seq for c in rows.compactions], times))
-    tools = _ToolKeys(rows, times)
+    tools = index if index is not None else ToolIndex(rows, times)
     right = bisect.bisect_right
     if calls_sorted and tools.sorted:
         return _prefix_scores(thresholds, call_keys, bound_keys, tools, latest_upto, window)
@@ -140,13 +164,13 @@ def _prefix_scores(
     thresholds: list[float],
     call_keys: list[float],
     bound_keys: list[float],
-    tools: _ToolKeys,
+    tools: ToolIndex,
     latest_upto: list[int | None],
     window: int,
 ) -> list[tuple[int | None, str | None, int]]:
     """`_timeline_scores` when the keys of calls and of tool calls are in row order: each point is named by
     what it counts, a prefix of each kind of row (calls, compactions, tool calls, and errors by
-    `_ToolKeys.error_keys`), and each distinct point is graded once."""
+    `ToolIndex.error_keys`), and each distinct point is graded once."""
     right = bisect.bisect_right
     zeros = [0] * len(thresholds)
 
@@ -173,27 +197,40 @@ def _within(keys: list[float], limit: float) -> list[int]:
     return [j for j, k in enumerate(keys) if k <= limit]
 
 
-class _ToolKeys:
-    """The tool calls of a session by key, answering what `_timeline_scores` counts up to a threshold."""
+class ToolIndex:
+    """A session's tool calls by position and key: what `health.health_grade` counts over all of them and
+    what `_timeline_scores` counts up to a threshold (built once per trace by `health.health_of`, shared).
+
+    Attributes: `keys` (each tool call's key: its moment on the time axis, else its seq), `productive`
+    (positions of productive calls, `health_scores.PRODUCTIVE_TOOLS`), `paths` (position → file_path of
+    the Read calls with a path), `reads` and `fresh` (positions of those reads, and of the reads of a path
+    not read before), `failed` (positions of failed calls), `errors` ((position, key of the result) of
+    each failed call), `sorted` (whether `keys` are in row order) and `error_keys` / `error_order` (the
+    failed calls by the key from which they are counted, and their positions in that order).
+    """
 
     def __init__(self, rows: SessionRows, times: dict[int, float]) -> None:
         tools = rows.tools
-        self.keys = _keys([t.seq for t in tools], times)
+        names = [t.name for t in tools]
+        self.keys: list[float] = _keys([t.seq for t in tools], times) if times else [t.seq for t in tools]
         # positions among the tools of productive calls, of Read calls with a path, and of those that read
         # a path for the first time
-        self.productive = [j for j, t in enumerate(tools) if t.name in PRODUCTIVE_TOOLS]
-        self.paths = {j: t.file_path for j, t in enumerate(tools) if t.name in READ_TOOLS and t.file_path is not None}
+        self.productive = [j for j, name in enumerate(names) if name in PRODUCTIVE_TOOLS]
+        self.paths = {j: tools[j].file_path for j, name in enumerate(names) if name in READ_TOOLS}
+        if None in self.paths.values():
+            self.paths = {j: path for j, path in self.paths.items() if path is not None}
         first: dict[str, int] = {}
         for j, path in self.paths.items():
-            first.setdefault(path, j)
+            first.setdefault(path, j)  # type: ignore[arg-type]  # None paths are left out above
         self.reads, self.fresh = list(self.paths), list(first.values())
         # errors: (index among tools, key of the result); only a tool with a result can have is_error
-        failed = [(j, t.result_seq) for j, t in enumerate(tools) if t.is_error]
-        self.errors = list(zip([j for j, _ in failed], _keys([seq for _, seq in failed], times), strict=True))
-        self.sorted = sorted(self.keys) == self.keys
+        self.failed = [j for j, t in enumerate(tools) if t.is_error]
+        self.errors = list(zip(self.failed, _keys([tools[j].result_seq for j in self.failed], times), strict=True))
+        keys = self.keys
+        self.sorted = all(map(operator.le, keys, keys[1:])) if len(keys) > 1 else True
         # when an error is counted: once both the call's key and its result's are within the threshold; with
         # the keys in row order, the errors counted up to any threshold are a prefix of `error_order`
-        by_key = sorted([(max(self.keys[j], result), j) for j, result in self.errors])
+        by_key = sorted([(max(keys[j], result), j) for j, result in self.errors]) if self.errors else []
         self.error_keys = [key for key, _ in by_key]
         self.error_order = [j for _, j in by_key]
 

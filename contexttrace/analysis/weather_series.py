@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple, cast
 
@@ -32,7 +33,7 @@ from contexttrace.analysis.weather_signals import (
     SignalSpec,
     baseline_ms,
     cache_skipped_why,
-    curve,
+    curve_of,
     percentile,
 )
 
@@ -87,59 +88,79 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     """
     calls, tools = rows.calls, rows.tools
     n = len(calls)
-    call_seqs = [c.seq for c in calls]
+    # the calls' and the tool calls' columns, transposed at once
+    call_seqs_, prompts, _, stops, _, latencies, _ = zip(*calls, strict=True) if calls else ((),) * 7
+    call_seqs = list(call_seqs_)
     cuts = [*map(float, call_seqs[1:]), float("inf")] if n else []
-    with_result = sorted((t for t in tools if t.result_seq is not None), key=_result_seq)
-    result_errors = [t.is_error for t in with_result]
+    seqs, _, _, failed, denied, results, call_of = zip(*tools, strict=True) if tools else ((),) * 7
+    if None not in results and all(map(operator.le, results, results[1:])):  # every result read, in order
+        with_result: list[ToolCall] | tuple[ToolCall, ...] = tools
+        result_errors, result_denied, result_calls = list(failed), denied, list(call_of)
+        result_seqs = list(results)
+    else:
+        with_result = sorted([t for t in tools if t.result_seq is not None], key=_result_seq)
+        result_errors = [t.is_error for t in with_result]
+        result_denied = tuple([t.denied for t in with_result])
+        result_calls = [t.call_index for t in with_result]
+        result_seqs = [t.result_seq or 0 for t in with_result]
     # running counts start from the int 0 (`initial`): a bool first term would print as false, not 0
     errors_before = list(itertools.accumulate(result_errors, initial=0))
     longest: list[tuple[int, int]] = [(0, 0)]
     if errors_before[-1]:  # without a failed result, every run of failed results is 0 long
         run = 0
-        for r, failed in enumerate(result_errors, 1):
-            run = run + 1 if failed else 0
+        for r, failed_result in enumerate(result_errors, 1):
+            run = run + 1 if failed_result else 0
             longest.append((run, r) if run > longest[-1][0] else longest[-1])
     else:
         longest *= len(with_result) + 1
     by_call: list[list[ToolCall]] = [[] for _ in range(n)]
     for t in tools:
         by_call[t.call_index].append(t)
-    stops = [c.stop_reason for c in calls]
-    paces, bases, timed_upto, final_upto = _paces(calls)
+    paces, bases, timed_upto, final_upto = _paces(calls, latencies)
     return SignalSeries(
         rows=rows,
         window=window,
         cuts=cuts,
-        use_seqs=sorted([t.seq for t in tools]),
-        result_seqs=[t.result_seq or 0 for t in with_result],
+        use_seqs=sorted(seqs),
+        result_seqs=result_seqs,
         result_errors=result_errors,
         errors_before=errors_before,
-        denied_before=list(itertools.accumulate([t.denied for t in with_result], initial=0)),
+        denied_before=_running(result_denied),
         longest_before=longest,
-        tool_turns_upto=list(itertools.accumulate([bool(asked) for asked in by_call], initial=0))[1:],
-        result_calls=[t.call_index for t in with_result],
+        tool_turns_upto=list(itertools.accumulate(map(bool, by_call), initial=0))[1:],
+        result_calls=result_calls,
         tools_by_call=by_call,
         call_seqs=call_seqs,
         bound_seqs=sorted([c.seq for c in rows.compactions]),
-        known_upto=list(itertools.accumulate([stop is not None for stop in stops])),
-        cutoff_calls=[k for k, stop in enumerate(stops) if stop == "max_tokens"],
+        known_upto=_running([stop is not None for stop in stops])[1:],
+        cutoff_calls=[k for k, stop in enumerate(stops) if stop == "max_tokens"] if "max_tokens" in stops else [],
         paces=paces,
         timed_upto=timed_upto,
         final_upto=final_upto,
         pace_bases=bases,
-        paced_upto=list(itertools.accumulate([v is not None for v in paces])),
-        measured_at=_measured_at(calls),
+        paced_upto=list(itertools.accumulate([v is not None for v in paces])) if bases[-1:] != [None] else [0] * n,
+        measured_at=_measured_at(prompts),
     )
 
 
 _result_seq = operator.attrgetter("result_seq")
 
 
-def _paces(calls: list[MainCall]) -> tuple[list[float | None], list[float | None], list[int], list[int]]:
+def _running(flags: Sequence[bool]) -> list[int]:
+    """The running count of `flags` from 0 (len(flags) + 1 ints), without the pass when none is set."""
+    if not any(flags):
+        return [0] * (len(flags) + 1)
+    return list(itertools.accumulate(flags, initial=0))
+
+
+def _paces(
+    calls: list[MainCall], latencies: tuple[int | None, ...]
+) -> tuple[list[float | None], list[float | None], list[int], list[int]]:
     """Each call's `pace` (written out), the pace baseline after it (median of the first `BASELINE_CALLS`
-    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason."""
+    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason; `latencies`
+    are the calls' `latency_ms`."""
     n = len(calls)
-    if all(c.latency_ms is None for c in calls):  # no call is timed (stream-json): nothing to pace
+    if latencies.count(None) == n:  # no call is timed (stream-json): nothing to pace
         return [None] * n, [None] * n, [0] * (n + 1), [0] * (n + 1)
     paces: list[float | None] = []
     bases: list[float | None] = []
@@ -166,10 +187,11 @@ def _paces(calls: list[MainCall]) -> tuple[list[float | None], list[float | None
     return paces, bases, timed_upto, final_upto
 
 
-def _measured_at(calls: list[MainCall]) -> list[int]:
-    """Per call, the index of the last call up to it whose prompt was measured (`metrics.measured`), or -1."""
+def _measured_at(prompts: tuple[int, ...]) -> list[int]:
+    """Per call (given its prompt), the index of the last call up to it whose prompt was measured
+    (`metrics.measured`), or -1."""
     # each measured call's own index (else -1), carried forward by a running maximum
-    at = [k if p is not None and p > 0 else -1 for k, p in enumerate([c.prompt_tokens for c in calls])]
+    at = [k if p is not None and p > 0 else -1 for k, p in enumerate(prompts)]
     return list(itertools.accumulate(at, max))
 
 
@@ -206,11 +228,13 @@ def weather_signal(
                 "calls": []}  # fmt: skip
     if type(measure) in _PLAIN or not isinstance(measure, Fraction):  # ints and floats skip the ABC test
         shown = round(cast(float, measure), MEASURE_DECIMALS)  # an int stays an int
-        return _signal(name, spec, curve(float(measure), spec), shown, why, calls)
-    return _signal(name, spec, curve(float(measure), spec), round_half_up(measure, MEASURE_DECIMALS), why, calls)
+        return _signal(name, spec, _CURVES[name](float(measure)), shown, why, calls)
+    return _signal(name, spec, _CURVES[name](float(measure)), round_half_up(measure, MEASURE_DECIMALS), why, calls)
 
 
 _PLAIN = (float, int)
+#: Each signal's `curve` as `weather_signals.curve_of` gives it (the same floats, fewer steps at the ends).
+_CURVES = {name: curve_of(spec) for name, spec in SIGNALS.items()}
 
 
 def _signal(
@@ -306,7 +330,7 @@ def _ctx(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
         whose = "last call's" if at == i else f"call #{at + 1}'s (the last with readable usage)"
         why = f"{whose} prompt is {(prompt * 200 + window) // (2 * window):.0f}% of {window:,} tokens"
     shown = (prompt * _SCALE * 2 + window) // (2 * window) / _SCALE
-    return _signal("ctx_pressure", _CTX_SPEC, curve(prompt / window, _CTX_SPEC), shown, why, [at])
+    return _signal("ctx_pressure", _CTX_SPEC, _CURVES["ctx_pressure"](prompt / window), shown, why, [at])
 
 
 #: ctx_pressure's row of the table, and the scale of `MEASURE_DECIMALS`.
@@ -415,14 +439,19 @@ def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> Weat
         measure), failed tool results (refusals apart) and refused ones read by then. Exact, except the
         latency ratio (≈).
     """
-    by_name = {x["name"]: x for x in signals}
+    by_name = _BY_NAME if [x["name"] for x in signals] == _NAMES else {x["name"]: k for k, x in enumerate(signals)}
     cut = s.cuts[i]
     results = bisect.bisect_left(s.result_seqs, cut)
     return WeatherStats(
-        context_fill_frac=by_name["ctx_pressure"]["measure"],
+        context_fill_frac=signals[by_name["ctx_pressure"]]["measure"],
         tool_errors=s.errors_before[results],
         tool_denials=s.denied_before[results],
-        cache_hit_frac=by_name["cache_health"]["measure"],
-        latency_ratio=by_name["latency_drift"]["measure"],
+        cache_hit_frac=signals[by_name["cache_health"]]["measure"],
+        latency_ratio=signals[by_name["latency_drift"]]["measure"],
         compactions=bisect.bisect_left(s.bound_seqs, cut),
     )
+
+
+#: The signals' names in the spec's order, and each one's position in `signals_after`'s list.
+_NAMES = list(SIGNALS)
+_BY_NAME = {name: k for k, name in enumerate(_NAMES)}

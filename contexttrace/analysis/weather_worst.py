@@ -47,6 +47,13 @@ _CTX, _STUCK = SIGNALS["ctx_pressure"], SIGNALS["stuck"]
 _LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
 _CACHE = SIGNALS["cache_health"]
 _CACHE_CURVE, _LATENCY_CURVE = curve_of(_CACHE), curve_of(_LATENCY)
+#: latency_drift's curve between its first two anchors (`curve_of`'s terms), written out in
+#: `_latency_severities` when the table gives it two anchors
+_LATENCY_SEGMENT = (
+    (_LATENCY.anchors[0][1], _LATENCY.anchors[1][1] - _LATENCY.anchors[0][1], _LATENCY.anchors[0][0],
+     _LATENCY.anchors[1][0] - _LATENCY.anchors[0][0])
+    if len(_LATENCY.anchors) == 2 else None
+)  # fmt: skip
 
 
 def worst_weather(s: SignalSeries) -> tuple[float, int, list[str]]:
@@ -101,9 +108,10 @@ def severity_lists(s: SignalSeries) -> dict[str, list[float]]:
         computed: a count signal whose table gives 0 for every count the trace reaches (no compaction, no
         max_tokens stop, no run of 10 failed results), error_cluster and error_cumulative without a
         failed result, cache_health without a hit below the fraction from which its severity is 0,
-        latency_drift without a timed call. Every severity is at least 0, so a 0 never changes the two
-        highest `compose` keeps, nor is it active. Most traces keep one or two signals. Linear in the
-        calls (each window is a constant size).
+        latency_drift without a timed call, and either in a trace with fewer calls than their window
+        needs. Every severity is at least 0, so a 0 never changes the two highest `compose` keeps, nor is
+        it active. Most traces keep one or two signals. Linear in the calls (each window is a constant
+        size).
     """
     lists = {name: severities(s) for name, severities in SEVERITY_LISTS.items()}
     return {name: sev for name, sev in lists.items() if sev is not None}
@@ -124,8 +132,9 @@ def _composed(series: list[list[float]]) -> list[float]:
         ]
     out = []
     for sevs in zip(*series, strict=True):
-        *_, second, top = sorted(sevs)  # the two highest (`compose`)
-        out.append(rounded(top + weight * second) if second else top)
+        ordered = sorted(sevs)  # the two highest are its last two (`compose`)
+        second = ordered[-2]
+        out.append(rounded(ordered[-1] + weight * second) if second else ordered[-1])
     return out
 
 
@@ -136,12 +145,13 @@ def _ctx_severities(s: SignalSeries) -> list[float]:
     (x0, y0), (x1, y1) = _CTX.anchors
     calls, window, cap, rounded = s.rows.calls, s.window, _CTX.cap, round_score
     low, high = rounded(min(y0, cap)), rounded(min(y1, cap))
+    dy, dx = y1 - y0, x1 - x0
     fills = [calls[k].prompt_tokens / window if k >= 0 else None for k in s.measured_at]
     return [
         0.0 if m is None
         else low if m <= x0
         else high if m >= x1
-        else rounded(min(y0 + (y1 - y0) * (m - x0) / (x1 - x0), cap))
+        else rounded(v if (v := y0 + dy * (m - x0) / dx) <= cap else cap)  # `min(v, cap)` without the call
         for m in fills
     ]  # fmt: skip
 
@@ -206,7 +216,12 @@ def _cumulative_severities(s: SignalSeries) -> list[float] | None:
         return None
     # calls before enough calls used a tool abstain (0.0); `tool_turns_upto` only grows, so they are a prefix
     start = bisect.bisect_left(s.tool_turns_upto, _CUMULATIVE.minimum)
-    cuts = s.cuts[start:]
+    cuts = s.cuts
+    if _CUMULATIVE_ZERO_WITHOUT_FAILURES and all(map(operator.le, cuts, cuts[1:])):
+        # so are the calls before the first failed result is read (a rate of 0 is severity 0): a prefix
+        first_failed = s.result_seqs[s.result_errors.index(True)]
+        start = max(start, bisect.bisect_right(cuts, first_failed))
+    cuts = cuts[start:]
     errors = map(errors_before.__getitem__, map(functools.partial(bisect.bisect_left, s.result_seqs), cuts))
     uses = map(functools.partial(bisect.bisect_left, s.use_seqs), cuts)
     out = [0.0] * start
@@ -228,27 +243,33 @@ def _cluster_severities(s: SignalSeries) -> list[float] | None:
         return None
     cuts, by_call = s.cuts, s.tools_by_call
     n = len(cuts)
+    all_tools = s.rows.tools
+    # each tool call read before its call's cut (compared column by column, without a loop in Python)
     ordered = all(map(operator.le, cuts, cuts[1:])) and all(
-        t.seq < cut for tools, cut in zip(by_call, cuts, strict=True) for t in tools
+        map(operator.lt, map(_SEQ, all_tools), map(cuts.__getitem__, map(_CALL_INDEX, all_tools)))
     )
     if not ordered:
         return _cluster_scanned(s)
     delta = [0] * (n + CLUSTER_CALLS + 1)  # failed results counted from call j, until their window ends
     right = bisect.bisect_right
-    for k, tools in enumerate(by_call):
-        for t in tools:
-            if t.is_error and t.result_seq is not None:
-                j = max(k, right(cuts, t.result_seq))  # the first call whose cut is past the result
-                if j < k + CLUSTER_CALLS:
-                    delta[j] += 1
-                    delta[k + CLUSTER_CALLS] -= 1
+    for t in all_tools:  # the order does not matter: each failed result adds to a window count
+        if t.is_error and t.result_seq is not None:
+            k = t.call_index
+            j = max(k, right(cuts, t.result_seq))  # the first call whose cut is past the result
+            if j < k + CLUSTER_CALLS:
+                delta[j] += 1
+                delta[k + CLUSTER_CALLS] -= 1
     tools_upto = [0, *itertools.accumulate(map(len, by_call))]
-    severity, need = _remembered(_CLUSTER), _CLUSTER.minimum
+    severity, need, zero = _remembered(_CLUSTER), _CLUSTER.minimum, _CLUSTER_ZERO_WITHOUT_FAILURES
     out = []
     for i, n_failed in zip(range(n), itertools.accumulate(delta), strict=False):
-        n_tools = tools_upto[i + 1] - tools_upto[max(0, i - CLUSTER_CALLS + 1)]
-        out.append(0.0 if n_tools < need else severity(n_failed / n_tools))
+        n_tools = tools_upto[i + 1] - tools_upto[i - CLUSTER_CALLS + 1 if i >= CLUSTER_CALLS else 0]
+        # a window without a failed result is severity 0 (`_CLUSTER_ZERO_WITHOUT_FAILURES`) without the curve
+        out.append(0.0 if n_tools < need or (zero and not n_failed) else severity(n_failed / n_tools))
     return out
+
+
+_SEQ, _CALL_INDEX = operator.attrgetter("seq"), operator.attrgetter("call_index")
 
 
 def _cluster_scanned(s: SignalSeries) -> list[float]:
@@ -289,21 +310,23 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
     skipped for the session's provider (`weather_signals.cache_skipped_why`)."""
     if cache_skipped_why(s.rows.provider) is not None:
         return None
+    if len(s.cuts) - CACHE_SKIP_CALLS < _CACHE.minimum:  # no window can hold enough qualifying calls
+        return None
     hits = [
         c.cache_read_tokens / c.prompt_tokens if c.prompt_tokens >= CACHE_MIN_PROMPT_TOKENS else None
         for c in s.rows.calls
     ]
     low_hit = _CACHE_ZERO_FROM if _CACHE_ZERO_FROM is not None else float("inf")
-    low_upto = [0, *itertools.accumulate(h is not None and h < low_hit for h in hits)]
+    low_upto = list(itertools.accumulate([h is not None and h < low_hit for h in hits], initial=0))
     if not low_upto[-1]:
         return None
-    hit_upto = [0, *itertools.accumulate(h is not None for h in hits)]
-    lo_x, lo, hi_x, hi = _ends(_CACHE)
+    hit_upto = list(itertools.accumulate([h is not None for h in hits], initial=0))
+    lo_x, lo, hi_x, hi = _CACHE_ENDS
     need = _CACHE.minimum
     out = []
     some = False  # a window whose median was taken
     for i in range(len(hits)):
-        first = max(CACHE_SKIP_CALLS, i + 1 - RECENT_CALLS)
+        first = i + 1 - RECENT_CALLS if i + 1 - RECENT_CALLS > CACHE_SKIP_CALLS else CACHE_SKIP_CALLS  # max()
         n_hits = hit_upto[i + 1] - hit_upto[first] if first <= i else 0
         if n_hits < need or 2 * (low_upto[i + 1] - low_upto[first]) < n_hits:
             out.append(0.0)
@@ -314,6 +337,9 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
         measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
         out.append(lo if measure <= lo_x else hi if measure >= hi_x else _CACHE_CURVE(measure))
     return out if some else None
+
+
+_CACHE_ENDS = _ends(_CACHE)
 
 
 def _latency_severities(s: SignalSeries) -> list[float] | None:
@@ -327,7 +353,7 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     percentile (p75 / baseline <= 1: severity 0).
     """
     calls = s.rows.calls
-    if not s.timed_upto[-1]:
+    if not s.timed_upto[-1] or len(calls) < _LATENCY.minimum:  # no timed call, or no window of enough calls
         return None
     latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
     baselines: dict[str | None, float] = {}
@@ -342,6 +368,8 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
     insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
     lo_x, lo, hi_x, hi = _ends(_LATENCY)
+    segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
+    y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
     recent_paces: list[float] = []  # the same calls' paces, sorted
     p75 = _P75
@@ -375,7 +403,15 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
             measure = (ordered[low] + (ordered[high] - ordered[low]) * part) / base
         else:
             measure = 0.0
-        out.append(lo if measure <= lo_x else hi if measure >= hi_x else _LATENCY_CURVE(measure))
+        if measure <= lo_x:
+            out.append(lo)
+        elif measure >= hi_x:
+            out.append(hi)
+        elif segment is None:
+            out.append(_LATENCY_CURVE(measure))
+        else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
+            value = y0 + dy * (measure - x0) / dx
+            out.append(rounded(value if value <= cap else cap))
     return out
 
 
