@@ -6,14 +6,50 @@ of `options.py`, printed through `output.py`, reading traces through `analyze.py
 `storage.replay` for the kept output of a reading command whose inputs did not change (Typer not imported).
 """
 
+import errno
+import io
+import sys
+
 
 def main() -> None:
     """Run the command-line interface (the `contexttrace` console script, `python -m contexttrace`, `cli.py`):
     a reading command whose every input is as when it last ran prints its kept output (`storage.replay`);
-    anything else runs the Typer app (`cli.app.main`), its output kept when it may be replayed."""
+    anything else runs the Typer app (`cli.app.main`), its output kept when it may be replayed.
+
+    A standard output that cannot take what a command writes (closed with ``>&-``, a full disk, ``/dev/full``,
+    a descriptor opened for reading), whether the command runs or its kept output is replayed, ends the run
+    with one line on stderr naming it and exit code 1 (never kept for replay), not a traceback; a pipe whose
+    reader went away (``| head``) is no error. Raises SystemExit.
+    """
+    if sys.stdout is None:
+        sys.stdout = ClosedStream()
     from contexttrace.storage.replay import replay_or_run
 
-    replay_or_run(_run_app)
+    try:
+        replay_or_run(_run_app)
+    except OSError as exc:
+        if exc.filename is not None or exc.errno == errno.EPIPE or sys.stderr is None:
+            raise  # a file the command named, or a pipe's reader gone: not the output stream's doing
+        sys.stderr.write(f"Error: cannot write to standard output: {exc.strerror or exc}\n")
+        raise SystemExit(1) from None
+
+
+class ClosedStream(io.TextIOBase):
+    """What stands for a standard output the shell closed (``>&-``): Python leaves it None, so the first
+    ``sys.stdout.write`` would fail with an AttributeError deep inside a command; every write here raises
+    the OSError a closed descriptor gives (EBADF), which `main` reports in one line."""
+
+    def isatty(self) -> bool:
+        """Never a terminal."""
+        return False
+
+    def writable(self) -> bool:
+        """Never written to."""
+        return False
+
+    def write(self, s: str) -> int:
+        """Raise OSError(EBADF): there is nowhere to write."""
+        raise OSError(errno.EBADF, "it is closed")
 
 
 def _run_app() -> None:
@@ -22,4 +58,4 @@ def _run_app() -> None:
     app_main()
 
 
-__all__ = ["main"]
+__all__ = ["ClosedStream", "main"]

@@ -13,8 +13,6 @@ from contexttrace.cli import startup  # first: the collector paused while the re
 
 # isort: split
 import codecs
-import errno
-import io
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -137,39 +135,8 @@ def command_named(argv: list[str]) -> tuple[str, str] | None:
     return None
 
 
-class ClosedStream(io.TextIOBase):
-    """What stands for a standard stream the shell closed (``>&-``): Python leaves it None, so the first
-    ``sys.stdout.write`` would fail with an AttributeError deep inside a command; every write here raises
-    the OSError a closed descriptor gives (EBADF), which `main` reports in one line."""
-
-    def isatty(self) -> bool:
-        """Never a terminal."""
-        return False
-
-    def writable(self) -> bool:
-        """Never written to."""
-        return False
-
-    def write(self, s: str) -> int:
-        """Raise OSError(EBADF): there is nowhere to write."""
-        raise OSError(errno.EBADF, "it is closed")
-
-
 def main() -> None:
-    """Run the command-line interface (the `contexttrace` console script and `python cli.py`).
-
-    A standard output that cannot take what a command writes (closed with ``>&-``, a full disk, ``/dev/full``)
-    ends the run with one line on stderr naming it and exit code 1, not a traceback; a pipe whose reader
-    went away (``| head``) is no error. Raises SystemExit.
-    """
-    if sys.stdout is None:
-        sys.stdout = ClosedStream()
+    """Run the Typer app (the command line after `storage.replay` found nothing to replay: `cli.main`)."""
     lenient_streams()
     only = command_named(sys.argv[1:])
-    try:
-        (app if only is None else make_app(only))()
-    except OSError as exc:
-        if exc.filename is not None or exc.errno == errno.EPIPE or sys.stderr is None:
-            raise  # a file the command named, or a pipe's reader gone: not the output stream's doing
-        sys.stderr.write(f"Error: cannot write to standard output: {exc.strerror or exc}\n")
-        raise SystemExit(1) from None
+    (app if only is None else make_app(only))()

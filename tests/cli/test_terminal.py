@@ -217,26 +217,37 @@ def test_a_stdout_that_cannot_hold_the_signs_prints_question_marks(tmp_path, enc
     assert (again.returncode, again.stdout, again.stderr) == (0, as_json.stdout, as_json.stderr)
 
 
-@pytest.mark.parametrize("where", ["closed", "full"])
+@pytest.mark.parametrize("where", ["closed", "full", "full-replayed", "read-only-replayed"])
 @pytest.mark.parametrize("json", [False, True])
 def test_a_stdout_that_takes_nothing_is_one_line_not_a_traceback(tmp_path, where, json):
-    """Standard output closed by the shell (``>&-``) or a full device (``/dev/full``): the run ends with exit
-    code 1 and one line on stderr naming standard output and why (it was an AttributeError or OSError
-    traceback); with ``-o FILE`` a closed stdout is no error and the file holds the report."""
-    if where == "full" and not os.path.exists("/dev/full"):
+    """Standard output closed by the shell (``>&-``), a full device (``/dev/full``) or a descriptor opened for
+    reading, on a run or on a replay of its kept output: the run ends with exit code 1 and one line on stderr
+    naming standard output and why (it was an AttributeError or OSError traceback), and that failed run is not
+    kept; with ``-o FILE`` a closed stdout is no error and the file holds the report."""
+    if "full" in where and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONTEXTTRACE_")}
     env.update(PYTHONPATH=str(ROOT), CONTEXTTRACE_CACHE_DIR=str(tmp_path / "store"))
-    redirect = ">&-" if where == "closed" else ">/dev/full"
-    args = f"context trace {COMPACTION} --window 200000 --no-cache" + (" --json" if json else "")
-    cmd = f"'{sys.executable}' cli.py {args} {redirect}"
-    done = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True)
-    why = "it is closed" if where == "closed" else "No space left on device"
+    redirect = {"closed": ">&-", "read-only-replayed": f"1<'{tmp_path / 'in.txt'}'"}.get(where, ">/dev/full")
+    (tmp_path / "in.txt").write_text("")
+    args = f"context trace {COMPACTION} --window 200000" + (" --json" if json else "")
+    if not where.endswith("replayed"):
+        args += " --no-cache"
+    cmd = f"'{sys.executable}' cli.py {args}"
+
+    def shell(line: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["bash", "-c", line], cwd=ROOT, env=env, capture_output=True)
+
+    kept = shell(cmd) if where.endswith("replayed") else None  # the run whose output a replay writes
+    done = shell(f"{cmd} {redirect}")
+    why = {"closed": "it is closed", "read-only-replayed": "Bad file descriptor"}.get(where, "No space left on device")
     assert (done.returncode, done.stderr.decode()) == (1, f"Error: cannot write to standard output: {why}\n")
+    if kept is not None:
+        again = shell(cmd)
+        assert (again.returncode, again.stdout, again.stderr) == (0, kept.stdout, kept.stderr)
     if where == "closed":
         out = tmp_path / "out.json"
-        to_file = subprocess.run(["bash", "-c", f"{cmd.replace(redirect, '')} -o '{out}' {redirect}"], cwd=ROOT,
-                                 env=env, capture_output=True)  # fmt: skip
+        to_file = shell(f"{cmd} -o '{out}' {redirect}")
         assert to_file.returncode == 0 and b"Traceback" not in to_file.stderr
         report = orjson.loads(out.read_bytes()) if json else out.read_text()
         assert (report[0]["calls"] == 139) if json else "b-spotter-compaction" in report
