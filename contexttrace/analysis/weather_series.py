@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple, cast
 
-from contexttrace.analysis.metrics import measured, round_half_up
+from contexttrace.analysis.metrics import round_half_up
 from contexttrace.analysis.result_types import WeatherSignal, WeatherStats
 from contexttrace.analysis.session import MainCall, SessionRows, ToolCall
 from contexttrace.analysis.weather_signals import (
@@ -162,34 +162,35 @@ def _paces(
     n = len(calls)
     if latencies.count(None) == n:  # no call is timed (stream-json): nothing to pace
         return [None] * n, [None] * n, [0] * (n + 1), [0] * (n + 1)
-    paces: list[float | None] = []
+    over = PACE_OVERHEAD_TOKENS
+    final = [c.latency_ms is not None and c.stop_reason is not None for c in calls]
+    # `pace` of each call: timed, a recorded stop_reason, an output count and a measured prompt
+    paces = [
+        c.latency_ms / (c.output_tokens + over)
+        if is_final and c.output_tokens is not None and c.prompt_tokens is not None and c.prompt_tokens > 0
+        else None
+        for c, is_final in zip(calls, final, strict=True)
+    ]
     bases: list[float | None] = []
-    timed_upto, final_upto = [0], [0]
     first: list[float] = []  # the first BASELINE_CALLS paces, sorted
     base: float | None = None
-    timed = final = 0
-    for c in calls:
-        v = None
-        if c.latency_ms is not None:
-            timed += 1
-            if c.stop_reason is not None:
-                final += 1
-                if c.output_tokens is not None and measured(c.prompt_tokens):  # `pace`
-                    v = c.latency_ms / (c.output_tokens + PACE_OVERHEAD_TOKENS)
-                    if len(first) < BASELINE_CALLS:
-                        bisect.insort(first, v)
-                        half = len(first) // 2
-                        base = first[half] if len(first) % 2 else (first[half - 1] + first[half]) / 2
-        paces.append(v)
+    for v in paces:
+        if v is not None:
+            bisect.insort(first, v)
+            half = len(first) // 2
+            base = first[half] if len(first) % 2 else (first[half - 1] + first[half]) / 2
+            if len(first) == BASELINE_CALLS:  # the baseline is set: it holds for every later call
+                bases += [base] * (n - len(bases))
+                break
         bases.append(base)
-        timed_upto.append(timed)
-        final_upto.append(final)
-    return paces, bases, timed_upto, final_upto
+    return paces, bases, _running([v is not None for v in latencies]), _running(final)
 
 
 def _measured_at(prompts: tuple[int, ...]) -> list[int]:
     """Per call (given its prompt), the index of the last call up to it whose prompt was measured
     (`metrics.measured`), or -1."""
+    if None not in prompts and (not prompts or min(prompts) > 0):  # every prompt measured: each call's own
+        return list(range(len(prompts)))
     # each measured call's own index (else -1), carried forward by a running maximum
     at = [k if p is not None and p > 0 else -1 for k, p in enumerate(prompts)]
     return list(itertools.accumulate(at, max))

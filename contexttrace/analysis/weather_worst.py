@@ -346,15 +346,26 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
     """latency_drift after each call, as `signals_after` reads it: p75 of the recent paces over the trace's
     own pace baseline when the window is judged by pace, else p75 of the recent latencies (`percentile`)
     over the model's baseline (looked up once per model); None without a timed call (it abstains
-    throughout).
-
-    `recent` and `recent_paces` are kept sorted as the window moves (`bisect.insort` in, one deletion
-    out). A raw window with no latency above the lowest baseline of the trace's models is 0.0 without a
-    percentile (p75 / baseline <= 1: severity 0).
+    throughout). A session whose timed calls all record their stop_reason has every window with a timed
+    call judged by pace (`latency_by_pace`); any other is read window by window (`latency_by_window`).
     """
     calls = s.rows.calls
     if not s.timed_upto[-1] or len(calls) < _LATENCY.minimum:  # no timed call, or no window of enough calls
         return None
+    if s.timed_upto[-1] == s.final_upto[-1]:  # every timed call records its stop_reason
+        return latency_by_pace(s)
+    return latency_by_window(s)
+
+
+def latency_by_window(s: SignalSeries) -> list[float]:
+    """Return latency_drift after each call of a session with a timed call, each window judged by pace or by
+    raw latency as `weather_series.signals_after` judges it (`_latency_severities`).
+
+    `recent` and `recent_paces` are kept sorted as the window moves (`bisect.insort` in, one deletion
+    out). A raw window with no latency above the lowest baseline of the trace's models is 0.0 without a
+    percentile (p75 / baseline <= 1: severity 0). ≈: line timestamps.
+    """
+    calls = s.rows.calls
     latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
     baselines: dict[str | None, float] = {}
     for model in dict.fromkeys(c.model for c in calls):  # each model's baseline, as `signals_after` takes it
@@ -412,6 +423,48 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
         else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
             value = y0 + dy * (measure - x0) / dx
             out.append(rounded(value if value <= cap else cap))
+    return out
+
+
+def latency_by_pace(s: SignalSeries) -> list[float]:
+    """Return `latency_by_window` of a session whose timed calls all record their stop_reason, without its raw
+    windows.
+
+    Every window with a timed call is judged by pace there (its calls with a final output are all its
+    timed calls, `PACE_MODE_SHARE` of them or more), and one without a timed call has no pace and no
+    latency: it is 0.0 either way. So only the recent paces are kept, sorted as the window moves, and
+    a window with fewer than the minimum is 0.0. The same floats as `latency_by_window` (tests compare
+    them on random sessions and every sample). ≈: line timestamps.
+    """
+    paces, pace_bases, n = s.paces, s.pace_bases, len(s.paces)
+    insort, bisect_left, need, p75 = bisect.insort, bisect.bisect_left, _LATENCY.minimum, _P75
+    lo_x, lo, hi_x, hi = _ends(_LATENCY)
+    segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
+    y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
+    recent: list[float] = []  # the paces of the last RECENT_CALLS calls, sorted
+    out = [0.0] * n
+    for i in range(n):
+        if (v := paces[i]) is not None:
+            insort(recent, v)
+        if i >= RECENT_CALLS and (v := paces[i - RECENT_CALLS]) is not None:
+            del recent[bisect_left(recent, v)]
+        if len(recent) < need:
+            continue
+        base = pace_bases[i]
+        if base is not None and base > 0:
+            low, high, part = p75[len(recent)]  # `quantile_of_sorted(recent, 0.75)`, written out
+            measure = (recent[low] + (recent[high] - recent[low]) * part) / base
+        else:
+            measure = 0.0
+        if measure <= lo_x:
+            out[i] = lo
+        elif measure >= hi_x:
+            out[i] = hi
+        elif segment is None:
+            out[i] = _LATENCY_CURVE(measure)
+        else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
+            value = y0 + dy * (measure - x0) / dx
+            out[i] = rounded(value if value <= cap else cap)
     return out
 
 
