@@ -342,9 +342,14 @@ _SCALE = 10**MEASURE_DECIMALS
 def _cluster(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
     """error_cluster after call `i`: failed ÷ tool calls of the last `CLUSTER_CALLS` calls, read by then."""
     cut = s.cuts[i]
-    lo = max(0, i - CLUSTER_CALLS + 1)
-    window_tools = [t for k in range(lo, i + 1) for t in s.tools_by_call[k] if t.seq < cut]
-    failed = [t for t in window_tools if t.is_error and t.result_seq is not None and t.result_seq < cut]
+    lo = i - CLUSTER_CALLS + 1 if i >= CLUSTER_CALLS else 0
+    window_tools = [t for tools in s.tools_by_call[lo : i + 1] for t in tools if t.seq < cut]
+    # a failed (refused) result in the window is one of the trace's results: none when the trace has none
+    failed = (
+        [t for t in window_tools if t.is_error and t.result_seq is not None and t.result_seq < cut]
+        if s.errors_before[-1]
+        else []
+    )
     need = SIGNALS["error_cluster"].minimum
     if len(window_tools) < need:
         why = f"{len(window_tools)} tool call(s) in the last {CLUSTER_CALLS} calls: fewer than {need}"
@@ -352,7 +357,11 @@ def _cluster(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
     rate = len(failed) / len(window_tools)
     why = ""
     if detail:
-        denied = sum(1 for t in window_tools if t.denied and t.result_seq is not None and t.result_seq < cut)
+        denied = (
+            sum(1 for t in window_tools if t.denied and t.result_seq is not None and t.result_seq < cut)
+            if s.denied_before[-1]
+            else 0
+        )
         why = f"{len(failed)} of {len(window_tools)} tool calls failed in the last {CLUSTER_CALLS} calls"
         why += _not_counted(denied)
     return weather_signal("error_cluster", rate, why, [t.call_index for t in failed])
