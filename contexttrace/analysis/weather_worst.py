@@ -46,7 +46,7 @@ _CACHE_ZERO_FROM = SIGNALS["cache_health"].anchors[-1][0] if SIGNALS["cache_heal
 _CTX, _STUCK = SIGNALS["ctx_pressure"], SIGNALS["stuck"]
 _LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
 _CACHE = SIGNALS["cache_health"]
-_CACHE_CURVE, _LATENCY_CURVE = curve_of(_CACHE), curve_of(_LATENCY)
+_CACHE_CURVE, _LATENCY_CURVE, _CUMULATIVE_CURVE = curve_of(_CACHE), curve_of(_LATENCY), curve_of(_CUMULATIVE)
 #: latency_drift's curve between its first two anchors (`curve_of`'s terms), written out in
 #: `_latency_severities` when the table gives it two anchors
 _LATENCY_SEGMENT = (
@@ -225,7 +225,7 @@ def _cumulative_severities(s: SignalSeries) -> list[float] | None:
     errors = map(errors_before.__getitem__, map(functools.partial(bisect.bisect_left, s.result_seqs), cuts))
     uses = map(functools.partial(bisect.bisect_left, s.use_seqs), cuts)
     out = [0.0] * start
-    out += map(_remembered(_CUMULATIVE), [e / u if u else 0.0 for e, u in zip(errors, uses, strict=True)])
+    out += map(_CUMULATIVE_CURVE, [e / u if u else 0.0 for e, u in zip(errors, uses, strict=True)])
     return out
 
 
