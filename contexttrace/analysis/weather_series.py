@@ -166,10 +166,14 @@ def _paces(
     final = [c.latency_ms is not None and c.stop_reason is not None for c in calls]
     # `pace` of each call: timed, a recorded stop_reason, an output count and a measured prompt
     paces = [
-        c.latency_ms / (c.output_tokens + over)
-        if is_final and c.output_tokens is not None and c.prompt_tokens is not None and c.prompt_tokens > 0
+        latency / (c.output_tokens + over)
+        if is_final
+        and latency is not None
+        and c.output_tokens is not None
+        and c.prompt_tokens is not None
+        and c.prompt_tokens > 0
         else None
-        for c, is_final in zip(calls, final, strict=True)
+        for c, latency, is_final in zip(calls, latencies, final, strict=True)
     ]
     bases: list[float | None] = []
     first: list[float] = []  # the first BASELINE_CALLS paces, sorted
