@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple, cast
 
-from contexttrace.analysis.metrics import measured, round_half_up
+from contexttrace.analysis.metrics import round_half_up
 from contexttrace.analysis.result_types import WeatherSignal, WeatherStats
 from contexttrace.analysis.session import MainCall, SessionRows, ToolCall
 from contexttrace.analysis.weather_signals import (
@@ -162,34 +162,39 @@ def _paces(
     n = len(calls)
     if latencies.count(None) == n:  # no call is timed (stream-json): nothing to pace
         return [None] * n, [None] * n, [0] * (n + 1), [0] * (n + 1)
-    paces: list[float | None] = []
+    over = PACE_OVERHEAD_TOKENS
+    final = [c.latency_ms is not None and c.stop_reason is not None for c in calls]
+    # `pace` of each call: timed, a recorded stop_reason, an output count and a measured prompt
+    paces = [
+        latency / (c.output_tokens + over)
+        if is_final
+        and latency is not None
+        and c.output_tokens is not None
+        and c.prompt_tokens is not None
+        and c.prompt_tokens > 0
+        else None
+        for c, latency, is_final in zip(calls, latencies, final, strict=True)
+    ]
     bases: list[float | None] = []
-    timed_upto, final_upto = [0], [0]
     first: list[float] = []  # the first BASELINE_CALLS paces, sorted
     base: float | None = None
-    timed = final = 0
-    for c in calls:
-        v = None
-        if c.latency_ms is not None:
-            timed += 1
-            if c.stop_reason is not None:
-                final += 1
-                if c.output_tokens is not None and measured(c.prompt_tokens):  # `pace`
-                    v = c.latency_ms / (c.output_tokens + PACE_OVERHEAD_TOKENS)
-                    if len(first) < BASELINE_CALLS:
-                        bisect.insort(first, v)
-                        half = len(first) // 2
-                        base = first[half] if len(first) % 2 else (first[half - 1] + first[half]) / 2
-        paces.append(v)
+    for v in paces:
+        if v is not None:
+            bisect.insort(first, v)
+            half = len(first) // 2
+            base = first[half] if len(first) % 2 else (first[half - 1] + first[half]) / 2
+            if len(first) == BASELINE_CALLS:  # the baseline is set: it holds for every later call
+                bases += [base] * (n - len(bases))
+                break
         bases.append(base)
-        timed_upto.append(timed)
-        final_upto.append(final)
-    return paces, bases, timed_upto, final_upto
+    return paces, bases, _running([v is not None for v in latencies]), _running(final)
 
 
 def _measured_at(prompts: tuple[int, ...]) -> list[int]:
     """Per call (given its prompt), the index of the last call up to it whose prompt was measured
     (`metrics.measured`), or -1."""
+    if None not in prompts and (not prompts or min(prompts) > 0):  # every prompt measured: each call's own
+        return list(range(len(prompts)))
     # each measured call's own index (else -1), carried forward by a running maximum
     at = [k if p is not None and p > 0 else -1 for k, p in enumerate(prompts)]
     return list(itertools.accumulate(at, max))
@@ -341,9 +346,14 @@ _SCALE = 10**MEASURE_DECIMALS
 def _cluster(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
     """error_cluster after call `i`: failed ÷ tool calls of the last `CLUSTER_CALLS` calls, read by then."""
     cut = s.cuts[i]
-    lo = max(0, i - CLUSTER_CALLS + 1)
-    window_tools = [t for k in range(lo, i + 1) for t in s.tools_by_call[k] if t.seq < cut]
-    failed = [t for t in window_tools if t.is_error and t.result_seq is not None and t.result_seq < cut]
+    lo = i - CLUSTER_CALLS + 1 if i >= CLUSTER_CALLS else 0
+    window_tools = [t for tools in s.tools_by_call[lo : i + 1] for t in tools if t.seq < cut]
+    # a failed (refused) result in the window is one of the trace's results: none when the trace has none
+    failed = (
+        [t for t in window_tools if t.is_error and t.result_seq is not None and t.result_seq < cut]
+        if s.errors_before[-1]
+        else []
+    )
     need = SIGNALS["error_cluster"].minimum
     if len(window_tools) < need:
         why = f"{len(window_tools)} tool call(s) in the last {CLUSTER_CALLS} calls: fewer than {need}"
@@ -351,7 +361,11 @@ def _cluster(s: SignalSeries, i: int, detail: bool) -> WeatherSignal:
     rate = len(failed) / len(window_tools)
     why = ""
     if detail:
-        denied = sum(1 for t in window_tools if t.denied and t.result_seq is not None and t.result_seq < cut)
+        denied = (
+            sum(1 for t in window_tools if t.denied and t.result_seq is not None and t.result_seq < cut)
+            if s.denied_before[-1]
+            else 0
+        )
         why = f"{len(failed)} of {len(window_tools)} tool calls failed in the last {CLUSTER_CALLS} calls"
         why += _not_counted(denied)
     return weather_signal("error_cluster", rate, why, [t.call_index for t in failed])

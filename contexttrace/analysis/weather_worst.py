@@ -46,7 +46,7 @@ _CACHE_ZERO_FROM = SIGNALS["cache_health"].anchors[-1][0] if SIGNALS["cache_heal
 _CTX, _STUCK = SIGNALS["ctx_pressure"], SIGNALS["stuck"]
 _LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
 _CACHE = SIGNALS["cache_health"]
-_CACHE_CURVE, _LATENCY_CURVE = curve_of(_CACHE), curve_of(_LATENCY)
+_CACHE_CURVE, _LATENCY_CURVE, _CUMULATIVE_CURVE = curve_of(_CACHE), curve_of(_LATENCY), curve_of(_CUMULATIVE)
 #: latency_drift's curve between its first two anchors (`curve_of`'s terms), written out in
 #: `_latency_severities` when the table gives it two anchors
 _LATENCY_SEGMENT = (
@@ -225,7 +225,7 @@ def _cumulative_severities(s: SignalSeries) -> list[float] | None:
     errors = map(errors_before.__getitem__, map(functools.partial(bisect.bisect_left, s.result_seqs), cuts))
     uses = map(functools.partial(bisect.bisect_left, s.use_seqs), cuts)
     out = [0.0] * start
-    out += map(_remembered(_CUMULATIVE), [e / u if u else 0.0 for e, u in zip(errors, uses, strict=True)])
+    out += map(_CUMULATIVE_CURVE, [e / u if u else 0.0 for e, u in zip(errors, uses, strict=True)])
     return out
 
 
@@ -339,32 +339,37 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
     return out if some else None
 
 
-_CACHE_ENDS = _ends(_CACHE)
+_CACHE_ENDS, _LATENCY_ENDS = _ends(_CACHE), _ends(_LATENCY)
 
 
 def _latency_severities(s: SignalSeries) -> list[float] | None:
     """latency_drift after each call, as `signals_after` reads it: p75 of the recent paces over the trace's
     own pace baseline when the window is judged by pace, else p75 of the recent latencies (`percentile`)
     over the model's baseline (looked up once per model); None without a timed call (it abstains
-    throughout).
-
-    `recent` and `recent_paces` are kept sorted as the window moves (`bisect.insort` in, one deletion
-    out). A raw window with no latency above the lowest baseline of the trace's models is 0.0 without a
-    percentile (p75 / baseline <= 1: severity 0).
+    throughout). A session whose timed calls all record their stop_reason has every window with a timed
+    call judged by pace (`latency_by_pace`), one where none does every window judged by raw latency
+    (`latency_by_latency`); any other is read window by window (`latency_by_window`).
     """
     calls = s.rows.calls
     if not s.timed_upto[-1] or len(calls) < _LATENCY.minimum:  # no timed call, or no window of enough calls
         return None
-    latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
-    baselines: dict[str | None, float] = {}
-    for model in dict.fromkeys(c.model for c in calls):  # each model's baseline, as `signals_after` takes it
-        base = baseline_ms(model)
-        if base is None:
-            own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
-            base = float(statistics.median(own)) if own else 0.0
-        baselines[model] = base
-    lowest = min(baselines.values()) if _LATENCY_ZERO_UP_TO_BASELINE else -1.0
-    slow_upto = [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
+    if s.timed_upto[-1] == s.final_upto[-1]:  # every timed call records its stop_reason
+        return latency_by_pace(s)
+    if not s.final_upto[-1]:  # no timed call records its stop_reason
+        return latency_by_latency(s)
+    return latency_by_window(s)
+
+
+def latency_by_window(s: SignalSeries) -> list[float]:
+    """Return latency_drift after each call of a session with a timed call, each window judged by pace or by
+    raw latency as `weather_series.signals_after` judges it (`_latency_severities`).
+
+    `recent` and `recent_paces` are kept sorted as the window moves (`bisect.insort` in, one deletion
+    out). A raw window with no latency above the lowest baseline of the trace's models is 0.0 without a
+    percentile (p75 / baseline <= 1: severity 0). ≈: line timestamps.
+    """
+    calls = s.rows.calls
+    latencies, baselines, slow_upto = _raw_terms(s)
     paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
     insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
     lo_x, lo, hi_x, hi = _ends(_LATENCY)
@@ -412,6 +417,105 @@ def _latency_severities(s: SignalSeries) -> list[float] | None:
         else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
             value = y0 + dy * (measure - x0) / dx
             out.append(rounded(value if value <= cap else cap))
+    return out
+
+
+def _raw_terms(s: SignalSeries) -> tuple[list[float | None], dict[str | None, float], list[int]]:
+    """The calls' latencies as floats, each model's baseline (as `signals_after` takes it: the table's, else
+    the median of the trace's first timed calls) and the running count of latencies above the lowest of them."""
+    calls = s.rows.calls
+    latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
+    baselines: dict[str | None, float] = {}
+    for model in dict.fromkeys(c.model for c in calls):
+        base = baseline_ms(model)
+        if base is None:
+            own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
+            base = float(statistics.median(own)) if own else 0.0
+        baselines[model] = base
+    lowest = min(baselines.values()) if _LATENCY_ZERO_UP_TO_BASELINE else -1.0
+    return latencies, baselines, [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
+
+
+def latency_by_latency(s: SignalSeries) -> list[float]:
+    """Return `latency_by_window` of a session in which no call records its stop_reason, without its pace windows.
+
+    No window there has a call with a final output, so every one is judged by raw latency against the
+    model's baseline: only the recent latencies are kept, sorted as the window moves. A window with fewer
+    than the minimum timed calls, or none above the lowest baseline, is 0.0. The same floats as
+    `latency_by_window` (tests compare them on random sessions and every sample). ≈: line timestamps.
+    """
+    models = [c.model for c in s.rows.calls]
+    latencies, baselines, slow_upto = _raw_terms(s)
+    insort, bisect_left, need, p75 = bisect.insort, bisect.bisect_left, _LATENCY.minimum, _P75
+    lo_x, lo, hi_x, hi = _LATENCY_ENDS
+    segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
+    y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
+    recent: list[float] = []  # the latencies of the last RECENT_CALLS calls, sorted
+    out = [0.0] * len(models)
+    for i, v in enumerate(latencies):
+        if v is not None:
+            insort(recent, v)
+        if i >= RECENT_CALLS and (v := latencies[i - RECENT_CALLS]) is not None:
+            del recent[bisect_left(recent, v)]
+        if len(recent) < need or slow_upto[i + 1] == slow_upto[i - RECENT_CALLS + 1 if i >= RECENT_CALLS else 0]:
+            continue
+        base = baselines[models[i]]
+        if base > 0:
+            low, high, part = p75[len(recent)]  # `quantile_of_sorted(recent, 0.75)`, written out
+            measure = (recent[low] + (recent[high] - recent[low]) * part) / base
+        else:
+            measure = 0.0
+        if measure <= lo_x:
+            out[i] = lo
+        elif measure >= hi_x:
+            out[i] = hi
+        elif segment is None:
+            out[i] = _LATENCY_CURVE(measure)
+        else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
+            value = y0 + dy * (measure - x0) / dx
+            out[i] = rounded(value if value <= cap else cap)
+    return out
+
+
+def latency_by_pace(s: SignalSeries) -> list[float]:
+    """Return `latency_by_window` of a session whose timed calls all record their stop_reason, without its raw
+    windows.
+
+    Every window with a timed call is judged by pace there (its calls with a final output are all its
+    timed calls, `PACE_MODE_SHARE` of them or more), and one without a timed call has no pace and no
+    latency: it is 0.0 either way. So only the recent paces are kept, sorted as the window moves, and
+    a window with fewer than the minimum is 0.0. The same floats as `latency_by_window` (tests compare
+    them on random sessions and every sample). ≈: line timestamps.
+    """
+    paces, pace_bases, n = s.paces, s.pace_bases, len(s.paces)
+    insort, bisect_left, need, p75 = bisect.insort, bisect.bisect_left, _LATENCY.minimum, _P75
+    lo_x, lo, hi_x, hi = _LATENCY_ENDS
+    segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
+    y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
+    recent: list[float] = []  # the paces of the last RECENT_CALLS calls, sorted
+    out = [0.0] * n
+    for i in range(n):
+        if (v := paces[i]) is not None:
+            insort(recent, v)
+        if i >= RECENT_CALLS and (v := paces[i - RECENT_CALLS]) is not None:
+            del recent[bisect_left(recent, v)]
+        if len(recent) < need:
+            continue
+        base = pace_bases[i]
+        if base is not None and base > 0:
+            low, high, part = p75[len(recent)]  # `quantile_of_sorted(recent, 0.75)`, written out
+            measure = (recent[low] + (recent[high] - recent[low]) * part) / base
+        else:
+            measure = 0.0
+        if measure <= lo_x:
+            out[i] = lo
+        elif measure >= hi_x:
+            out[i] = hi
+        elif segment is None:
+            out[i] = _LATENCY_CURVE(measure)
+        else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
+            value = y0 + dy * (measure - x0) / dx
+            out[i] = rounded(value if value <= cap else cap)
     return out
 
 

@@ -10,10 +10,22 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contexttrace.analysis.session import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall
+from contexttrace.analysis.session import AXIS_CALLS, Compaction, MainCall, SessionRows, ToolCall, session_rows
 from contexttrace.analysis.weather_series import signal_series, signals_after
 from contexttrace.analysis.weather_signals import SCORE_DECIMALS, SIGNALS, compose, curve, curve_of, round_score
-from contexttrace.analysis.weather_worst import SEVERITY_LISTS, scores_after_each_call, severity_lists, worst_weather
+from contexttrace.analysis.weather_worst import (
+    SEVERITY_LISTS,
+    latency_by_latency,
+    latency_by_pace,
+    latency_by_window,
+    scores_after_each_call,
+    severity_lists,
+    worst_weather,
+)
+from contexttrace.errors import ContextTraceError
+from contexttrace.reading import read_trace
+
+from ..conftest import SAMPLES
 
 _MODELS = st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-5", "claude-opus-4-7", "not-in-the-table", None])
 _CALL = st.tuples(
@@ -170,3 +182,100 @@ def test_curve_of_on_a_grid_of_every_table():
         x0, x1 = spec.anchors[0][0], spec.anchors[-1][0]
         grid = [x0 + (x1 - x0) * k / 5_000 - 0.01 for k in range(5_003)]
         assert [severity(m) for m in grid] == [curve(m, spec) for m in grid]
+
+
+_FINAL_CALL = st.tuples(  # calls whose stop_reason is recorded when they are timed: latency judged by pace
+    st.sampled_from([0, 999, 20_000, 150_000]),
+    st.just(0.0),
+    st.sampled_from(["end_turn", "tool_use", "max_tokens"]),
+    _MODELS,
+    st.sampled_from([None, 500, 3_078, 5_796, 20_000, 60_000]),
+    st.sampled_from([None, 1, 150, 800, 3_000]),
+    st.just([]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec=st.lists(_FINAL_CALL, min_size=5, max_size=40))
+def test_latency_by_pace_is_latency_by_window(spec):
+    """A session whose timed calls all record their stop_reason: `latency_by_pace` gives the floats the
+    window-by-window reading gives, and `SEVERITY_LISTS` takes it."""
+    s = signal_series(_session(spec, False, []), 200_000)
+    if not s.timed_upto[-1]:
+        return
+    assert s.timed_upto[-1] == s.final_upto[-1]
+    expected = latency_by_window(s)
+    assert latency_by_pace(s) == expected
+    assert SEVERITY_LISTS["latency_drift"](s) == expected
+
+
+_UNFINAL_CALL = st.tuples(  # calls that never record their stop_reason: latency judged raw
+    st.sampled_from([0, 20_000, 150_000]),
+    st.just(0.0),
+    st.none(),
+    _MODELS,
+    st.sampled_from([None, 500, 3_078, 3_079, 5_796, 8_909, 20_000, 60_000]),
+    st.sampled_from([None, 800]),
+    st.just([]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec=st.lists(_UNFINAL_CALL, min_size=5, max_size=40))
+def test_latency_by_latency_is_latency_by_window(spec):
+    """A session in which no call records its stop_reason: `latency_by_latency` gives the floats the
+    window-by-window reading gives, and `SEVERITY_LISTS` takes it."""
+    s = signal_series(_session(spec, False, []), 200_000)
+    if not s.timed_upto[-1]:
+        return
+    assert not s.final_upto[-1]
+    expected = latency_by_window(s)
+    assert latency_by_latency(s) == expected
+    assert SEVERITY_LISTS["latency_drift"](s) == expected
+
+
+def _sample_series() -> list:
+    """The signal series of every sample's session rows (window 200,000)."""
+    out = []
+    for path in sorted(SAMPLES.rglob("*.json*")):
+        try:
+            traces = read_trace(str(path))
+        except ContextTraceError:  # a file of samples/ that is no trace (a sidecar, a subagent's meta)
+            continue
+        out += [signal_series(session_rows(trace), 200_000) for trace in traces]
+    return out
+
+
+def test_latency_shortcuts_of_every_sample_are_latency_by_window():
+    """Every sample session whose timed calls all (or none) record their stop_reason: the same floats as
+    the window-by-window reading."""
+    taken = 0
+    for s in _sample_series():
+        if s.timed_upto[-1] and len(s.rows.calls) >= 5:
+            if s.timed_upto[-1] == s.final_upto[-1]:
+                taken += 1
+                assert latency_by_pace(s) == latency_by_window(s)
+            elif not s.final_upto[-1]:
+                taken += 1
+                assert latency_by_latency(s) == latency_by_window(s)
+    assert taken > 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(spec=st.lists(_CALL, min_size=1, max_size=20), fail_all=st.booleans())
+def test_error_cluster_entry_counts_the_window(spec, fail_all):
+    """error_cluster's entry after each call (its reason and calls, failures and refusals counted, or
+    none when the trace has none) against the window's tool calls counted one by one."""
+    rows = _session(spec, fail_all, [])
+    s = signal_series(rows, 200_000)
+    for i, cut in enumerate(s.cuts):
+        window = [t for t in rows.tools if i - 4 <= t.call_index <= i and t.seq < cut]
+        failed = [t for t in window if t.is_error and t.result_seq is not None and t.result_seq < cut]
+        denied = [t for t in window if t.denied and t.result_seq is not None and t.result_seq < cut]
+        [entry] = [x for x in signals_after(s, i) if x["name"] == "error_cluster"]
+        if len(window) < 3:
+            assert entry["severity"] is None
+            continue
+        why = f"{len(failed)} of {len(window)} tool calls failed in the last 5 calls"
+        assert entry["why"] == why + (f" (+{len(denied)} denied, not counted)" if denied else "")
+        assert entry["calls"] == (sorted({t.call_index + 1 for t in failed}) if entry["severity"] else [])

@@ -6,6 +6,7 @@ never; refusals; max_tokens stops; timed and untimed calls) and on every sample'
 from __future__ import annotations
 
 import itertools
+import statistics
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from contexttrace.analysis.metrics import measured
 from contexttrace.analysis.session import AXIS_CALLS, MainCall, SessionRows, ToolCall, session_rows
 from contexttrace.analysis.weather_series import signal_series
-from contexttrace.analysis.weather_signals import pace
+from contexttrace.analysis.weather_signals import BASELINE_CALLS, pace
 from contexttrace.errors import ContextTraceError
 from contexttrace.reading import read_trace
 
@@ -48,6 +49,10 @@ def _reference(rows: SessionRows) -> dict[str, list]:
     with_result = sorted([t for t in tools if t.result_seq is not None], key=lambda t: t.result_seq)
     asked = [any(t.call_index == k for t in tools) for k in range(len(calls))]
     paces = [pace(c) for c in calls]
+    bases, first = [], []
+    for v in paces:
+        first += [v] if v is not None and len(first) < BASELINE_CALLS else []
+        bases.append(statistics.median(first) if first else None)
     last = -1
     measured_at = []
     for k, c in enumerate(calls):
@@ -65,6 +70,9 @@ def _reference(rows: SessionRows) -> dict[str, list]:
         "cutoff_calls": [k for k, c in enumerate(calls) if c.stop_reason == "max_tokens"],
         "paces": paces,
         "paced_upto": list(itertools.accumulate(v is not None for v in paces)),
+        "pace_bases": bases,
+        "timed_upto": [0, *itertools.accumulate(c.latency_ms is not None for c in calls)],
+        "final_upto": [0, *itertools.accumulate(c.latency_ms is not None and c.stop_reason is not None for c in calls)],
         "measured_at": measured_at,
         "tools_by_call": [[t for t in tools if t.call_index == k] for k in range(len(calls))],
     }
@@ -80,6 +88,24 @@ def _check(rows: SessionRows) -> None:
 @given(spec=st.lists(_CALL, max_size=30))
 def test_series_equals_the_arrays_built_row_by_row(spec):
     """Every array read off the transposed columns equals the one built row by row."""
+    _check(_session(spec))
+
+
+#: calls that are all measured, timed and final: `signal_series`' shortcuts for them (each call its own last
+#: measured call; the pace baseline set after `BASELINE_CALLS` paces) are taken
+_MEASURED_CALL = st.tuples(
+    st.sampled_from([1_000, 90_000, 150_000]),
+    st.sampled_from(["end_turn", "tool_use", "max_tokens"]),
+    st.sampled_from([500, 6_000, 6_001, 20_000]),
+    st.sampled_from([None, 1, 800, 801]),
+    st.lists(st.tuples(st.booleans(), st.booleans(), st.sampled_from([None, 1, 7])), max_size=2),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(spec=st.lists(_MEASURED_CALL, min_size=1, max_size=30))
+def test_series_of_measured_timed_calls_equals_the_arrays_built_row_by_row(spec):
+    """The shortcuts for measured, timed, final calls give the arrays built row by row."""
     _check(_session(spec))
 
 
