@@ -372,7 +372,7 @@ def latency_by_window(s: SignalSeries) -> list[float]:
     latencies, baselines, slow_upto = _raw_terms(s)
     paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
     insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
-    lo_x, lo, hi_x, hi = _ends(_LATENCY)
+    lo_x, lo, hi_x, hi = _LATENCY_ENDS
     segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
     y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
@@ -440,41 +440,12 @@ def latency_by_latency(s: SignalSeries) -> list[float]:
     """Return `latency_by_window` of a session in which no call records its stop_reason, without its pace windows.
 
     No window there has a call with a final output, so every one is judged by raw latency against the
-    model's baseline: only the recent latencies are kept, sorted as the window moves. A window with fewer
+    model's baseline: only the recent latencies are kept (`p75_window_severities`). A window with fewer
     than the minimum timed calls, or none above the lowest baseline, is 0.0. The same floats as
     `latency_by_window` (tests compare them on random sessions and every sample). ≈: line timestamps.
     """
-    models = [c.model for c in s.rows.calls]
     latencies, baselines, slow_upto = _raw_terms(s)
-    insort, bisect_left, need, p75 = bisect.insort, bisect.bisect_left, _LATENCY.minimum, _P75
-    lo_x, lo, hi_x, hi = _LATENCY_ENDS
-    segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
-    y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
-    recent: list[float] = []  # the latencies of the last RECENT_CALLS calls, sorted
-    out = [0.0] * len(models)
-    for i, v in enumerate(latencies):
-        if v is not None:
-            insort(recent, v)
-        if i >= RECENT_CALLS and (v := latencies[i - RECENT_CALLS]) is not None:
-            del recent[bisect_left(recent, v)]
-        if len(recent) < need or slow_upto[i + 1] == slow_upto[i - RECENT_CALLS + 1 if i >= RECENT_CALLS else 0]:
-            continue
-        base = baselines[models[i]]
-        if base > 0:
-            low, high, part = p75[len(recent)]  # `quantile_of_sorted(recent, 0.75)`, written out
-            measure = (recent[low] + (recent[high] - recent[low]) * part) / base
-        else:
-            measure = 0.0
-        if measure <= lo_x:
-            out[i] = lo
-        elif measure >= hi_x:
-            out[i] = hi
-        elif segment is None:
-            out[i] = _LATENCY_CURVE(measure)
-        else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
-            value = y0 + dy * (measure - x0) / dx
-            out[i] = rounded(value if value <= cap else cap)
-    return out
+    return p75_window_severities(latencies, [baselines[c.model] for c in s.rows.calls], slow_upto)
 
 
 def latency_by_pace(s: SignalSeries) -> list[float]:
@@ -483,25 +454,41 @@ def latency_by_pace(s: SignalSeries) -> list[float]:
 
     Every window with a timed call is judged by pace there (its calls with a final output are all its
     timed calls, `PACE_MODE_SHARE` of them or more), and one without a timed call has no pace and no
-    latency: it is 0.0 either way. So only the recent paces are kept, sorted as the window moves, and
-    a window with fewer than the minimum is 0.0. The same floats as `latency_by_window` (tests compare
+    latency: it is 0.0 either way. So only the recent paces are kept (`p75_window_severities`), and a
+    window with fewer than the minimum is 0.0. The same floats as `latency_by_window` (tests compare
     them on random sessions and every sample). ≈: line timestamps.
     """
-    paces, pace_bases, n = s.paces, s.pace_bases, len(s.paces)
+    return p75_window_severities(s.paces, s.pace_bases, None)
+
+
+def p75_window_severities(
+    values: list[float | None], bases: list[float | None], slow_upto: list[int] | None
+) -> list[float]:
+    """latency_drift after each call when every window is judged one way: the p75 of the values (latencies
+    or paces, ms; None for an untimed call) of the last `RECENT_CALLS` calls over call i's baseline
+    (`bases[i]`, ms; None or ≤ 0: measure 0), through latency_drift's curve.
+
+    `values` and `bases` have one entry per call; `slow_upto` (one more: the running count of values above
+    the lowest baseline) makes a window with none of them 0.0 without a percentile, None skips that test.
+    A window with fewer than `_LATENCY.minimum` values is 0.0. The recent values are kept sorted as the
+    window moves (`bisect.insort` in, one deletion out). Returns one float per call; raises nothing.
+    """
     insort, bisect_left, need, p75 = bisect.insort, bisect.bisect_left, _LATENCY.minimum, _P75
     lo_x, lo, hi_x, hi = _LATENCY_ENDS
     segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
     y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
-    recent: list[float] = []  # the paces of the last RECENT_CALLS calls, sorted
-    out = [0.0] * n
-    for i in range(n):
-        if (v := paces[i]) is not None:
+    recent: list[float] = []  # the values of the last RECENT_CALLS calls, sorted
+    out = [0.0] * len(values)
+    for i, v in enumerate(values):
+        if v is not None:
             insort(recent, v)
-        if i >= RECENT_CALLS and (v := paces[i - RECENT_CALLS]) is not None:
+        if i >= RECENT_CALLS and (v := values[i - RECENT_CALLS]) is not None:
             del recent[bisect_left(recent, v)]
-        if len(recent) < need:
+        if len(recent) < need or (
+            slow_upto is not None and slow_upto[i + 1] == slow_upto[i - RECENT_CALLS + 1 if i >= RECENT_CALLS else 0]
+        ):
             continue
-        base = pace_bases[i]
+        base = bases[i]
         if base is not None and base > 0:
             low, high, part = p75[len(recent)]  # `quantile_of_sorted(recent, 0.75)`, written out
             measure = (recent[low] + (recent[high] - recent[low]) * part) / base

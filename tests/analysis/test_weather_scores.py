@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -195,20 +196,6 @@ _FINAL_CALL = st.tuples(  # calls whose stop_reason is recorded when they are ti
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(spec=st.lists(_FINAL_CALL, min_size=5, max_size=40))
-def test_latency_by_pace_is_latency_by_window(spec):
-    """A session whose timed calls all record their stop_reason: `latency_by_pace` gives the floats the
-    window-by-window reading gives, and `SEVERITY_LISTS` takes it."""
-    s = signal_series(_session(spec, False, []), 200_000)
-    if not s.timed_upto[-1]:
-        return
-    assert s.timed_upto[-1] == s.final_upto[-1]
-    expected = latency_by_window(s)
-    assert latency_by_pace(s) == expected
-    assert SEVERITY_LISTS["latency_drift"](s) == expected
-
-
 _UNFINAL_CALL = st.tuples(  # calls that never record their stop_reason: latency judged raw
     st.sampled_from([0, 20_000, 150_000]),
     st.just(0.0),
@@ -220,17 +207,23 @@ _UNFINAL_CALL = st.tuples(  # calls that never record their stop_reason: latency
 )
 
 
+@pytest.mark.parametrize(
+    ("call", "fast", "all_final"),
+    [(_FINAL_CALL, latency_by_pace, True), (_UNFINAL_CALL, latency_by_latency, False)],
+    ids=["pace", "latency"],
+)
 @settings(max_examples=300, deadline=None)
-@given(spec=st.lists(_UNFINAL_CALL, min_size=5, max_size=40))
-def test_latency_by_latency_is_latency_by_window(spec):
-    """A session in which no call records its stop_reason: `latency_by_latency` gives the floats the
-    window-by-window reading gives, and `SEVERITY_LISTS` takes it."""
-    s = signal_series(_session(spec, False, []), 200_000)
+@given(data=st.data())
+def test_latency_fast_paths_are_latency_by_window(call, fast, all_final, data):
+    """A session whose timed calls all record their stop_reason (`latency_by_pace`), or none does
+    (`latency_by_latency`): the fast path gives the floats the window-by-window reading gives, and
+    `SEVERITY_LISTS` takes it."""
+    s = signal_series(_session(data.draw(st.lists(call, min_size=5, max_size=40)), False, []), 200_000)
     if not s.timed_upto[-1]:
         return
-    assert not s.final_upto[-1]
+    assert (s.timed_upto[-1] == s.final_upto[-1]) if all_final else not s.final_upto[-1]
     expected = latency_by_window(s)
-    assert latency_by_latency(s) == expected
+    assert fast(s) == expected
     assert SEVERITY_LISTS["latency_drift"](s) == expected
 
 
