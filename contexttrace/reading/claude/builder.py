@@ -16,9 +16,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import orjson
-from orjson import OPT_SORT_KEYS, JSONDecodeError, JSONEncodeError
-
 from contexttrace.reading.claude.calls import (
     BUILT_COLUMNS,
     C_COMPACTION_PROMPT,
@@ -92,7 +89,6 @@ _COMMAND_PREFIXES = (
     "<local-command-caveat>",
 )
 _INTERRUPT_PREFIX = "[Request interrupted"
-_loads, _dumps = orjson.loads, orjson.dumps
 
 #: A call row as the builder holds it: `CALL_SCHEMA` but the columns `build` adds.
 CALL_ROW = tuple(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)
@@ -287,16 +283,8 @@ class Builder:
         name = block.name
         inp = input_json = None
         if self.inputs or (type(name) is str and name in AGENT_TOOLS) or (name == "Bash" and self.words):
-            raw = block.input
-            try:  # `raw_value` of the typed decoder's bytes (a JSON value: orjson takes it, but in rare cases)
-                inp = _loads(memoryview(raw))  # type: ignore[arg-type]
-            except (JSONDecodeError, TypeError):  # (TypeError: the lenient path's `Decoded`)
-                inp = raw_value(raw)
-            if self.inputs:
-                try:  # `canonical`, its common case inline
-                    input_json = _dumps(inp, option=OPT_SORT_KEYS).decode()
-                except JSONEncodeError:
-                    input_json = canonical(inp, line, tid)
+            inp = raw_value(block.input)
+            input_json = canonical(inp, line, tid) if self.inputs else None
         path = agent_type = description = prompt = read_path = None
         if type(inp) is dict:
             path = inp.get("file_path") if self.inputs else None
