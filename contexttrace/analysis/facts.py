@@ -8,7 +8,6 @@ prints or formats a number beyond the ISO 8601 text of `start`.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,40 +57,17 @@ def trace_facts(trace: Trace) -> dict[str, Any]:
     >>> f["label"], f["project"], f["start"], f["start_source"]
     ('app/4d5611e5', 'app', '2026-02-12T16:02:25.284Z', 'timestamp')
     """
-    folder, name = path_names(trace.path)
+    path = Path(trace.path)
     cwd = trace.cwd
-    project = _last_part(cwd) if cwd else (folder or None if trace.has.project_folder else None)
+    project = _last_part(cwd) if cwd else (path.parent.name or None if trace.has.project_folder else None)
     suffix = trace.name[len(trace.path) :] if trace.name.startswith(trace.path) else ""
-    if trace.has.project_folder and trace.session_id and _stem(name) == trace.session_id and project:
+    if trace.has.project_folder and trace.session_id and path.stem == trace.session_id and project:
         label = f"{project}/{trace.session_id[:SESSION_ID_CHARS]}{suffix}"
     else:
-        label = (name if trace.path != "-" else "-") + suffix
+        label = (path.name if trace.path != "-" else "-") + suffix
     start_ms: int | None = trace.timestamps_ms[0] if trace.timestamps_ms else None
     source = START_FROM_TIMESTAMP if start_ms is not None else None
     return {"label": label, "cwd": cwd, "project": project, "start": iso_utc(start_ms), "start_source": source}
-
-
-def path_names(path: str) -> tuple[str, str]:
-    """`Path(path).parent.name` and `Path(path).name`: the names of a file's folder and of the file.
-
-    A plain POSIX path (no ``.`` part, no trailing ``/``) is split as text, the same names without building a
-    `Path` (the facts of every trace of a run are read); any other, and every path on Windows, by `Path`.
-
-    >>> path_names("projects/-home-me-app/4d5611e5.jsonl"), path_names("run.jsonl"), path_names("./a/./b.jsonl")
-    (('-home-me-app', '4d5611e5.jsonl'), ('', 'run.jsonl'), ('a', 'b.jsonl'))
-    """
-    if os.sep == "/" and not path.endswith(("/", "/.")) and "/./" not in path and not path.startswith("./"):
-        folder, name = os.path.split(path)
-        if name not in ("", ".") and folder != ".":
-            return os.path.basename(folder), name
-    p = Path(path)
-    return p.parent.name, p.name
-
-
-def _stem(name: str) -> str:
-    """`Path.stem` of a file name: the name without its last suffix (none for ``.bashrc`` or ``a.``)."""
-    i = name.rfind(".")
-    return name[:i] if 0 < i < len(name) - 1 else name
 
 
 def _last_part(cwd: str) -> str | None:

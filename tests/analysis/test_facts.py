@@ -1,28 +1,15 @@
-"""The facts of a trace: the names a label and a project are read from, split as `pathlib` splits them."""
+"""The facts of a trace: the names a label and a project are read from."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from contexttrace import read_trace
 from contexttrace.analysis import facts
-from contexttrace.analysis.facts import path_names, trace_facts
-
-_PARTS = st.lists(st.sampled_from(["a", "b.jsonl", ".", "..", "", ".x", "y.", "s3:", "\\", "é"]), max_size=6)
-
-
-@given(_PARTS, st.sampled_from(["", "/", "//"]))
-def test_path_names_are_paths_names(parts: list[str], root: str) -> None:
-    """Relative and absolute paths with `.` and `..` parts, doubled and trailing slashes, backslashes (a plain
-    character on POSIX), URLs: the folder's and file's names `Path` gives, and its stem."""
-    path = root + "/".join(parts)
-    p = Path(path)
-    assert path_names(path) == (p.parent.name, p.name), path
-    assert facts._stem(p.name) == p.stem
+from contexttrace.analysis.facts import trace_facts
 
 
 @given(st.lists(st.sampled_from(["a", "app", "", "/", "\\", "C:", "é"]), max_size=6))
