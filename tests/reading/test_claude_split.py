@@ -138,7 +138,7 @@ def test_a_call_straddling_the_cut_is_one_call(write):
 def test_a_part_read_in_a_pickled_tail_is_decided_as_in_one_read(write, inputs):
     """A Read that returned part of a file is capped unless its input set a `limit` (`content.read_caps`),
     unknown when read without the inputs: the same when its result is in a tail sent through pickle as to a
-    worker (the pickle copies the part-read marker, which `build` tells by identity)."""
+    worker (the pickle copies the part-read marker: `build` and `read_caps` compare it by equality)."""
     part = {"type": "text", "file": {"filePath": "/a", "content": "x", "numLines": 2, "startLine": 1, "totalLines": 9}}
     lines = []
     for k, limit in enumerate((None, 2)):

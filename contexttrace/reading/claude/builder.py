@@ -543,7 +543,7 @@ class Builder:
             if self.inputs:
                 r["capped"] = read_caps(capped, r["tool_use_id"], u)
             else:
-                r["capped"] = [None if c is PART_READ else c is True for c in capped]
+                r["capped"] = [None if c == PART_READ else c is True for c in capped]
         cwd = self.facts.cwd
         u["cwd"] = [None if c == cwd else c for c in u["cwd"]]  # a tool use's cwd only where it differs
         cleared = self.results.cleared

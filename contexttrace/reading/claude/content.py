@@ -383,7 +383,8 @@ def command_name(text: str) -> str | None:
 # -- whether the tool cut its result at a cap (`context tools`' ⊘ capped) ----------------------------------------
 
 #: `cap_of`'s answer for a result that returned part of a file: capped or not is decided in `build`, by its
-#: tool use's input (`read_caps`).
+#: tool use's input (`read_caps`). Compared by equality (the only string among the booleans of `capped`), so
+#: a row that went through a pickle (the tail of a file read in two parts) keeps its meaning.
 PART_READ = "part"
 
 
@@ -412,13 +413,13 @@ def read_caps(capped: list[Any], ids: list[Any], uses: dict[str, list[Any]]) -> 
     """`tool_results.capped` with each `PART_READ` decided: a result that returned part of a file
     is cut at a cap when its tool use is a Read that set no `limit` (the Read stopped at its default line
     limit); a Read with a `limit` asked for that part. Only the inputs of those results' tool uses are read."""
-    part = {tid for c, tid in zip(capped, ids, strict=True) if c is PART_READ and tid is not None}
+    part = {tid for c, tid in zip(capped, ids, strict=True) if c == PART_READ and tid is not None}
     limited = {
         tid: not (name == "Read" and type(inp := _loads(text)) is dict and inp.get("limit") is None)
         for tid, name, text in zip(uses["tool_use_id"], uses["name"], uses["input_json"], strict=True)
         if tid in part
     }
-    return [c is True or (c is PART_READ and not limited.get(tid, True)) for c, tid in zip(capped, ids, strict=True)]
+    return [c is True or (c == PART_READ and not limited.get(tid, True)) for c, tid in zip(capped, ids, strict=True)]
 
 
 def _loads(text: str) -> Any:

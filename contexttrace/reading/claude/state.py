@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any
 
-from contexttrace.reading.claude.content import MAX_TOKENS, PART_READ
+from contexttrace.reading.claude.content import MAX_TOKENS
 from contexttrace.reading.contract import EVENT_SCHEMA, THREAD_MAIN, TOOL_RESULT_SCHEMA
 from contexttrace.reading.model import LineNote
 from contexttrace.reading.values import is_moment
@@ -34,7 +34,6 @@ USE_ROW = (
 #: A tool-result row as the builder holds it: `TOOL_RESULT_SCHEMA` but `cleared_seq` (set by `build`).
 RESULT_ROW = tuple(c for c in TOOL_RESULT_SCHEMA if c != "cleared_seq")
 _USE_ID, _RESULT_ID = USE_ROW.index("tool_use_id"), RESULT_ROW.index("tool_use_id")
-_CAPPED = RESULT_ROW.index("capped")
 _KIND, _THREAD_KIND = list(EVENT_SCHEMA).index("kind"), list(EVENT_SCHEMA).index("thread_kind")
 
 
@@ -250,12 +249,7 @@ class ToolResults:
         return self.rows, self.cleared
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        rows, self.cleared = state
-        # A pickle copies the part-read marker (`content.PART_READ`), which `builder.Builder.build` tells by
-        # identity: the marker itself is put back.
-        self.rows = [
-            row if row[_CAPPED] != PART_READ else (*row[:_CAPPED], PART_READ, *row[_CAPPED + 1 :]) for row in rows
-        ]
+        self.rows, self.cleared = state
         self.ids = {row[_RESULT_ID] for row in self.rows if row[_RESULT_ID] is not None}
 
     def merge(self, tail: ToolResults, seq0: int, line0: int, main_rows: int, rename: dict[str, str]) -> None:
