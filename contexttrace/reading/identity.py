@@ -12,10 +12,19 @@ Plain Python over lists (no Polars), no I/O, nothing printed.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, TypeAlias
 
 from contexttrace.reading.contract import FORMAT_TRANSCRIPT, THREAD_MAIN
 from contexttrace.reading.model import KEY_COLUMNS, TABLES, Table, Trace
+
+#: A call's identity as a tuple: message id, input tokens, cache write tokens, cache read tokens.
+CallKey: TypeAlias = tuple[Any, Any, Any, Any]
+
+
+def call_key(message_id: Any, input_tokens: Any, cache_write: Any, cache_read: Any) -> str:
+    """A call's key as `inherited_calls` gives it: ``"message.id|input|cache write|cache read"`` (counts as
+    written: ``None`` when unknown)."""
+    return f"{message_id}|{input_tokens}|{cache_write}|{cache_read}"
 
 
 def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
@@ -38,21 +47,37 @@ def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
     ]
     if len(keyed) < 2:
         return {}
-    # Plain Python over the call columns: one pass per trace, no frame is built for traces that keep all.
-    owner: dict[str, tuple[int, int]] = {}  # call key -> (last timestamp, trace index) of its owner
-    held: list[tuple[int, set[str]]] = []
+    # A call belongs to the trace holding it whose (last timestamp, index) is least: taken in that order,
+    # a trace loses the keys some trace before it holds. Set operations, no text made per call: first over
+    # the message ids alone (a copied call repeats its id), then over whole keys for the ids seen in more
+    # than one trace (none in most runs): 8 ms → 2 ms for the 851 traces of the real-content corpus.
+    order: list[tuple[int, int, list[Any]]] = []  # (last timestamp, index, message ids), in that order
     for i, t in keyed:
         view = t.view("calls")
-        cols = [view.get_column(c).to_list() for c in KEY_COLUMNS]
-        ends = [v for v in view.get_column("end_ts_ms").to_list() if v is not None]
-        last = max(ends) if ends else 2**62
-        keys = {f"{m}|{a}|{b}|{c}" for m, a, b, c in zip(*cols, strict=True) if m is not None}
-        held.append((i, keys))
-        for key in keys:
-            if key not in owner or (last, i) < owner[key]:
-                owner[key] = (last, i)
-    lost_by_trace = {i: {k for k in keys if owner[k][1] != i} for i, keys in held}
-    return {i: keys for i, keys in lost_by_trace.items() if keys}
+        ends = view.get_column("end_ts_ms").to_list()
+        if None in ends:
+            ends = [v for v in ends if v is not None]
+        order.append((max(ends) if ends else 2**62, i, view.get_column("message_id").to_list()))
+    order.sort(key=lambda o: o[:2])
+    seen_ids: set[Any] = set()
+    shared: set[Any] = set()
+    for _last, _i, ids in order:
+        shared |= seen_ids.intersection(ids)
+        seen_ids.update(ids)
+    shared.discard(None)  # a call without a message id is no copy of another
+    if not shared:
+        return {}
+    seen: set[CallKey] = set()
+    out: dict[int, set[str]] = {}
+    for _last, i, ids in order:
+        if shared.isdisjoint(ids):
+            continue  # none of its calls is in another trace
+        view = traces[i].view("calls")
+        keys = {k for k in zip(*(view.get_column(c).to_list() for c in KEY_COLUMNS), strict=True) if k[0] in shared}
+        if lost := keys & seen:
+            out[i] = {call_key(*k) for k in lost}
+        seen |= keys
+    return dict(sorted(out.items()))
 
 
 def drop_inherited_calls(traces: list[Trace], lost: dict[int, set[str]] | None = None) -> list[Trace]:
@@ -89,7 +114,7 @@ def drop_inherited_calls(traces: list[Trace], lost: dict[int, set[str]] | None =
         tables = {name: _table_columns(t.view(name)) for name in TABLES}
         calls = tables["calls"]
         keys = zip(*(calls[c] for c in KEY_COLUMNS), strict=True)
-        keep_calls = [m is None or f"{m}|{a}|{b}|{c}" not in drop for m, a, b, c in keys]
+        keep_calls = [m is None or call_key(m, a, b, c) not in drop for m, a, b, c in keys]
         dropped_ids = {m for m, keep in zip(calls["message_id"], keep_calls, strict=True) if not keep}
         # The copies are the new file's first lines: events among them (a copied compaction boundary, the
         # copied prompts) belong to the original session too.
