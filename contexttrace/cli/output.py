@@ -162,7 +162,7 @@ def show_view(
     drop = [] if wide or output else columns_to_drop(view, width, styled=styled)
     raw = binary_stdout() if fmt == Format.JSON and output is None else None
     if raw is not None:  # the bytes `typer.echo` would write, without decoding and encoding them again
-        write_bytes(raw, render_view_json(view) + b"\n")
+        write_bytes(raw, render_view_json(view, newline=True))
     else:
         text = render_view(view, with_calls=with_calls, breakdown=breakdown,
                            explain=explain and fmt == Format.MARKDOWN, drop=drop,

@@ -77,13 +77,15 @@ def json_text(value: Any, sort_keys: bool = True) -> str:
     return json_bytes(value, sort_keys).decode()
 
 
-def json_bytes(value: Any, sort_keys: bool = True) -> bytes:
-    """`json_text` as UTF-8 bytes (what a command writes to a UTF-8 stream without decoding it first).
+def json_bytes(value: Any, sort_keys: bool = True, newline: bool = False) -> bytes:
+    """`json_text` as UTF-8 bytes (what a command writes to a UTF-8 stream without decoding it first);
+    `newline`: ending in a line end.
 
     >>> json_bytes({"b": 1, "a": "\\u00e9"}, sort_keys=False)
     b'{\\n  "b": 1,\\n  "a": "\\xc3\\xa9"\\n}'
     """
     option = orjson.OPT_INDENT_2 | (orjson.OPT_SORT_KEYS if sort_keys else 0)
+    option |= orjson.OPT_APPEND_NEWLINE if newline else 0
     try:
         return orjson.dumps(value, option=option)
     except orjson.JSONEncodeError:
