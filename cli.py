@@ -1,6 +1,6 @@
 """Repo-root shim: `python cli.py context trace run.jsonl --window 200000`."""
 
-from contexttrace.cli import main
+from contexttrace.cli import console
 
 if __name__ == "__main__":
-    main()
+    console()

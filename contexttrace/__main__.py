@@ -1,6 +1,6 @@
 """`python -m contexttrace`: the same entry point as the `contexttrace` console script."""
 
-from contexttrace.cli import main
+from contexttrace.cli import console
 
 if __name__ == "__main__":
-    main()
+    console()

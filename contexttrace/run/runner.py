@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from contexttrace import reading  # its readers imported when a run reads (a run served from the store reads none)
 from contexttrace.discover.local import default_roots, find_traces
 from contexttrace.discover.model import TraceSource
-from contexttrace.reading.collector import gc_paused
+from contexttrace.reading.collector import free_left, gc_paused, leave_for_exit
 from contexttrace.reading.identity import drop_inherited_calls, inherited_calls
 from contexttrace.reports.builds import TRACE_BUILD, NamedBuild
 from contexttrace.reports.results import RunResult, TraceFailure
@@ -394,7 +394,11 @@ def _analyze(
     cache: bool = False,
     engine: Engine | None = None,
 ) -> RunResult:
-    """`analyze`, run with the cyclic garbage collector paused from start to end (`_run_gc_paused`)."""
+    """`analyze`, run with the cyclic garbage collector paused from start to end (`_run_gc_paused`).
+
+    What it read (the traces) is left to the process's end when the process ends without freeing
+    (`collector.leave_for_exit`): what an earlier run left is freed first."""
+    free_left()
     found = find_traces(paths)
     sources = [s for s in found if not s.orphan]
     result = RunResult(
@@ -444,4 +448,5 @@ def _analyze(
             result.failures.append(report)
         else:
             result.reports.append(report)
+    leave_for_exit((reads, traces))
     return result
