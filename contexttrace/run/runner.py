@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from contexttrace import reading  # its readers imported when a run reads (a run served from the store reads none)
 from contexttrace.discover.local import default_roots, find_traces
 from contexttrace.discover.model import TraceSource
+from contexttrace.forked import fork_safe, second_core
 from contexttrace.reading.collector import gc_paused
 from contexttrace.reading.identity import drop_inherited_calls, inherited_calls
 from contexttrace.reports.builds import TRACE_BUILD, NamedBuild
@@ -190,10 +191,7 @@ def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[in
 
 
 def _fork_safe() -> bool:
-    """`pool.fork_safe`, imported when a run has workers: `import contexttrace` never imports `pool`, so
-    that `python -m contexttrace.run.pool` runs it as a script without a second copy."""
-    from contexttrace.run.pool import fork_safe
-
+    """`forked.fork_safe`: whether this run's workers may be forked (a test may say otherwise)."""
     return fork_safe()
 
 
@@ -305,22 +303,25 @@ def _run(
 
     pool = Pool([[task(i) for i in share] for share in shares[1:]], fork, queue, [task(i) for i in order])
     try:
-        taken = (order[k] for k in queue) if queue is not None else ()
-        for i in itertools.chain(shares[0], taken):
-            tail = (
-                reading.PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork)
-                if i in splits
-                else None
-            )
-            finish(i, read_built(sources[i], build, window, tail))
-            for j, value in pool.ready().items():
+        # A report built here may fork a share of itself (`forked.elsewhere`): once the workers are done
+        # (no collector thread left), the second core would idle while the last large trace is reported.
+        with second_core():
+            taken = (order[k] for k in queue) if queue is not None else ()
+            for i in itertools.chain(shares[0], taken):
+                tail = (
+                    reading.PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork)
+                    if i in splits
+                    else None
+                )
+                finish(i, read_built(sources[i], build, window, tail))
+                for j, value in pool.ready().items():
+                    finish(j, value)
+            for j, value in pool.drain().items():
                 finish(j, value)
-        for j, value in pool.drain().items():
-            finish(j, value)
-        # Tasks a worker did not answer are done here (a bug in them then surfaces as this trace's failure).
-        for i in range(total):
-            if slots[i] is None:
-                finish(i, read_built(sources[i], build, window))
+            # Tasks a worker did not answer are done here (a bug in them then surfaces as this trace's failure).
+            for i in range(total):
+                if slots[i] is None:
+                    finish(i, read_built(sources[i], build, window))
     finally:
         pool.close()
     return [s for s in slots if s is not None]
