@@ -26,6 +26,7 @@ def forks(monkeypatch):
 
     monkeypatch.setattr(forked, "_start", start)
     monkeypatch.setattr(forked, "fork_safe", lambda: True)
+    monkeypatch.setattr(forked, "core_free", lambda: True)
     return started
 
 
@@ -52,10 +53,12 @@ def test_the_share_is_computed_by_a_child_inside_second_core(forks):
     assert _reaped(forks)
 
 
-@pytest.mark.parametrize("why", ["outside", "not worth", "not fork safe"])
+@pytest.mark.parametrize("why", ["outside", "not worth", "not fork safe", "every core busy"])
 def test_the_share_is_computed_here_when_no_fork_is_allowed(forks, monkeypatch, why):
     if why == "not fork safe":
         monkeypatch.setattr(forked, "fork_safe", lambda: False)
+    if why == "every core busy":
+        monkeypatch.setattr(forked, "core_free", lambda: False)
     opened = forked.second_core() if why != "outside" else contextlib.nullcontext()
     with opened, forked.elsewhere(_pid_and, "x", worth=why != "not worth") as result:
         assert result() == (os.getpid(), "x")
@@ -103,3 +106,20 @@ def test_second_core_blocks_nest():
             assert forked._second_cores == 2
         assert forked._second_cores == 1
     assert forked._second_cores == 0
+
+
+def test_a_core_is_free_when_fewer_tasks_run_than_there_are_cores(monkeypatch, tmp_path):
+    """`/proc/loadavg`'s fourth field counts the runnable tasks, this process included."""
+    import builtins
+
+    real_open = builtins.open
+    loadavg = tmp_path / "loadavg"
+
+    def fake_open(path, *args, **kwargs):
+        return real_open(loadavg if path == "/proc/loadavg" else path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    for line, free in [("0.5 0.4 0.3 1/120 999", True), ("2.0 1.5 1.0 2/120 999", False), ("garbled", False)]:
+        loadavg.write_text(line)
+        assert forked.core_free() is free, line

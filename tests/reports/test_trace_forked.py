@@ -27,6 +27,7 @@ from contexttrace.reports import trace as trace_report
 started = []
 real = forked._start
 forked._start = lambda f, a: started.append(1) or real(f, a)
+forked.core_free = lambda: True  # (whatever else the machine runs)
 trace_report.FORK_MIN_CALLS = 0
 differ, traces = [], 0
 for path in sys.argv[1:]:
@@ -75,6 +76,7 @@ def test_a_run_of_one_process_never_forks(monkeypatch):
 
     monkeypatch.setattr(forked, "_start", refuse)
     monkeypatch.setattr(forked, "fork_safe", lambda: True)
+    monkeypatch.setattr(forked, "core_free", lambda: True)
     monkeypatch.setattr(trace_report, "FORK_MIN_CALLS", 0)
     result = analyze([str(SAMPLES / "b-spotter-compaction")], workers=1)
     assert result.reports and not result.failures
@@ -105,6 +107,7 @@ started = []
 real = forked._start
 forked._start = lambda f, a: started.append(1) or real(f, a)
 forked.fork_safe = alone_soon
+forked.core_free = lambda: True  # (whatever else the machine runs)
 split.SPLIT_MIN_BYTES = 0
 merged = []
 api.read_head = lambda *a: merged.append(split.read_head(*a)) or merged[-1]
