@@ -16,9 +16,11 @@ least to read so far). Each worker builds the reports of the traces it read
 as soon as it is read; a trace that inherited calls from another session (`drop_inherited_calls`) is
 read again here and its report rebuilt. A session transcript of `reading.SPLIT_MIN_BYTES` or more is
 read in two parts at once: a worker reads its tail and subagent files first (`reading.read_tail`) while
-this process reads its head and merges. A task a worker could not answer (it raised, or the worker
-died) is done here. Standard input is always read here, in one process. Another engine (`engine`: a
-Dask cluster) may read the sources in place of these processes; the reduction here is the same.
+this process reads its head and merges; the report of such a trace may then have a share of itself computed
+by a forked child on the idle core (`forked.second_core`, opened for a run of more than one process). A task
+a worker could not answer (it raised, or the worker died) is done here. Standard input is always read here,
+in one process. Another engine (`engine`: a Dask cluster) may read the sources in place of these processes;
+the reduction here is the same.
 """
 
 from __future__ import annotations
