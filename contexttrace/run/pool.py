@@ -3,8 +3,8 @@
 A run over many files forks its workers once (Linux, while this process runs a single thread); the
 tasks are decided before the fork, so a forked worker finds them in the memory it inherited and no task
 crosses a pipe: each worker first does its own (the tail of a file read in two parts), then takes the
-others in turn with the parent from a `TaskQueue`, largest first. Where fork is not safe (macOS, Windows, or
-a host process running other threads, whose locks a fork would copy held) a worker is started as
+others in turn with the parent from a `TaskQueue`, largest first. Where fork is not safe (`forked.fork_safe`:
+macOS, Windows, or a host process running other threads, whose locks a fork would copy held) a worker is started as
 `python -m contexttrace.run.pool` instead (never `multiprocessing`'s spawn, which would import the
 caller's main script: a script that calls `analyze` without an `if __name__ == "__main__":` guard still
 works) and given a fixed share of the tasks (`runner._shares`), sent to it over its standard input.
@@ -164,21 +164,6 @@ class TaskQueue:
         """Close this process's end of the pipe (the places still in it are taken by no one)."""
         with contextlib.suppress(OSError):
             os.close(self._fd)
-
-
-def fork_safe() -> bool:
-    """Whether workers may be forked from this process rather than started afresh.
-
-    A fork starts in milliseconds where a new interpreter needs about 0.4 s. Only on Linux, and only while
-    this process runs a single thread (`/proc/self/task`): another thread, such as Polars' pool once a
-    frame was built, could hold a lock that the fork would copy held.
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
 
 
 def _widen(fd: int) -> None:

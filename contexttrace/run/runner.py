@@ -16,9 +16,11 @@ least to read so far). Each worker builds the reports of the traces it read
 as soon as it is read; a trace that inherited calls from another session (`drop_inherited_calls`) is
 read again here and its report rebuilt. A session transcript of `reading.SPLIT_MIN_BYTES` or more is
 read in two parts at once: a worker reads its tail and subagent files first (`reading.read_tail`) while
-this process reads its head and merges. A task a worker could not answer (it raised, or the worker
-died) is done here. Standard input is always read here, in one process. Another engine (`engine`: a
-Dask cluster) may read the sources in place of these processes; the reduction here is the same.
+this process reads its head and merges; the report of such a trace may then have a share of itself computed
+by a forked child on the idle core (`forked.second_core`, opened for a run of more than one process). A task
+a worker could not answer (it raised, or the worker died) is done here. Standard input is always read here,
+in one process. Another engine (`engine`: a Dask cluster) may read the sources in place of these processes;
+the reduction here is the same.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from contexttrace import reading  # its readers imported when a run reads (a run served from the store reads none)
 from contexttrace.discover.local import default_roots, find_traces
 from contexttrace.discover.model import TraceSource
+from contexttrace.forked import fork_safe, second_core
 from contexttrace.reading.collector import free_left, gc_paused, leave_for_exit
 from contexttrace.reading.identity import drop_inherited_calls, inherited_calls
 from contexttrace.reports.builds import TRACE_BUILD, NamedBuild
@@ -190,10 +193,7 @@ def _splits(sources: list[TraceSource], sizes: list[tuple[int, int]]) -> dict[in
 
 
 def _fork_safe() -> bool:
-    """`pool.fork_safe`, imported when a run has workers: `import contexttrace` never imports `pool`, so
-    that `python -m contexttrace.run.pool` runs it as a script without a second copy."""
-    from contexttrace.run.pool import fork_safe
-
+    """`forked.fork_safe`: whether this run's workers may be forked (a test may say otherwise)."""
     return fork_safe()
 
 
@@ -305,22 +305,25 @@ def _run(
 
     pool = Pool([[task(i) for i in share] for share in shares[1:]], fork, queue, [task(i) for i in order])
     try:
-        taken = (order[k] for k in queue) if queue is not None else ()
-        for i in itertools.chain(shares[0], taken):
-            tail = (
-                reading.PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork)
-                if i in splits
-                else None
-            )
-            finish(i, read_built(sources[i], build, window, tail))
-            for j, value in pool.ready().items():
+        # A report built here may fork a share of itself (`forked.elsewhere`): once the workers are done
+        # (no collector thread left), the second core would idle while the last large trace is reported.
+        with second_core():
+            taken = (order[k] for k in queue) if queue is not None else ()
+            for i in itertools.chain(shares[0], taken):
+                tail = (
+                    reading.PendingTail(splits[i], functools.partial(pool.wait_for, total + i), not fork)
+                    if i in splits
+                    else None
+                )
+                finish(i, read_built(sources[i], build, window, tail))
+                for j, value in pool.ready().items():
+                    finish(j, value)
+            for j, value in pool.drain().items():
                 finish(j, value)
-        for j, value in pool.drain().items():
-            finish(j, value)
-        # Tasks a worker did not answer are done here (a bug in them then surfaces as this trace's failure).
-        for i in range(total):
-            if slots[i] is None:
-                finish(i, read_built(sources[i], build, window))
+            # Tasks a worker did not answer are done here (a bug in them then surfaces as this trace's failure).
+            for i in range(total):
+                if slots[i] is None:
+                    finish(i, read_built(sources[i], build, window))
     finally:
         pool.close()
     return [s for s in slots if s is not None]
