@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 from contexttrace import read_trace
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import result_size
-from contexttrace.reading.claude import records
+from contexttrace.reading.claude import feed, records
 from contexttrace.reading.claude.content import measure
 from contexttrace.reading.claude.records import (
     NOT_JSON,
     TOO_DEEP,
     Line,
+    MessageLine,
     decode,
     loads_lenient,
     same_record,
@@ -38,7 +39,9 @@ FILES = sorted(
 
 def _lenient(raw: bytes) -> Any:
     value = loads_lenient(raw)
-    return to_struct(value, Line) if type(value) is dict else value
+    if type(value) is not dict:
+        return value
+    return to_struct(value, MessageLine if value.get("type") in ("assistant", "user") else Line)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(p.parents[1])))
@@ -63,12 +66,19 @@ def test_both_paths_give_the_same_record_for_every_line(path: Path):
         assert same, raw[:200]
 
 
-def _lenient_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Refusing:
-        def decode(self, raw: bytes) -> Any:
-            raise records.msgspec.DecodeError("forced")
+def _lenient_only(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every typed decoder refuses every line (the reader's loop and `records.decode`); returns the count of
+    lines refused."""
+    refused = [0]
 
-    monkeypatch.setattr(records, "_DECODER", Refusing())
+    def refusing(raw: bytes) -> Any:
+        refused[0] += 1
+        raise records.msgspec.DecodeError("forced")
+
+    for module in (records, feed):
+        monkeypatch.setattr(module, "TYPED_DECODE", refusing)
+        monkeypatch.setattr(module, "FULL_DECODE", refusing)
+    return refused
 
 
 def _facts(trace: Any) -> dict[str, Any]:
@@ -85,8 +95,10 @@ def test_a_trace_read_leniently_is_the_trace_read_typed(monkeypatch, name):
     column (one builder reads both paths' records)."""
     sources = find_traces([str(SAMPLES / name)])
     typed = [[_facts(t) for t in read_trace(s.path, s.subagents)] for s in sources if not s.orphan]
-    _lenient_only(monkeypatch)
+    refused = _lenient_only(monkeypatch)
     lenient = [[_facts(t) for t in read_trace(s.path, s.subagents)] for s in sources if not s.orphan]
+    if any(t["format"] in ("stream-json", "transcript") for ts in typed for t in ts):
+        assert refused[0] > 0  # Claude Code's reader took the lenient path
     assert lenient == typed
 
 
@@ -116,7 +128,8 @@ def test_a_trace_read_leniently_is_the_trace_read_typed(monkeypatch, name):
 )
 def test_lines_the_typed_decoder_refuses(line, check):
     rec = decode(line)
-    assert type(rec) is Line and check(rec)
+    assert type(rec) is (MessageLine if b'"type":"assistant"' in line or b'"type":"user"' in line else Line)
+    assert check(rec)
 
 
 def test_what_is_not_a_record():

@@ -1,10 +1,10 @@
 """Records → rows: the builder of one trace's four tables.
 
-`Builder.add` routes each decoded record (`records.Line`) to the handler of its line type (assistant, user,
-system, attachment, result: a method each), which appends rows to the trace's tables. The two formats
-share the handlers (they write the same message shapes); what differs comes from `dialects`. The builder's
-state is a handful of small classes that merge themselves (`state`, `dialects.Evidence`, `dialects.Threads`,
-`calls.Calls`), so a file read in two parts merges every field (`merge_tail`).
+`Builder.add` routes each decoded record (`records.MessageLine` or `records.Line`) to the handler of its line
+type (assistant, user, system, attachment, result: a method each), which appends rows to the trace's tables.
+The two formats share the handlers (they write the same message shapes); what differs comes from `dialects`.
+The builder's state is a handful of small classes that merge themselves (`state`, `dialects.Evidence`,
+`dialects.Threads`, `calls.Calls`), so a file read in two parts merges every field (`merge_tail`).
 
 It never prints nor reads files; `build` turns the rows into a `model.Trace` once.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from contexttrace.reading.claude.calls import (
     BUILT_COLUMNS,
@@ -55,7 +55,7 @@ from contexttrace.reading.claude.dialects import (
     spelled,
     surface,
 )
-from contexttrace.reading.claude.records import Block, Line, ResultCopy, raw_value
+from contexttrace.reading.claude.records import Block, Line, MessageLine, ResultCopy, raw_value
 from contexttrace.reading.claude.state import (
     RESULT_ROW,
     USE_ROW,
@@ -135,7 +135,7 @@ class Builder:
         return bool(self.calls.rows or self.events.rows or self.results.rows)
 
     # -- records -----------------------------------------------------------------------------------
-    def add(self, rec: Line, kind: str | None, line: int, src: SourceFile) -> None:
+    def add(self, rec: MessageLine, kind: str | None, line: int, src: SourceFile) -> None:
         """Route one decoded record (its top-level `type` is `kind`) to its rows: its handler by kind (the
         commonest first), then the trace's facts and the line's timestamp (after the handler: a call's
         `prev_ts_ms` is the line before it; a record whose handler raises sets neither)."""
@@ -149,12 +149,12 @@ class Builder:
             self._assistant(rec, line, src)
         elif kind == "user":
             self._user(rec, line, src)
-        elif kind == "system":
-            self._system(rec, line, src)
+        elif kind == "system":  # (a line of any type but a message's is a `Line`: `records.decode`)
+            self._system(cast(Line, rec), line, src)
         elif kind == "attachment":
-            self._attachment(rec, line, src)
+            self._attachment(cast(Line, rec), line, src)
         elif kind == "result":
-            self._result(rec, line, src)
+            self._result(cast(Line, rec), line, src)
         if facts.cli_version is None and main_file and type(rec.version) is str:
             facts.cli_version = rec.version
         if facts.cwd is None and type(rec.cwd) is str:
@@ -168,7 +168,7 @@ class Builder:
                 self.stamps.stamps.append(ts)
 
     # Over 80 lines: the per-record hot path in one function (equivalence: test_claude_fast_paths, test_samples).
-    def _assistant(self, rec: Line, line: int, src: SourceFile) -> None:
+    def _assistant(self, rec: MessageLine, line: int, src: SourceFile) -> None:
         msg = rec.message
         if msg is None:
             return
@@ -301,7 +301,7 @@ class Builder:
         ))
         # fmt: on
 
-    def _user(self, rec: Line, line: int, src: SourceFile) -> None:
+    def _user(self, rec: MessageLine, line: int, src: SourceFile) -> None:
         msg = rec.message
         if msg is None:
             return
@@ -335,7 +335,9 @@ class Builder:
             tool_use_id=tid, report_chars=report,
         )  # fmt: skip
 
-    def _tool_results(self, rec: Line, content: list[Any], line: int, thread: str, thread_kind: str, ts: Any) -> bool:
+    def _tool_results(
+        self, rec: MessageLine, content: list[Any], line: int, thread: str, thread_kind: str, ts: Any
+    ) -> bool:
         """Add the rows of a user line's tool_result blocks; whether it had any."""
         has_result = False
         denial_kind = rec.toolDenialKind

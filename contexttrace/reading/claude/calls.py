@@ -27,7 +27,7 @@ from typing import Any
 from msgspec import Raw
 
 from contexttrace.reading.claude.content import MAX_TOKENS
-from contexttrace.reading.claude.records import NULL_RAW, Line, Message, Usage, raw_value
+from contexttrace.reading.claude.records import NULL_RAW, Message, MessageLine, Usage, raw_value
 from contexttrace.reading.contract import CALL_SCHEMA, THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 
 #: Columns filled in by `rows_of` when the tables are built (from the tool-use rows), not while reading.
@@ -141,7 +141,7 @@ def compaction_passes(usage: Usage) -> tuple[tuple[int, ...], list[int], int]:
 
 
 def kept_line(
-    rec: Line, msg: Message, usage: Usage, model: Any, out: int
+    rec: MessageLine, msg: Message, usage: Usage, model: Any, out: int
 ) -> tuple[tuple[Any, ...], int, Sequence[int]]:
     """The values of `KEPT_LINE_COLUMNS` a call takes from this line, how many usage fields of it are
     not plausible counts (read as 0), and the prompts of the compaction passes it states (`compaction_passes`)."""

@@ -22,7 +22,16 @@ from contexttrace.errors import TraceReadError
 from contexttrace.reading.claude.builder import Builder
 from contexttrace.reading.claude.dialects import dialect_of, starts_run
 from contexttrace.reading.claude.lines import Lines
-from contexttrace.reading.claude.records import DECODE_FAILED, NOT_JSON, TOO_DEEP, TYPED_DECODE, Line, decode_lenient
+from contexttrace.reading.claude.records import (
+    DECODE_FAILED,
+    FULL_DECODE,
+    NOT_JSON,
+    TOO_DEEP,
+    TYPED_DECODE,
+    Line,
+    MessageLine,
+    decode_lenient,
+)
 from contexttrace.reading.contract import FORMAT_TRANSCRIPT
 from contexttrace.reading.files import open_trace
 from contexttrace.reading.model import SourceFile, Trace
@@ -52,14 +61,17 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
     lines = Lines(fh, path, cur.diag)
     after_result = False
     pending_bad: list[tuple[int, str]] = []  # bad lines after a result: counted in the next run
-    typed, failed = TYPED_DECODE, DECODE_FAILED
+    typed, full, failed = TYPED_DECODE, FULL_DECODE, DECODE_FAILED
     seen, uuids = cur.seen, cur.seen.uuids  # (the builder's, while `cur` is the same)
     for raw in lines:
-        try:  # `records.decode`, inlined: the typed decoder, else the lenient path
+        try:  # `records.decode`, inlined: a message line, else the line again as any type; else the lenient path
             rec = typed(raw)
+            kind = rec.type
+            if kind != "assistant" and kind != "user":
+                rec = full(raw)
         except failed:
             rec = decode_lenient(raw)
-        if type(rec) is not Line:
+        if type(rec) is not MessageLine and type(rec) is not Line:
             if lines.retry(raw):
                 continue  # damage the lines' rules repair: what the line holds is yielded next
             if rec is not NOT_JSON and rec is not TOO_DEEP:
