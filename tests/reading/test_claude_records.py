@@ -288,3 +288,18 @@ def test_a_text_no_json_value_starts_is_refused_before_decoding():
                     assert records.loads_lenient(data) is records.NOT_JSON
     assert refused > 10_000
     assert records.loads_lenient(b"=== Iteration 1 (Thu Jan 22 11:32:29 CST 2026) ===\n") is records.NOT_JSON
+
+
+@given(_json, st.sampled_from([b"", b"\xff", b"\\ud800", b"\\\\"]))
+def test_a_raw_value_decodes_as_loads_lenient(value, extra):
+    """`raw_value` of a tool input kept as bytes (orjson first, `loads_lenient` when orjson refuses: an integer
+    past 64 bits, a byte that is not UTF-8, a lone surrogate) is `loads_lenient` of those bytes, for any value."""
+    data = json.dumps(value).encode()
+    if extra:
+        data = json.dumps({"a": value, "s": "x"}).encode().replace(b'"x"', b'"x' + extra + b'"')
+    try:
+        rec = records.msgspec.json.decode(b'{"input":' + data + b"}", type=records.Block)
+    except records.msgspec.DecodeError:  # (a lone surrogate: the line takes the lenient path, no Raw is made)
+        return
+    assert type(rec.input) is records.Raw
+    assert records.same_record(records.raw_value(rec.input), loads_lenient(data))

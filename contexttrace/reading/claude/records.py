@@ -449,7 +449,11 @@ def raw_value(raw: Raw | Decoded) -> Any:
     """
     if type(raw) is Decoded:
         return raw.value
-    return loads_lenient(memoryview(raw))  # type: ignore[arg-type]
+    data = memoryview(raw)  # type: ignore[arg-type]
+    try:  # (`loads_lenient`'s first step: a Raw value always starts as JSON does)
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return loads_lenient(data)
 
 
 def raw_text(raw: Raw | Decoded) -> str | None:
