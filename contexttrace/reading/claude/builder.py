@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from msgspec import UNSET
+
 from contexttrace.reading.claude.calls import (
     BUILT_COLUMNS,
     C_COMPACTION_PROMPT,
@@ -89,6 +91,8 @@ _COMMAND_PREFIXES = (
     "<local-command-caveat>",
 )
 _INTERRUPT_PREFIX = "[Request interrupted"
+#: A `parent_tool_use_id` that names no thread (absent: a transcript's line; null: a stream-json main line).
+_NO_THREAD = (UNSET, None)
 
 #: A call row as the builder holds it: `CALL_SCHEMA` but the columns `build` adds.
 CALL_ROW = tuple(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)
@@ -142,9 +146,21 @@ class Builder:
         self.seq += 1
         facts = self.facts
         main_file = src.thread_kind == THREAD_MAIN
-        sid = self.evidence.count(rec, kind, main_file)
-        if sid is not None and facts.session_id is None:
-            facts.session_id = sid
+        evidence = self.evidence
+        if (kind == "assistant" or kind == "user") and rec.session_id is UNSET and rec.parent_tool_use_id is UNSET:
+            # `Evidence.count` of the common line inline: a message line without stream-json keys
+            evidence.records += 1
+            evidence.claude_lines += 1
+            sid = rec.sessionId
+            if sid is not UNSET:
+                evidence.seen_transcript = True
+                evidence.transcript_lines += 1
+                if main_file and type(sid) is str and facts.session_id is None:
+                    facts.session_id = sid
+        else:
+            sid = evidence.count(rec, kind, main_file)
+            if sid is not None and facts.session_id is None:
+                facts.session_id = sid
         if kind == "assistant":
             self._assistant(rec, line, src)
         elif kind == "user":
@@ -172,7 +188,10 @@ class Builder:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if rec.parent_tool_use_id in _NO_THREAD and rec.isSidechain is not True and src.thread_kind == THREAD_MAIN:
+            thread = thread_kind = THREAD_MAIN  # `Threads.thread_of` of the common line, inline
+        else:
+            thread, thread_kind = self.threads.thread_of(rec, src)
         model = msg.model
         ts = rec.timestamp
         if type(ts) is not str:
@@ -305,7 +324,10 @@ class Builder:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if rec.parent_tool_use_id in _NO_THREAD and rec.isSidechain is not True and src.thread_kind == THREAD_MAIN:
+            thread = thread_kind = THREAD_MAIN  # `Threads.thread_of` of the common line, inline
+        else:
+            thread, thread_kind = self.threads.thread_of(rec, src)
         content = msg.content
         ts = rec.timestamp
         if type(ts) is not str:

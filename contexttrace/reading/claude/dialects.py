@@ -112,21 +112,8 @@ class Evidence:
 
     def count(self, rec: MessageLine, kind: str | None, main_file: bool) -> str | None:
         """Count one decoded record's evidence; return the session id it names, if any (a transcript's
-        `sessionId` in the main file, else stream-json's `session_id`)."""
-        if (kind == "assistant" or kind == "user") and rec.session_id is UNSET and rec.parent_tool_use_id is UNSET:
-            # the common line: a message line without stream-json keys (`count_any`'s rules, for it alone)
-            self.records += 1
-            self.claude_lines += 1
-            sid = rec.sessionId
-            if sid is UNSET:
-                return None
-            self.seen_transcript = True
-            self.transcript_lines += 1
-            return sid if main_file and type(sid) is str else None
-        return self.count_any(rec, kind, main_file)
-
-    def count_any(self, rec: MessageLine, kind: str | None, main_file: bool) -> str | None:
-        """`count` of any record (`count` takes the common message line itself, by these rules)."""
+        `sessionId` in the main file, else stream-json's `session_id`). `builder.Builder.add` counts the
+        common message line itself, by these rules."""
         self.records += 1
         sid = None
         if rec.sessionId is not UNSET:
