@@ -4,6 +4,7 @@ way; unknown line types, lone surrogates, lines nested too deep and bytes that a
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -30,7 +31,7 @@ from contexttrace.reading.claude.records import (
 )
 from contexttrace.reports.trace import build_report
 
-from ..conftest import CASES, FUZZ, SAMPLES, assistant, report_of, trace_and_report
+from ..conftest import CASES, FUZZ, SAMPLES, assistant, jsonl, report_of, result, trace_and_report
 
 FILES = sorted(
     p for p in [*SAMPLES.rglob("*.jsonl"), *CASES.rglob("*.jsonl"), *(CASES.parent / "fuzz").rglob("*.jsonl")]
@@ -303,3 +304,44 @@ def test_a_raw_value_decodes_as_loads_lenient(value, extra):
         return
     assert type(rec.input) is records.Raw
     assert records.same_record(records.raw_value(rec.input), loads_lenient(data))
+
+
+def _trace_facts(data: bytes) -> list[Any]:
+    return [_facts(t) for t in read_trace("t.jsonl", fh=io.BytesIO(data))]
+
+
+_STRING_FIELDS = [
+    ("uuid",), ("timestamp",), ("requestId",), ("version",), ("cwd",), ("message", "id"), ("message", "model"),
+    ("message", "stop_reason"), ("message", "usage", "speed"), ("message", "content", 0, "id"),
+    ("message", "content", 0, "name"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("where", _STRING_FIELDS, ids=lambda w: ".".join(map(str, w)))
+@pytest.mark.parametrize("value", [5, 2.5, True, [], {}, ["x"]], ids=repr)
+def test_a_string_field_holding_another_value_reads_as_absent(where, value):
+    """The fields typed `str | None` (`records`: a value of another type fails the typed decode and is dropped
+    by the lenient path): a line that writes another value there reads as the line without the field, as the
+    builder read such values when it tested each one itself."""
+    first = assistant("m1", 5, 0, 95, tools=[("t1", "Read", {"file_path": "/a"})], uuid="u1", requestId="r1")
+    first.update(timestamp="2026-01-01T00:00:00.000Z", version="2.1.0", cwd="/w")
+    first["message"].update(stop_reason="tool_use")
+    first["message"]["usage"]["speed"] = "fast"
+    later = result("t1", uuid="u2", timestamp="2026-01-01T00:00:01.000Z")
+
+    def changed(drop: bool) -> dict[str, Any]:
+        line = json.loads(json.dumps(first))
+        parent = line
+        for key in where[:-1]:
+            parent = parent[key]
+        if drop:
+            del parent[where[-1]]
+        else:
+            parent[where[-1]] = value
+        return line
+
+    def read(line: dict[str, Any]) -> list[Any]:
+        return _trace_facts(jsonl(line, line, later))  # (written twice: a uuid drops the copy)
+
+    assert read(changed(drop=False)) == read(changed(drop=True))
+    assert read(changed(drop=True)) != read(first)  # the field counts for something

@@ -171,12 +171,13 @@ class Builder:
             self._attachment(cast(Line, rec), line, src)
         elif kind == "result":
             self._result(cast(Line, rec), line, src)
-        if facts.cli_version is None and main_file and type(rec.version) is str:
+        # (a string field is a string or None: `records`)
+        if facts.cli_version is None and main_file and rec.version is not None:
             facts.cli_version = rec.version
-        if facts.cwd is None and type(rec.cwd) is str:
+        if facts.cwd is None and rec.cwd is not None:
             facts.cwd = rec.cwd
         ts = rec.timestamp
-        if type(ts) is str:
+        if ts is not None:
             if ts < "1" or ts >= "3":  # not a year 1000 to 2999: text, or a date that may name no moment
                 self.diag.odd_stamp(ts, src.path, line)
             if kind in TIMED_TYPES:
@@ -194,8 +195,6 @@ class Builder:
             thread, thread_kind = self.threads.thread_of(rec, src)
         model = msg.model
         ts = rec.timestamp
-        if type(ts) is not str:
-            ts = None
         if model == "<synthetic>" or rec.isApiErrorMessage is True:
             self.facts.synthetic += 1
             self._event(line, thread, thread_kind, "synthetic", ts=ts)
@@ -203,9 +202,7 @@ class Builder:
         usage = msg.usage
         if usage is None:
             return
-        mid = msg.id
-        if not (type(mid) is str and mid):
-            mid = None
+        mid = msg.id or None  # (an empty id is none)
         inp = usage.input_tokens
         cw = usage.cache_creation_input_tokens
         cr = usage.cache_read_input_tokens
@@ -278,7 +275,7 @@ class Builder:
                 if passes and not had:
                     self._compactions(passes, line, thread, thread_kind, ts)
         if tool_uses is not None:
-            cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory)
+            cwd = sys.intern(rec.cwd) if rec.cwd is not None else None  # (one string per directory)
             for block in tool_uses:
                 self._tool_use(block, line, at, mid, ts, cwd)
 
@@ -293,7 +290,7 @@ class Builder:
     def _tool_use(self, block: Block, line: int, at: int, mid: str | None, ts: str | None, cwd: str | None) -> None:
         tid = block.id
         uses = self.uses
-        if not (type(tid) is str and tid):
+        if not tid:
             tid = None
         else:
             if tid in uses.ids:
@@ -301,19 +298,19 @@ class Builder:
             uses.ids.add(tid)
         name = block.name
         inp = input_json = None
-        if self.inputs or (type(name) is str and name in AGENT_TOOLS) or (name == "Bash" and self.words):
+        if self.inputs or name in AGENT_TOOLS or (name == "Bash" and self.words):
             inp = raw_value(block.input)
             input_json = canonical(inp, line, tid) if self.inputs else None
         path = agent_type = description = prompt = read_path = None
         if type(inp) is dict:
             path = inp.get("file_path") if self.inputs else None
-            if type(name) is str and name in AGENT_TOOLS:
+            if name in AGENT_TOOLS:
                 agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
             elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
                 read_path = shell_read_path(inp.get("command"))
         # fmt: off
         uses.rows.append((
-            self.seq, line, tid, mid, at, name if type(name) is str else "?", input_json,
+            self.seq, line, tid, mid, at, name if name is not None else "?", input_json,
             path if type(path) is str and path else None, ts, agent_type if type(agent_type) is str else None,
             description if type(description) is str else None, len(prompt) if type(prompt) is str else None,
             read_path, cwd, block.type == "server_tool_use",
@@ -330,8 +327,6 @@ class Builder:
             thread, thread_kind = self.threads.thread_of(rec, src)
         content = msg.content
         ts = rec.timestamp
-        if type(ts) is not str:
-            ts = None
         if type(content) is list and self._tool_results(rec, content, line, thread, thread_kind, ts):
             return
         text = first_text(content)
@@ -384,7 +379,7 @@ class Builder:
                 continue
             has_result = True
             tid = block.tool_use_id
-            if not (type(tid) is str and tid):
+            if not tid:
                 tid = None
             else:
                 if tid in results.ids:
@@ -414,7 +409,7 @@ class Builder:
 
     def _system(self, rec: Line, line: int, src: SourceFile) -> None:
         subtype = rec.subtype
-        ts = rec.timestamp if type(rec.timestamp) is str else None
+        ts = rec.timestamp
         thread, thread_kind = self.threads.thread_of(rec, src)
         number = self.diag.number
         if subtype == "compact_boundary":
@@ -476,7 +471,7 @@ class Builder:
             thread,
             thread_kind,
             "attachment",
-            ts=rec.timestamp if type(rec.timestamp) is str else None,
+            ts=rec.timestamp,
             text_chars=attachment_chars(attachment_text(attachment)),
             attachment_type=kind if type(kind) is str else None,
             attachment_path=attachment.filename if type(attachment.filename) is str else None,

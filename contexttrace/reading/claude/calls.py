@@ -162,13 +162,10 @@ def kept_line(
         if not (type(web) is int and 0 <= web < MAX_TOKENS):  # (`count_tokens`, its common case inline)
             web, b = count_tokens(web)
             bad += b
-    req = rec.requestId
+    # (a string field is a string or None: `records`; an empty request id is none)
+    req = rec.requestId or None
     speed = usage.speed
     stop = msg.stop_reason
-    req = req if type(req) is str and req else None
-    model = model if type(model) is str else None
-    stop = stop if type(stop) is str else None
-    speed = speed if type(speed) is str else None
     if usage.iterations is NULL_RAW:  # no pass written (the common case, `compaction_passes`' first test)
         return (req, model, out, c5, c1, known, web, stop, speed, 0, 0, 0, 0, 0, 0), bad, ()
     compaction, prompts, passes_bad = compaction_passes(usage)

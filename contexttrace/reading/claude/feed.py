@@ -92,7 +92,7 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
             if type(kind) is not str:
                 kind = None
         uid = rec.uuid
-        if type(uid) is str and uid:
+        if uid:  # (a string or None: `records`)
             if uid in uuids:  # a record written again (the same uuid): one record, the copy counted
                 seen.repeated += 1
                 continue

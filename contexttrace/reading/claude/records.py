@@ -1,7 +1,8 @@
 """One line's bytes → one record: the typed Structs the builder reads, and the lenient path for the rest.
 
-A record is decoded once, by `msgspec` into `Line` (a Struct that declares only the fields the reader and
-its next features read: unknown fields are skipped without building objects). A line that the typed
+A record is decoded by `msgspec` into `MessageLine` (an assistant or user line), or into `Line` (any other
+type: decoded a second time), Structs that declare only the fields the reader and its next features read:
+unknown fields are skipped without building objects. A line that the typed
 decoder refuses — not JSON, a truncated tail, a lone surrogate escape, a number JSON can spell but no float
 holds, nesting past msgspec's depth, a container of the wrong type — takes the lenient path (`decode`):
 orjson, else the standard library with lone surrogates replaced by U+FFFD, exactly as the
@@ -13,6 +14,10 @@ How the fields are typed (the rule every field here follows):
 * A scalar the builder checks itself (`type(x) is str`, `x is True`, a count's range) is `Any`: its value
   arrives exactly as JSON wrote it, and the builder's checks decide, as they did on dicts. Decoding a short
   string or a number as `Any` costs what decoding it typed costs.
+* A string the builder reads only when it is one, treating any other value as an absent one (a uuid, a
+  timestamp, an id, a model), is `str | None`: another value fails the typed decode, and the lenient path
+  drops it (the field reads as absent, as the builder would have read it), so the builder tests none of
+  them (a `type(x) is str` per field per line, ~2 % of a read).
 * A field whose *presence* means something (`sessionId` is transcript evidence even when it is not a
   string; `toolUseResult: null` still hides `tool_use_result`) defaults to `UNSET`.
 * A container the builder reads into (`message`, `usage`, content blocks) is a Struct. Where the builder
@@ -102,14 +107,14 @@ class Block(Struct, gc=False):
 
     type: Any = None
     # tool_use
-    id: Any = None
-    name: Any = None
+    id: str | None = None
+    name: str | None = None
     input: Raw = _NULL  # decoded only for a tool use the builder keeps (`raw_value`)
     # text / thinking
     text: Any = None
     thinking: Any = None
     # tool_result: `content` is a string, a list of blocks, or (an unknown block) any other value
-    tool_use_id: Any = None
+    tool_use_id: str | None = None
     is_error: Any = None
     content: str | list[InnerItem] | _Object | int | float | bool | None = None
     # image (a pasted image in a prompt)
@@ -143,7 +148,7 @@ class Usage(Struct, gc=False):
     output_tokens: Any = None
     cache_creation: CacheSplit | None = None
     server_tool_use: ServerToolUse | None = None
-    speed: Any = None
+    speed: str | None = None
     # the sampling passes of the response (`calls.compaction_passes`): read only when one is a compaction
     iterations: Raw = _NULL
 
@@ -151,9 +156,9 @@ class Usage(Struct, gc=False):
 class Message(Struct, gc=False):
     """`message` of an assistant or user line."""
 
-    id: Any = None
-    model: Any = None
-    stop_reason: Any = None
+    id: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
     usage: Usage | None = None
     content: str | list[BlockItem] | None = None
 
@@ -209,20 +214,20 @@ class MessageLine(Struct, gc=False):
     """
 
     type: Any = None
-    uuid: Any = None
+    uuid: str | None = None
     parentUuid: Any = None
     sessionId: Any = UNSET
     session_id: Any = UNSET  # presence is stream-json evidence
     parent_tool_use_id: Any = UNSET  # presence is stream-json evidence; a string names the thread
     isSidechain: Any = None
     agentId: Any = None
-    timestamp: Any = None
-    requestId: Any = None
+    timestamp: str | None = None
+    requestId: str | None = None
     isMeta: Any = None
     isCompactSummary: Any = None
     isApiErrorMessage: Any = None
-    version: Any = None
-    cwd: Any = None
+    version: str | None = None
+    cwd: str | None = None
     toolDenialKind: Any = None
     origin: Any = None
     message: Message | None = None
