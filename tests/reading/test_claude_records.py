@@ -313,7 +313,7 @@ def _trace_facts(data: bytes) -> list[Any]:
 _STRING_FIELDS = [
     ("uuid",), ("timestamp",), ("requestId",), ("version",), ("cwd",), ("message", "id"), ("message", "model"),
     ("message", "stop_reason"), ("message", "usage", "speed"), ("message", "content", 0, "id"),
-    ("message", "content", 0, "name"),
+    ("message", "content", 0, "name"), ("message", "content", 1, "text"), ("message", "content", 2, "thinking"),
 ]  # fmt: skip
 
 
@@ -326,6 +326,7 @@ def test_a_string_field_holding_another_value_reads_as_absent(where, value):
     first = assistant("m1", 5, 0, 95, tools=[("t1", "Read", {"file_path": "/a"})], uuid="u1", requestId="r1")
     first.update(timestamp="2026-01-01T00:00:00.000Z", version="2.1.0", cwd="/w")
     first["message"].update(stop_reason="tool_use")
+    first["message"]["content"] += [{"type": "text", "text": "prose"}, {"type": "thinking", "thinking": "hmm"}]
     first["message"]["usage"]["speed"] = "fast"
     later = result("t1", uuid="u2", timestamp="2026-01-01T00:00:01.000Z")
 

@@ -232,13 +232,13 @@ class Builder:
                         tool_uses.append(block)
                 elif kind == "text":
                     prose = block.text
-                    if type(prose) is str:
+                    if prose is not None:
                         text += len(prose)
                         if words is not None:
                             words += path_words(prose)
                 elif kind == "thinking":
                     has_thinking = True
-                    if type(block.thinking) is str:
+                    if block.thinking is not None:
                         thinking += len(block.thinking)
                 elif kind == "redacted_thinking":
                     has_thinking = True

@@ -111,8 +111,8 @@ class Block(Struct, gc=False):
     name: str | None = None
     input: Raw = _NULL  # decoded only for a tool use the builder keeps (`raw_value`)
     # text / thinking
-    text: Any = None
-    thinking: Any = None
+    text: str | None = None
+    thinking: str | None = None
     # tool_result: `content` is a string, a list of blocks, or (an unknown block) any other value
     tool_use_id: str | None = None
     is_error: Any = None

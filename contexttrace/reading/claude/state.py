@@ -361,13 +361,14 @@ def epoch_ms(
     out: dict[str | None, int | None] = {None: None}
     if known:
         out.update(known)
+    parse = datetime.fromisoformat
     for value in stamps:
         if value in out:
             continue
         try:
             if value is None or len(value) <= 10:  # a date without a time
                 raise ValueError
-            moment = datetime.fromisoformat(value)
+            moment = parse(value)
         except ValueError:
             out[value] = None
             continue
