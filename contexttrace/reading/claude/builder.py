@@ -19,8 +19,8 @@ from typing import Any, cast
 from msgspec import UNSET
 
 from contexttrace.reading.claude.calls import (
-    BUILT_COLUMNS,
     C_COMPACTION_PROMPT,
+    CALL_ROW,
     NO_CONTENT,
     Calls,
     input_side,
@@ -93,9 +93,6 @@ _COMMAND_PREFIXES = (
 _INTERRUPT_PREFIX = "[Request interrupted"
 #: A `parent_tool_use_id` that names no thread (absent: a transcript's line; null: a stream-json main line).
 _NO_THREAD = (UNSET, None)
-
-#: A call row as the builder holds it: `CALL_SCHEMA` but the columns `build` adds.
-CALL_ROW = tuple(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)
 
 
 class Builder:
@@ -254,12 +251,10 @@ class Builder:
                 self.diag.bad_usage += bad
             if passes:
                 self._compactions(passes, line, thread, thread_kind, ts)
-            req, model, out, c5, c1, known, web, stop, speed, cin, ccw, cc1, ccr, cout, cprompt = values
             # fmt: off
-            at = calls.add(key, [
-                self.seq, line, src.path, mid, req, thread, thread_kind, model, inp, cw, cr, out,
-                inp + cw + cr, c5, c1, known, web, stop, speed, ts, ts, self.prev_ts, 1,
-                has_thinking, thinking, text, said, cin, ccw, cc1, ccr, cout, cprompt,
+            at = calls.add(key, [  # (`calls.CALL_ROW` order: the kept line's values last)
+                self.seq, line, src.path, mid, thread, thread_kind, inp, cw, cr, inp + cw + cr, ts, ts, self.prev_ts,
+                1, has_thinking, thinking, text, said, *values,
             ], bad)
             # fmt: on
         else:
@@ -301,19 +296,23 @@ class Builder:
         if self.inputs or name in AGENT_TOOLS or (name == "Bash" and self.words):
             inp = raw_value(block.input)
             input_json = canonical(inp, line, tid) if self.inputs else None
-        path = agent_type = description = prompt = read_path = None
+        path = agent_type = description = prompt_chars = read_path = None  # (each: a string, else None)
         if type(inp) is dict:
-            path = inp.get("file_path") if self.inputs else None
+            if self.inputs:
+                path = inp.get("file_path")
+                if not (type(path) is str and path):
+                    path = None
             if name in AGENT_TOOLS:
                 agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
+                agent_type = agent_type if type(agent_type) is str else None
+                description = description if type(description) is str else None
+                prompt_chars = len(prompt) if type(prompt) is str else None
             elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
                 read_path = shell_read_path(inp.get("command"))
         # fmt: off
         uses.rows.append((
-            self.seq, line, tid, mid, at, name if name is not None else "?", input_json,
-            path if type(path) is str and path else None, ts, agent_type if type(agent_type) is str else None,
-            description if type(description) is str else None, len(prompt) if type(prompt) is str else None,
-            read_path, cwd, block.type == "server_tool_use",
+            self.seq, line, tid, mid, at, name if name is not None else "?", input_json, path, ts, agent_type,
+            description, prompt_chars, read_path, cwd, block.type == "server_tool_use",
         ))
         # fmt: on
 
