@@ -74,11 +74,12 @@ def _utf8(fh: IO[bytes], from_start: bool = False) -> IO[bytes]:
     """`fh` itself, or for a UTF-16 file its whole text decoded and given back as UTF-8 bytes (a UTF-16
     capture is a Windows run's stdout: small). An undecodable unit becomes U+FFFD. `from_start`: `fh` is a
     file just opened, whose first bytes are read where they are (`os.pread`; a `peek` would copy the whole
-    buffer, 256 KiB, into a bytes), or peeked when it cannot be (a named pipe). Raises OSError."""
+    buffer into a bytes), or peeked when they cannot be (a named pipe; Windows). Raises OSError."""
     start = None
-    if from_start:
+    pread = getattr(os, "pread", None) if from_start else None  # (Windows has none)
+    if pread is not None:
         try:
-            start = os.pread(fh.fileno(), 4, 0)
+            start = pread(fh.fileno(), 4, 0)
         except OSError:  # not seekable
             start = None
     if start is None:

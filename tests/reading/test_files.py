@@ -69,3 +69,14 @@ def test_a_named_pipe_is_read_as_the_file_it_carries(tmp_path):
         assert {k: v for k, v in piped.tables[name].items() if k != "file"} == {
             k: v for k, v in table.items() if k != "file"
         }
+
+
+def test_without_pread_a_file_is_peeked(monkeypatch):
+    """Where `os.pread` does not exist (Windows) a file's first bytes are peeked: a UTF-16 capture reads the same."""
+    import os
+
+    source = str(CASES / "B36" / "utf16le.jsonl")
+    [direct] = read_trace(source)
+    monkeypatch.delattr(os, "pread")
+    [peeked] = read_trace(source)
+    assert peeked.tables == direct.tables and peeked.tables["calls"]["prompt_tokens"] == [10005]
