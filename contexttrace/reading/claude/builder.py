@@ -168,8 +168,7 @@ class Builder:
             self._attachment(cast(Line, rec), line, src)
         elif kind == "result":
             self._result(cast(Line, rec), line, src)
-        # (a string field is a string or None: `records`)
-        if facts.cli_version is None and main_file and rec.version is not None:
+        if facts.cli_version is None and main_file and rec.version is not None:  # (a string or None: `records`)
             facts.cli_version = rec.version
         if facts.cwd is None and rec.cwd is not None:
             facts.cwd = rec.cwd
@@ -251,12 +250,10 @@ class Builder:
                 self.diag.bad_usage += bad
             if passes:
                 self._compactions(passes, line, thread, thread_kind, ts)
-            # fmt: off
             at = calls.add(key, [  # (`calls.CALL_ROW` order: the kept line's values last)
                 self.seq, line, src.path, mid, thread, thread_kind, inp, cw, cr, inp + cw + cr, ts, ts, self.prev_ts,
                 1, has_thinking, thinking, text, said, *values,
-            ], bad)
-            # fmt: on
+            ], bad)  # fmt: skip
         else:
             # a placeholder line (input side all zero) of a call that has its real lines adds nothing to it
             placeholder = not (inp or cw or cr) and mid is not None and not calls.is_placeholder(at)
@@ -309,12 +306,10 @@ class Builder:
                 prompt_chars = len(prompt) if type(prompt) is str else None
             elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
                 read_path = shell_read_path(inp.get("command"))
-        # fmt: off
         uses.rows.append((
             self.seq, line, tid, mid, at, name if name is not None else "?", input_json, path, ts, agent_type,
             description, prompt_chars, read_path, cwd, block.type == "server_tool_use",
-        ))
-        # fmt: on
+        ))  # fmt: skip
 
     def _user(self, rec: MessageLine, line: int, src: SourceFile) -> None:
         msg = rec.message
