@@ -15,7 +15,7 @@ import pytest
 
 from contexttrace import analyze, read_trace
 from contexttrace.reading import drop_inherited_calls
-from contexttrace.reading.claude.calls import C_KEPT, COMPACTION_COLUMNS, Calls
+from contexttrace.reading.claude.calls import C_KEPT, CALL_ROW, COMPACTION_COLUMNS, Calls
 from contexttrace.reports.usage import build_usage
 
 from ..conftest import CASES, assistant, report_of, result, trace_and_report
@@ -102,9 +102,9 @@ def test_b29_repeated_records_count_once(tmp_path):
 
 
 def test_calls_keep_sets_the_kept_line_columns_only() -> None:
-    """`Calls.keep`'s one unpacking writes each value at its `C_KEPT` column and leaves every other."""
+    """`Calls.keep`'s one slice writes each value at its `C_KEPT` column and leaves every other."""
     calls = Calls()
-    row = [object() for _ in range(C_KEPT[-1] + 5)]
+    row = [object() for _ in range(len(CALL_ROW))]
     before = list(row)
     calls.add("key", row, 0)
     values = tuple(f"v{i}" for i in range(len(C_KEPT)))

@@ -8,7 +8,7 @@ from typing import Any
 from contexttrace.discover.local import find_traces
 from contexttrace.errors import ContextTraceError
 from contexttrace.reading.api import read_trace
-from contexttrace.reading.claude import builder, calls, dialects
+from contexttrace.reading.claude import builder, calls, dialects, feed, records
 
 from ..conftest import CASES, FUZZ, SAMPLES
 
@@ -31,10 +31,12 @@ def _every_trace() -> list[Any]:
 
 
 def test_the_general_paths_read_every_file_alike(monkeypatch):
-    """Turned off: the common message line's evidence (`Evidence.count` → `count_any`), input-side usage
-    read inline (`calls.input_side` for every line)."""
+    """Turned off: the common message line's evidence counted inline (`Evidence.count` for every line), its
+    thread told inline (`Threads.thread_of` for every message line), input-side usage read inline
+    (`calls.input_side` for every line), message lines decoded into their own Struct (`records.MessageLine`:
+    every line decoded as a whole `Line`)."""
     fast = _every_trace()
-    taken = {"count_any": 0, "input_side": 0}
+    taken = {"count": 0, "thread_of": 0, "input_side": 0, "full_decode": 0}
 
     def counted(name: str, real: Any) -> Any:
         def call(*args: Any) -> Any:
@@ -43,9 +45,13 @@ def test_the_general_paths_read_every_file_alike(monkeypatch):
 
         return call
 
-    monkeypatch.setattr(dialects.Evidence, "count", counted("count_any", dialects.Evidence.count_any))
+    monkeypatch.setattr(dialects.Evidence, "count", counted("count", dialects.Evidence.count))
+    monkeypatch.setattr(builder, "UNSET", object())  # no line passes the inline evidence test
+    monkeypatch.setattr(dialects.Threads, "thread_of", counted("thread_of", dialects.Threads.thread_of))
+    monkeypatch.setattr(builder, "_NO_THREAD", ())  # nor the inline thread test
     monkeypatch.setattr(builder, "MAX_TOKENS", 0)  # no count passes the inline test
     monkeypatch.setattr(builder, "input_side", counted("input_side", calls.input_side))
+    monkeypatch.setattr(feed, "TYPED_DECODE", counted("full_decode", records.FULL_DECODE))
     general = _every_trace()
     assert all(n > 1000 for n in taken.values()), taken  # each general path was taken, for many records
     assert len(general) == len(fast) > 100

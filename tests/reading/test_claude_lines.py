@@ -185,7 +185,7 @@ def _both_ways(data: bytes) -> None:
     import io
 
     from contexttrace.reading.claude.lines import Lines
-    from contexttrace.reading.claude.records import Line, decode
+    from contexttrace.reading.claude.records import Line, MessageLine, decode
     from contexttrace.reading.claude.state import Diagnostics
 
     want_diag, want_skipped = Diagnostics(), []
@@ -194,7 +194,7 @@ def _both_ways(data: bytes) -> None:
     lines = Lines(io.BytesIO(data), "f", got_diag)
     got = []
     for raw in lines:
-        if type(decode(raw)) is not Line and lines.retry(raw):
+        if type(decode(raw)) not in (Line, MessageLine) and lines.retry(raw):
             continue
         got.append((lines.number, raw))
     assert got == want

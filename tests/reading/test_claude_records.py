@@ -4,6 +4,7 @@ way; unknown line types, lone surrogates, lines nested too deep and bytes that a
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -16,12 +17,13 @@ from hypothesis import strategies as st
 from contexttrace import read_trace
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import result_size
-from contexttrace.reading.claude import records
+from contexttrace.reading.claude import feed, records
 from contexttrace.reading.claude.content import measure
 from contexttrace.reading.claude.records import (
     NOT_JSON,
     TOO_DEEP,
     Line,
+    MessageLine,
     decode,
     loads_lenient,
     same_record,
@@ -29,7 +31,7 @@ from contexttrace.reading.claude.records import (
 )
 from contexttrace.reports.trace import build_report
 
-from ..conftest import CASES, FUZZ, SAMPLES, assistant, report_of, trace_and_report
+from ..conftest import CASES, FUZZ, SAMPLES, assistant, jsonl, report_of, result, trace_and_report
 
 FILES = sorted(
     p for p in [*SAMPLES.rglob("*.jsonl"), *CASES.rglob("*.jsonl"), *(CASES.parent / "fuzz").rglob("*.jsonl")]
@@ -38,7 +40,9 @@ FILES = sorted(
 
 def _lenient(raw: bytes) -> Any:
     value = loads_lenient(raw)
-    return to_struct(value, Line) if type(value) is dict else value
+    if type(value) is not dict:
+        return value
+    return to_struct(value, MessageLine if value.get("type") in ("assistant", "user") else Line)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(p.parents[1])))
@@ -63,12 +67,19 @@ def test_both_paths_give_the_same_record_for_every_line(path: Path):
         assert same, raw[:200]
 
 
-def _lenient_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Refusing:
-        def decode(self, raw: bytes) -> Any:
-            raise records.msgspec.DecodeError("forced")
+def _lenient_only(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every typed decoder refuses every line (the reader's loop and `records.decode`); returns the count of
+    lines refused."""
+    refused = [0]
 
-    monkeypatch.setattr(records, "_DECODER", Refusing())
+    def refusing(raw: bytes) -> Any:
+        refused[0] += 1
+        raise records.msgspec.DecodeError("forced")
+
+    for module in (records, feed):
+        monkeypatch.setattr(module, "TYPED_DECODE", refusing)
+        monkeypatch.setattr(module, "FULL_DECODE", refusing)
+    return refused
 
 
 def _facts(trace: Any) -> dict[str, Any]:
@@ -85,8 +96,10 @@ def test_a_trace_read_leniently_is_the_trace_read_typed(monkeypatch, name):
     column (one builder reads both paths' records)."""
     sources = find_traces([str(SAMPLES / name)])
     typed = [[_facts(t) for t in read_trace(s.path, s.subagents)] for s in sources if not s.orphan]
-    _lenient_only(monkeypatch)
+    refused = _lenient_only(monkeypatch)
     lenient = [[_facts(t) for t in read_trace(s.path, s.subagents)] for s in sources if not s.orphan]
+    if any(t["format"] in ("stream-json", "transcript") for ts in typed for t in ts):
+        assert refused[0] > 0  # Claude Code's reader took the lenient path
     assert lenient == typed
 
 
@@ -116,7 +129,8 @@ def test_a_trace_read_leniently_is_the_trace_read_typed(monkeypatch, name):
 )
 def test_lines_the_typed_decoder_refuses(line, check):
     rec = decode(line)
-    assert type(rec) is Line and check(rec)
+    assert type(rec) is (MessageLine if b'"type":"assistant"' in line or b'"type":"user"' in line else Line)
+    assert check(rec)
 
 
 def test_what_is_not_a_record():
@@ -275,3 +289,60 @@ def test_a_text_no_json_value_starts_is_refused_before_decoding():
                     assert records.loads_lenient(data) is records.NOT_JSON
     assert refused > 10_000
     assert records.loads_lenient(b"=== Iteration 1 (Thu Jan 22 11:32:29 CST 2026) ===\n") is records.NOT_JSON
+
+
+@given(_json, st.sampled_from([b"", b"\xff", b"\\ud800", b"\\\\"]))
+def test_a_raw_value_decodes_as_loads_lenient(value, extra):
+    """`raw_value` of a tool input kept as bytes (orjson first, `loads_lenient` when orjson refuses: an integer
+    past 64 bits, a byte that is not UTF-8, a lone surrogate) is `loads_lenient` of those bytes, for any value."""
+    data = json.dumps(value).encode()
+    if extra:
+        data = json.dumps({"a": value, "s": "x"}).encode().replace(b'"x"', b'"x' + extra + b'"')
+    try:
+        rec = records.msgspec.json.decode(b'{"input":' + data + b"}", type=records.Block)
+    except records.msgspec.DecodeError:  # (a lone surrogate: the line takes the lenient path, no Raw is made)
+        return
+    assert type(rec.input) is records.Raw
+    assert records.same_record(records.raw_value(rec.input), loads_lenient(data))
+
+
+def _trace_facts(data: bytes) -> list[Any]:
+    return [_facts(t) for t in read_trace("t.jsonl", fh=io.BytesIO(data))]
+
+
+_STRING_FIELDS = [
+    ("uuid",), ("timestamp",), ("requestId",), ("version",), ("cwd",), ("message", "id"), ("message", "model"),
+    ("message", "stop_reason"), ("message", "usage", "speed"), ("message", "content", 0, "id"),
+    ("message", "content", 0, "name"), ("message", "content", 1, "text"), ("message", "content", 2, "thinking"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("where", _STRING_FIELDS, ids=lambda w: ".".join(map(str, w)))
+@pytest.mark.parametrize("value", [5, 2.5, True, [], {}, ["x"]], ids=repr)
+def test_a_string_field_holding_another_value_reads_as_absent(where, value):
+    """The fields typed `str | None` (`records`: a value of another type fails the typed decode and is dropped
+    by the lenient path): a line that writes another value there reads as the line without the field, as the
+    builder read such values when it tested each one itself."""
+    first = assistant("m1", 5, 0, 95, tools=[("t1", "Read", {"file_path": "/a"})], uuid="u1", requestId="r1")
+    first.update(timestamp="2026-01-01T00:00:00.000Z", version="2.1.0", cwd="/w")
+    first["message"].update(stop_reason="tool_use")
+    first["message"]["content"] += [{"type": "text", "text": "prose"}, {"type": "thinking", "thinking": "hmm"}]
+    first["message"]["usage"]["speed"] = "fast"
+    later = result("t1", uuid="u2", timestamp="2026-01-01T00:00:01.000Z")
+
+    def changed(drop: bool) -> dict[str, Any]:
+        line = json.loads(json.dumps(first))
+        parent = line
+        for key in where[:-1]:
+            parent = parent[key]
+        if drop:
+            del parent[where[-1]]
+        else:
+            parent[where[-1]] = value
+        return line
+
+    def read(line: dict[str, Any]) -> list[Any]:
+        return _trace_facts(jsonl(line, line, later))  # (written twice: a uuid drops the copy)
+
+    assert read(changed(drop=False)) == read(changed(drop=True))
+    assert read(changed(drop=True)) != read(first)  # the field counts for something

@@ -44,3 +44,39 @@ def test_reader_stdin(monkeypatch):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
     run = analyze(["-"])
     assert [(r.trace, r.format, r.calls, r.first) for r in run.reports] == [("-", "stream-json", 1, 9)]
+
+
+def test_a_named_pipe_is_read_as_the_file_it_carries(tmp_path):
+    """A file that cannot be read at an offset (a named pipe: `os.pread` fails) has its first bytes peeked
+    instead: a UTF-16 capture fed through one reads as the file itself (the first bytes of a file on disk
+    are read in place, `files._utf8`)."""
+    import os
+    import threading
+
+    source = CASES / "B36" / "utf16le.jsonl"
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(source.read_bytes()))
+    writer.start()
+    try:
+        [piped] = read_trace(str(fifo))
+    finally:
+        writer.join()
+    [direct] = read_trace(str(source))
+    assert piped.format == direct.format == "stream-json"
+    assert piped.tables["calls"]["prompt_tokens"] == [10005]
+    for name, table in direct.tables.items():  # every column but the file each row was read from
+        assert {k: v for k, v in piped.tables[name].items() if k != "file"} == {
+            k: v for k, v in table.items() if k != "file"
+        }
+
+
+def test_without_pread_a_file_is_peeked(monkeypatch):
+    """Where `os.pread` does not exist (Windows) a file's first bytes are peeked: a UTF-16 capture reads the same."""
+    import os
+
+    source = str(CASES / "B36" / "utf16le.jsonl")
+    [direct] = read_trace(source)
+    monkeypatch.delattr(os, "pread")
+    [peeked] = read_trace(source)
+    assert peeked.tables == direct.tables and peeked.tables["calls"]["prompt_tokens"] == [10005]

@@ -1,10 +1,10 @@
 """Records → rows: the builder of one trace's four tables.
 
-`Builder.add` routes each decoded record (`records.Line`) to the handler of its line type (assistant, user,
-system, attachment, result: a method each), which appends rows to the trace's tables. The two formats
-share the handlers (they write the same message shapes); what differs comes from `dialects`. The builder's
-state is a handful of small classes that merge themselves (`state`, `dialects.Evidence`, `dialects.Threads`,
-`calls.Calls`), so a file read in two parts merges every field (`merge_tail`).
+`Builder.add` routes each decoded record (`records.MessageLine` or `records.Line`) to the handler of its line
+type (assistant, user, system, attachment, result: a method each), which appends rows to the trace's tables.
+The two formats share the handlers (they write the same message shapes); what differs comes from `dialects`.
+The builder's state is a handful of small classes that merge themselves (`state`, `dialects.Evidence`,
+`dialects.Threads`, `calls.Calls`), so a file read in two parts merges every field (`merge_tail`).
 
 It never prints nor reads files; `build` turns the rows into a `model.Trace` once.
 """
@@ -14,11 +14,13 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
+
+from msgspec import UNSET
 
 from contexttrace.reading.claude.calls import (
-    BUILT_COLUMNS,
     C_COMPACTION_PROMPT,
+    CALL_ROW,
     NO_CONTENT,
     Calls,
     input_side,
@@ -55,7 +57,7 @@ from contexttrace.reading.claude.dialects import (
     spelled,
     surface,
 )
-from contexttrace.reading.claude.records import Block, Line, ResultCopy, raw_value
+from contexttrace.reading.claude.records import Block, Line, MessageLine, ResultCopy, raw_value
 from contexttrace.reading.claude.state import (
     RESULT_ROW,
     USE_ROW,
@@ -89,9 +91,8 @@ _COMMAND_PREFIXES = (
     "<local-command-caveat>",
 )
 _INTERRUPT_PREFIX = "[Request interrupted"
-
-#: A call row as the builder holds it: `CALL_SCHEMA` but the columns `build` adds.
-CALL_ROW = tuple(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)
+#: A `parent_tool_use_id` that names no thread (absent: a transcript's line; null: a stream-json main line).
+_NO_THREAD = (UNSET, None)
 
 
 class Builder:
@@ -135,32 +136,44 @@ class Builder:
         return bool(self.calls.rows or self.events.rows or self.results.rows)
 
     # -- records -----------------------------------------------------------------------------------
-    def add(self, rec: Line, kind: str | None, line: int, src: SourceFile) -> None:
+    def add(self, rec: MessageLine, kind: str | None, line: int, src: SourceFile) -> None:
         """Route one decoded record (its top-level `type` is `kind`) to its rows: its handler by kind (the
         commonest first), then the trace's facts and the line's timestamp (after the handler: a call's
         `prev_ts_ms` is the line before it; a record whose handler raises sets neither)."""
         self.seq += 1
         facts = self.facts
         main_file = src.thread_kind == THREAD_MAIN
-        sid = self.evidence.count(rec, kind, main_file)
-        if sid is not None and facts.session_id is None:
-            facts.session_id = sid
+        evidence = self.evidence
+        if (kind == "assistant" or kind == "user") and rec.session_id is UNSET and rec.parent_tool_use_id is UNSET:
+            # `Evidence.count` of the common line inline: a message line without stream-json keys
+            evidence.records += 1
+            evidence.claude_lines += 1
+            sid = rec.sessionId
+            if sid is not UNSET:
+                evidence.seen_transcript = True
+                evidence.transcript_lines += 1
+                if main_file and type(sid) is str and facts.session_id is None:
+                    facts.session_id = sid
+        else:
+            sid = evidence.count(rec, kind, main_file)
+            if sid is not None and facts.session_id is None:
+                facts.session_id = sid
         if kind == "assistant":
             self._assistant(rec, line, src)
         elif kind == "user":
             self._user(rec, line, src)
-        elif kind == "system":
-            self._system(rec, line, src)
+        elif kind == "system":  # (a line of any type but a message's is a `Line`: `records.decode`)
+            self._system(cast(Line, rec), line, src)
         elif kind == "attachment":
-            self._attachment(rec, line, src)
+            self._attachment(cast(Line, rec), line, src)
         elif kind == "result":
-            self._result(rec, line, src)
-        if facts.cli_version is None and main_file and type(rec.version) is str:
+            self._result(cast(Line, rec), line, src)
+        if facts.cli_version is None and main_file and rec.version is not None:  # (a string or None: `records`)
             facts.cli_version = rec.version
-        if facts.cwd is None and type(rec.cwd) is str:
+        if facts.cwd is None and rec.cwd is not None:
             facts.cwd = rec.cwd
         ts = rec.timestamp
-        if type(ts) is str:
+        if ts is not None:
             if ts < "1" or ts >= "3":  # not a year 1000 to 2999: text, or a date that may name no moment
                 self.diag.odd_stamp(ts, src.path, line)
             if kind in TIMED_TYPES:
@@ -168,15 +181,16 @@ class Builder:
                 self.stamps.stamps.append(ts)
 
     # Over 80 lines: the per-record hot path in one function (equivalence: test_claude_fast_paths, test_samples).
-    def _assistant(self, rec: Line, line: int, src: SourceFile) -> None:
+    def _assistant(self, rec: MessageLine, line: int, src: SourceFile) -> None:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if rec.parent_tool_use_id in _NO_THREAD and rec.isSidechain is not True and src.thread_kind == THREAD_MAIN:
+            thread = thread_kind = THREAD_MAIN  # `Threads.thread_of` of the common line, inline
+        else:
+            thread, thread_kind = self.threads.thread_of(rec, src)
         model = msg.model
         ts = rec.timestamp
-        if type(ts) is not str:
-            ts = None
         if model == "<synthetic>" or rec.isApiErrorMessage is True:
             self.facts.synthetic += 1
             self._event(line, thread, thread_kind, "synthetic", ts=ts)
@@ -184,9 +198,7 @@ class Builder:
         usage = msg.usage
         if usage is None:
             return
-        mid = msg.id
-        if not (type(mid) is str and mid):
-            mid = None
+        mid = msg.id or None  # (an empty id is none)
         inp = usage.input_tokens
         cw = usage.cache_creation_input_tokens
         cr = usage.cache_read_input_tokens
@@ -216,13 +228,13 @@ class Builder:
                         tool_uses.append(block)
                 elif kind == "text":
                     prose = block.text
-                    if type(prose) is str:
+                    if prose is not None:
                         text += len(prose)
                         if words is not None:
                             words += path_words(prose)
                 elif kind == "thinking":
                     has_thinking = True
-                    if type(block.thinking) is str:
+                    if block.thinking is not None:
                         thinking += len(block.thinking)
                 elif kind == "redacted_thinking":
                     has_thinking = True
@@ -238,14 +250,10 @@ class Builder:
                 self.diag.bad_usage += bad
             if passes:
                 self._compactions(passes, line, thread, thread_kind, ts)
-            req, model, out, c5, c1, known, web, stop, speed, cin, ccw, cc1, ccr, cout, cprompt = values
-            # fmt: off
-            at = calls.add(key, [
-                self.seq, line, src.path, mid, req, thread, thread_kind, model, inp, cw, cr, out,
-                inp + cw + cr, c5, c1, known, web, stop, speed, ts, ts, self.prev_ts, 1,
-                has_thinking, thinking, text, said, cin, ccw, cc1, ccr, cout, cprompt,
-            ], bad)
-            # fmt: on
+            at = calls.add(key, [  # (`calls.CALL_ROW` order: the kept line's values last)
+                self.seq, line, src.path, mid, thread, thread_kind, inp, cw, cr, inp + cw + cr, ts, ts, self.prev_ts,
+                1, has_thinking, thinking, text, said, *values,
+            ], bad)  # fmt: skip
         else:
             # a placeholder line (input side all zero) of a call that has its real lines adds nothing to it
             placeholder = not (inp or cw or cr) and mid is not None and not calls.is_placeholder(at)
@@ -259,7 +267,7 @@ class Builder:
                 if passes and not had:
                     self._compactions(passes, line, thread, thread_kind, ts)
         if tool_uses is not None:
-            cwd = sys.intern(rec.cwd) if type(rec.cwd) is str else None  # (one string per directory)
+            cwd = sys.intern(rec.cwd) if rec.cwd is not None else None  # (one string per directory)
             for block in tool_uses:
                 self._tool_use(block, line, at, mid, ts, cwd)
 
@@ -274,7 +282,7 @@ class Builder:
     def _tool_use(self, block: Block, line: int, at: int, mid: str | None, ts: str | None, cwd: str | None) -> None:
         tid = block.id
         uses = self.uses
-        if not (type(tid) is str and tid):
+        if not tid:
             tid = None
         else:
             if tid in uses.ids:
@@ -282,34 +290,37 @@ class Builder:
             uses.ids.add(tid)
         name = block.name
         inp = input_json = None
-        if self.inputs or (type(name) is str and name in AGENT_TOOLS) or (name == "Bash" and self.words):
+        if self.inputs or name in AGENT_TOOLS or (name == "Bash" and self.words):
             inp = raw_value(block.input)
             input_json = canonical(inp, line, tid) if self.inputs else None
-        path = agent_type = description = prompt = read_path = None
+        path = agent_type = description = prompt_chars = read_path = None  # (each: a string, else None)
         if type(inp) is dict:
-            path = inp.get("file_path") if self.inputs else None
-            if type(name) is str and name in AGENT_TOOLS:
+            if self.inputs:
+                path = inp.get("file_path")
+                if not (type(path) is str and path):
+                    path = None
+            if name in AGENT_TOOLS:
                 agent_type, description, prompt = inp.get("subagent_type"), inp.get("description"), inp.get("prompt")
+                agent_type = agent_type if type(agent_type) is str else None
+                description = description if type(description) is str else None
+                prompt_chars = len(prompt) if type(prompt) is str else None
             elif name == "Bash" and self.words:  # (`read_path`: read by `context sources` and `files` only)
                 read_path = shell_read_path(inp.get("command"))
-        # fmt: off
         uses.rows.append((
-            self.seq, line, tid, mid, at, name if type(name) is str else "?", input_json,
-            path if type(path) is str and path else None, ts, agent_type if type(agent_type) is str else None,
-            description if type(description) is str else None, len(prompt) if type(prompt) is str else None,
-            read_path, cwd, block.type == "server_tool_use",
-        ))
-        # fmt: on
+            self.seq, line, tid, mid, at, name if name is not None else "?", input_json, path, ts, agent_type,
+            description, prompt_chars, read_path, cwd, block.type == "server_tool_use",
+        ))  # fmt: skip
 
-    def _user(self, rec: Line, line: int, src: SourceFile) -> None:
+    def _user(self, rec: MessageLine, line: int, src: SourceFile) -> None:
         msg = rec.message
         if msg is None:
             return
-        thread, thread_kind = self.threads.thread_of(rec, src)
+        if rec.parent_tool_use_id in _NO_THREAD and rec.isSidechain is not True and src.thread_kind == THREAD_MAIN:
+            thread = thread_kind = THREAD_MAIN  # `Threads.thread_of` of the common line, inline
+        else:
+            thread, thread_kind = self.threads.thread_of(rec, src)
         content = msg.content
         ts = rec.timestamp
-        if type(ts) is not str:
-            ts = None
         if type(content) is list and self._tool_results(rec, content, line, thread, thread_kind, ts):
             return
         text = first_text(content)
@@ -335,7 +346,9 @@ class Builder:
             tool_use_id=tid, report_chars=report,
         )  # fmt: skip
 
-    def _tool_results(self, rec: Line, content: list[Any], line: int, thread: str, thread_kind: str, ts: Any) -> bool:
+    def _tool_results(
+        self, rec: MessageLine, content: list[Any], line: int, thread: str, thread_kind: str, ts: Any
+    ) -> bool:
         """Add the rows of a user line's tool_result blocks; whether it had any."""
         has_result = False
         denial_kind = rec.toolDenialKind
@@ -360,7 +373,7 @@ class Builder:
                 continue
             has_result = True
             tid = block.tool_use_id
-            if not (type(tid) is str and tid):
+            if not tid:
                 tid = None
             else:
                 if tid in results.ids:
@@ -390,7 +403,7 @@ class Builder:
 
     def _system(self, rec: Line, line: int, src: SourceFile) -> None:
         subtype = rec.subtype
-        ts = rec.timestamp if type(rec.timestamp) is str else None
+        ts = rec.timestamp
         thread, thread_kind = self.threads.thread_of(rec, src)
         number = self.diag.number
         if subtype == "compact_boundary":
@@ -452,7 +465,7 @@ class Builder:
             thread,
             thread_kind,
             "attachment",
-            ts=rec.timestamp if type(rec.timestamp) is str else None,
+            ts=rec.timestamp,
             text_chars=attachment_chars(attachment_text(attachment)),
             attachment_type=kind if type(kind) is str else None,
             attachment_path=attachment.filename if type(attachment.filename) is str else None,

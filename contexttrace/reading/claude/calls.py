@@ -27,20 +27,11 @@ from typing import Any
 from msgspec import Raw
 
 from contexttrace.reading.claude.content import MAX_TOKENS
-from contexttrace.reading.claude.records import NULL_RAW, Line, Message, Usage, raw_value
+from contexttrace.reading.claude.records import NULL_RAW, Message, MessageLine, Usage, raw_value
 from contexttrace.reading.contract import CALL_SCHEMA, THREAD_COMPACTION, THREAD_MAIN, THREAD_SUBAGENT
 
 #: Columns filled in by `rows_of` when the tables are built (from the tool-use rows), not while reading.
 BUILT_COLUMNS = ("tool_input_chars",)
-#: Positions of columns in a call row (rows are lists in `CALL_SCHEMA` order, less `BUILT_COLUMNS`).
-_POS = {name: i for i, name in enumerate(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS)}
-C_SEQ, C_LINE, C_MID, C_THREAD, C_KIND, C_OUT = (
-    _POS[n] for n in ("seq", "line", "message_id", "thread", "thread_kind", "output_tokens")
-)
-C_INPUT, C_CACHE_WRITE, C_CACHE_READ = (_POS[n] for n in ("input_tokens", "cache_write_tokens", "cache_read_tokens"))
-C_PROMPT = _POS["prompt_tokens"]
-C_END_TS, C_PREV_TS, C_LINES = (_POS[n] for n in ("end_ts_ms", "prev_ts_ms", "n_lines"))
-C_THINKING, C_TEXT, C_HAS_THINKING = (_POS[n] for n in ("thinking_chars", "text_chars", "has_thinking"))
 #: The usage of the compaction passes inside a response (`compaction_passes`), in `CALL_SCHEMA` order.
 COMPACTION_COLUMNS = (
     "compaction_input_tokens", "compaction_cache_write_tokens", "compaction_cache_write_1h_tokens",
@@ -51,10 +42,25 @@ KEPT_LINE_COLUMNS = (
     "request_id", "model", "output_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "cache_split_known",
     "web_search_requests", "stop_reason", "speed", *COMPACTION_COLUMNS,
 )  # fmt: skip
+#: A call row's columns, in the order a row (a list) holds them: `CALL_SCHEMA`'s, less `BUILT_COLUMNS`, with
+#: `KEPT_LINE_COLUMNS` last (a line the call keeps replaces them in one slice: `Calls.keep`).
+CALL_ROW = (
+    *(c for c in CALL_SCHEMA if c not in BUILT_COLUMNS and c not in KEPT_LINE_COLUMNS),
+    *KEPT_LINE_COLUMNS,
+)
+#: Positions of columns in a call row.
+_POS = {name: i for i, name in enumerate(CALL_ROW)}
+C_SEQ, C_LINE, C_MID, C_THREAD, C_KIND, C_OUT = (
+    _POS[n] for n in ("seq", "line", "message_id", "thread", "thread_kind", "output_tokens")
+)
+C_INPUT, C_CACHE_WRITE, C_CACHE_READ = (_POS[n] for n in ("input_tokens", "cache_write_tokens", "cache_read_tokens"))
+C_PROMPT = _POS["prompt_tokens"]
+C_END_TS, C_PREV_TS, C_LINES = (_POS[n] for n in ("end_ts_ms", "prev_ts_ms", "n_lines"))
+C_THINKING, C_TEXT, C_HAS_THINKING = (_POS[n] for n in ("thinking_chars", "text_chars", "has_thinking"))
 C_KEPT = tuple(_POS[n] for n in KEPT_LINE_COLUMNS)
-C_REQUEST, C_MODEL, _, C_5M, C_1H, C_KNOWN, C_WEB, C_STOP, C_SPEED = C_KEPT[:9]
-C_COMPACTION = C_KEPT[9:]
-_C_CIN, _C_CCW, _C_CC1, _C_CCR, _C_COUT, C_COMPACTION_PROMPT = C_COMPACTION
+#: Where the kept line's columns start (they end the row).
+C_KEPT_START = C_KEPT[0]
+C_COMPACTION_PROMPT = _POS["compaction_prompt_tokens"]
 #: Where a call row holds its path-like words.
 C_WORDS = _POS["path_words"]
 #: The input side of a placeholder line (`Calls.find`): all zero.
@@ -141,7 +147,7 @@ def compaction_passes(usage: Usage) -> tuple[tuple[int, ...], list[int], int]:
 
 
 def kept_line(
-    rec: Line, msg: Message, usage: Usage, model: Any, out: int
+    rec: MessageLine, msg: Message, usage: Usage, model: Any, out: int
 ) -> tuple[tuple[Any, ...], int, Sequence[int]]:
     """The values of `KEPT_LINE_COLUMNS` a call takes from this line, how many usage fields of it are
     not plausible counts (read as 0), and the prompts of the compaction passes it states (`compaction_passes`)."""
@@ -162,13 +168,10 @@ def kept_line(
         if not (type(web) is int and 0 <= web < MAX_TOKENS):  # (`count_tokens`, its common case inline)
             web, b = count_tokens(web)
             bad += b
-    req = rec.requestId
+    # (a string field is a string or None: `records`; an empty request id is none)
+    req = rec.requestId or None
     speed = usage.speed
     stop = msg.stop_reason
-    req = req if type(req) is str and req else None
-    model = model if type(model) is str else None
-    stop = stop if type(stop) is str else None
-    speed = speed if type(speed) is str else None
     if usage.iterations is NULL_RAW:  # no pass written (the common case, `compaction_passes`' first test)
         return (req, model, out, c5, c1, known, web, stop, speed, 0, 0, 0, 0, 0, 0), bad, ()
     compaction, prompts, passes_bad = compaction_passes(usage)
@@ -274,24 +277,7 @@ class Calls:
     def keep(self, at: int, values: tuple[Any, ...], bad: int) -> None:
         """Take a line's `KEPT_LINE_COLUMNS` values for call `at`."""
         row = self.rows[at]
-        # one unpacking in `KEPT_LINE_COLUMNS` order (a loop over `C_KEPT` costs four times as much, per line)
-        (
-            row[C_REQUEST],
-            row[C_MODEL],
-            row[C_OUT],
-            row[C_5M],
-            row[C_1H],
-            row[C_KNOWN],
-            row[C_WEB],
-            row[C_STOP],
-            row[C_SPEED],
-            row[_C_CIN],
-            row[_C_CCW],
-            row[_C_CC1],
-            row[_C_CCR],
-            row[_C_COUT],
-            row[C_COMPACTION_PROMPT],
-        ) = values
+        row[C_KEPT_START:] = values  # (`KEPT_LINE_COLUMNS`, in order, end the row)
         if bad:
             self.kept_bad.setdefault(at, []).append((row[C_OUT], bad))
 

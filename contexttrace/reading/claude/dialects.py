@@ -22,12 +22,12 @@ file that is no Claude Code trace.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from msgspec import UNSET
 
 from contexttrace.errors import EmptyTraceError, TraceFormatError, TraceReadError
-from contexttrace.reading.claude.records import Line, raw_value
+from contexttrace.reading.claude.records import Line, MessageLine, raw_value
 from contexttrace.reading.contract import FORMAT_STREAM_JSON, FORMAT_TRANSCRIPT, THREAD_MAIN, THREAD_SUBAGENT
 from contexttrace.reading.model import SourceFile
 
@@ -110,23 +110,10 @@ class Evidence:
         self.has_init = False  # a system/init line (stream-json)
         self.result_count = 0  # result lines (stream-json)
 
-    def count(self, rec: Line, kind: str | None, main_file: bool) -> str | None:
+    def count(self, rec: MessageLine, kind: str | None, main_file: bool) -> str | None:
         """Count one decoded record's evidence; return the session id it names, if any (a transcript's
-        `sessionId` in the main file, else stream-json's `session_id`)."""
-        if (kind == "assistant" or kind == "user") and rec.session_id is UNSET and rec.parent_tool_use_id is UNSET:
-            # the common line: a message line without stream-json keys (`count_any`'s rules, for it alone)
-            self.records += 1
-            self.claude_lines += 1
-            sid = rec.sessionId
-            if sid is UNSET:
-                return None
-            self.seen_transcript = True
-            self.transcript_lines += 1
-            return sid if main_file and type(sid) is str else None
-        return self.count_any(rec, kind, main_file)
-
-    def count_any(self, rec: Line, kind: str | None, main_file: bool) -> str | None:
-        """`count` of any record (`count` takes the common message line itself, by these rules)."""
+        `sessionId` in the main file, else stream-json's `session_id`). `builder.Builder.add` counts the
+        common message line itself, by these rules."""
         self.records += 1
         sid = None
         if rec.sessionId is not UNSET:
@@ -139,7 +126,7 @@ class Evidence:
             sid = rec.session_id
         if kind in CLAUDE_TYPES:
             self.claude_lines += 1
-            if kind == "system" and rec.subtype == "init":
+            if kind == "system" and cast(Line, rec).subtype == "init":  # (a system line is a `Line`)
                 stream = True
                 self.has_init = True
         elif kind in FOREIGN_TYPES:
@@ -225,14 +212,14 @@ def dialect_of(ev: Evidence, has_rows: bool, skipped: int, nul_seen: bool, path:
     raise TraceFormatError(path, "no record of either format (stream-json or session transcript)")
 
 
-def starts_run(rec: Line, kind: str | None, run_started: bool, run: Evidence, session_id: str | None) -> bool:
+def starts_run(rec: MessageLine, kind: str | None, run_started: bool, run: Evidence, session_id: str | None) -> bool:
     """Whether a record starts a new stream-json run: a `system/init` line after the current run's init or
     calls (`run_started`), when the run so far reads as stream-json on the weight of its evidence (`run`: an
     init pasted into a transcript is a stray line, not a run) and the init names another session than the
     run's `session_id` (with `--input-format stream-json`, Claude Code writes an init with the same
     `session_id` for each message it reads on standard input: one process, one run). An init that names no
     session starts a run."""
-    if not (run_started and kind == "system" and rec.subtype == "init"):
+    if not (run_started and kind == "system" and cast(Line, rec).subtype == "init"):  # (a system line: a `Line`)
         return False
     if run.transcript_lines > run.stream_lines:
         return False
@@ -258,7 +245,7 @@ class Threads:
         self.chain_roots: dict[str, str] = {}
         self.chains_ambiguous = False  # a thread name with two roots: a merge could not rename it
 
-    def thread_of(self, rec: Line, src: SourceFile) -> tuple[str, str]:
+    def thread_of(self, rec: MessageLine, src: SourceFile) -> tuple[str, str]:
         """(thread, thread kind) of a record read from `src`.
 
         A subagent file's lines are its agent's thread; in the main file, a stream-json line's
@@ -343,7 +330,7 @@ def spelled(meta: dict[str, Any], names: tuple[str, ...]) -> Any:
     return None
 
 
-def result_copy(rec: Line) -> Any:
+def result_copy(rec: MessageLine) -> Any:
     """The structured copy of a tool result: `toolUseResult` when present (even null), else
     `tool_use_result`, else None."""
     copy = rec.toolUseResult

@@ -22,7 +22,16 @@ from contexttrace.errors import TraceReadError
 from contexttrace.reading.claude.builder import Builder
 from contexttrace.reading.claude.dialects import dialect_of, starts_run
 from contexttrace.reading.claude.lines import Lines
-from contexttrace.reading.claude.records import DECODE_FAILED, NOT_JSON, TOO_DEEP, TYPED_DECODE, Line, decode_lenient
+from contexttrace.reading.claude.records import (
+    DECODE_FAILED,
+    FULL_DECODE,
+    NOT_JSON,
+    TOO_DEEP,
+    TYPED_DECODE,
+    Line,
+    MessageLine,
+    decode_lenient,
+)
 from contexttrace.reading.contract import FORMAT_TRANSCRIPT
 from contexttrace.reading.files import open_trace
 from contexttrace.reading.model import SourceFile, Trace
@@ -52,37 +61,42 @@ def feed(builders: list[Builder], src: SourceFile, fh: IO[bytes], split_runs: bo
     lines = Lines(fh, path, cur.diag)
     after_result = False
     pending_bad: list[tuple[int, str]] = []  # bad lines after a result: counted in the next run
-    typed, failed = TYPED_DECODE, DECODE_FAILED
+    typed, full, failed = TYPED_DECODE, FULL_DECODE, DECODE_FAILED
     seen, uuids = cur.seen, cur.seen.uuids  # (the builder's, while `cur` is the same)
     for raw in lines:
-        try:  # `records.decode`, inlined: the typed decoder, else the lenient path
+        try:  # `records.decode`, inlined: a message line, else the line again as any type; else the lenient path
             rec = typed(raw)
+            kind = rec.type
+            if kind != "assistant" and kind != "user":
+                rec = full(raw)
+                if type(kind) is not str:
+                    kind = None  # a `type` that is not a string (a list, say) is an unknown line type
         except failed:
             rec = decode_lenient(raw)
-        if type(rec) is not Line:
-            if lines.retry(raw):
-                continue  # damage the lines' rules repair: what the line holds is yielded next
-            if rec is not NOT_JSON and rec is not TOO_DEEP:
-                cur.diag.skip(path, lines.number, f"not a JSON object ({type(rec).__name__})")
-            elif not raw.endswith(b"\n"):
-                cur.diag.truncated_last = True  # a file still being written: one quiet note
-                cur.diag.skipped += 1
-            else:
-                reason = "not JSON" if rec is NOT_JSON else TOO_DEEP_NOTE
-                if after_result:
-                    pending_bad.append((lines.number, reason))
+            if type(rec) is not MessageLine and type(rec) is not Line:  # (what the typed decoders give, always)
+                if lines.retry(raw):
+                    continue  # damage the lines' rules repair: what the line holds is yielded next
+                if rec is not NOT_JSON and rec is not TOO_DEEP:
+                    cur.diag.skip(path, lines.number, f"not a JSON object ({type(rec).__name__})")
+                elif not raw.endswith(b"\n"):
+                    cur.diag.truncated_last = True  # a file still being written: one quiet note
+                    cur.diag.skipped += 1
                 else:
-                    cur.diag.skip(path, lines.number, reason)
-            continue
+                    reason = "not JSON" if rec is NOT_JSON else TOO_DEEP_NOTE
+                    if after_result:
+                        pending_bad.append((lines.number, reason))
+                    else:
+                        cur.diag.skip(path, lines.number, reason)
+                continue
+            kind = rec.type
+            if type(kind) is not str:
+                kind = None
         uid = rec.uuid
-        if type(uid) is str and uid:
+        if uid:  # (a string or None: `records`)
             if uid in uuids:  # a record written again (the same uuid): one record, the copy counted
                 seen.repeated += 1
                 continue
             uuids.add(uid)
-        kind = rec.type
-        if type(kind) is not str:
-            kind = None  # a `type` that is not a string (a list, say) is an unknown line type
         if (
             split_runs
             and kind == "system"

@@ -1,7 +1,8 @@
 """One line's bytes → one record: the typed Structs the builder reads, and the lenient path for the rest.
 
-A record is decoded once, by `msgspec` into `Line` (a Struct that declares only the fields the reader and
-its next features read: unknown fields are skipped without building objects). A line that the typed
+A record is decoded by `msgspec` into `MessageLine` (an assistant or user line), or into `Line` (any other
+type: decoded a second time), Structs that declare only the fields the reader and its next features read:
+unknown fields are skipped without building objects. A line that the typed
 decoder refuses — not JSON, a truncated tail, a lone surrogate escape, a number JSON can spell but no float
 holds, nesting past msgspec's depth, a container of the wrong type — takes the lenient path (`decode`):
 orjson, else the standard library with lone surrogates replaced by U+FFFD, exactly as the
@@ -13,6 +14,10 @@ How the fields are typed (the rule every field here follows):
 * A scalar the builder checks itself (`type(x) is str`, `x is True`, a count's range) is `Any`: its value
   arrives exactly as JSON wrote it, and the builder's checks decide, as they did on dicts. Decoding a short
   string or a number as `Any` costs what decoding it typed costs.
+* A string the builder reads only when it is one, treating any other value as an absent one (a uuid, a
+  timestamp, an id, a model), is `str | None`: another value fails the typed decode, and the lenient path
+  drops it (the field reads as absent, as the builder would have read it), so the builder tests none of
+  them (a `type(x) is str` per field per line, ~2 % of a read).
 * A field whose *presence* means something (`sessionId` is transcript evidence even when it is not a
   string; `toolUseResult: null` still hides `tool_use_result`) defaults to `UNSET`.
 * A container the builder reads into (`message`, `usage`, content blocks) is a Struct. Where the builder
@@ -102,14 +107,14 @@ class Block(Struct, gc=False):
 
     type: Any = None
     # tool_use
-    id: Any = None
-    name: Any = None
+    id: str | None = None
+    name: str | None = None
     input: Raw = _NULL  # decoded only for a tool use the builder keeps (`raw_value`)
     # text / thinking
-    text: Any = None
-    thinking: Any = None
+    text: str | None = None
+    thinking: str | None = None
     # tool_result: `content` is a string, a list of blocks, or (an unknown block) any other value
-    tool_use_id: Any = None
+    tool_use_id: str | None = None
     is_error: Any = None
     content: str | list[InnerItem] | _Object | int | float | bool | None = None
     # image (a pasted image in a prompt)
@@ -143,7 +148,7 @@ class Usage(Struct, gc=False):
     output_tokens: Any = None
     cache_creation: CacheSplit | None = None
     server_tool_use: ServerToolUse | None = None
-    speed: Any = None
+    speed: str | None = None
     # the sampling passes of the response (`calls.compaction_passes`): read only when one is a compaction
     iterations: Raw = _NULL
 
@@ -151,9 +156,9 @@ class Usage(Struct, gc=False):
 class Message(Struct, gc=False):
     """`message` of an assistant or user line."""
 
-    id: Any = None
-    model: Any = None
-    stop_reason: Any = None
+    id: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
     usage: Usage | None = None
     content: str | list[BlockItem] | None = None
 
@@ -201,34 +206,42 @@ class Attachment(Struct, gc=False):
     files: Any = None  # instructions: the memory files loaded, each {path, type, content}
 
 
-class Line(Struct, gc=False):
-    """One record (a line of either format), as the builder reads it.
-
-    Envelope keys of both formats, the fields of assistant / user / system / result / attachment lines
-    the reader uses, and the few of `system/init` and `result` lines (rare: `Any`, decoded as dicts).
+class MessageLine(Struct, gc=False):
+    """One `assistant` or `user` line (either format), as the builder reads it: the envelope keys of both
+    formats and the fields of message lines. Nine lines in ten are message lines; a Struct of these fields
+    alone decodes them about a tenth faster than `Line` (each field a line does not write is still filled
+    in and freed), so a line of another type is decoded a second time, as a `Line` (`decode`).
     """
 
     type: Any = None
-    subtype: Any = None
-    uuid: Any = None
+    uuid: str | None = None
     parentUuid: Any = None
     sessionId: Any = UNSET
     session_id: Any = UNSET  # presence is stream-json evidence
     parent_tool_use_id: Any = UNSET  # presence is stream-json evidence; a string names the thread
     isSidechain: Any = None
     agentId: Any = None
-    timestamp: Any = None
-    requestId: Any = None
+    timestamp: str | None = None
+    requestId: str | None = None
     isMeta: Any = None
     isCompactSummary: Any = None
     isApiErrorMessage: Any = None
-    version: Any = None
-    cwd: Any = None
+    version: str | None = None
+    cwd: str | None = None
     toolDenialKind: Any = None
     origin: Any = None
     message: Message | None = None
     toolUseResult: CopyItem | UnsetType = UNSET
     tool_use_result: CopyItem | UnsetType = UNSET
+
+
+class Line(MessageLine, gc=False):
+    """One record of any other type (system / result / attachment lines, and unknown types): a message line's
+    fields, the fields of system, result and attachment lines the reader uses, and the few of `system/init`
+    and `result` lines (rare: `Any`, decoded as dicts).
+    """
+
+    subtype: Any = None
     attachment: Attachment | None = None
     # system lines (compaction metadata in both spellings: `dialects.COMPACT_KEYS`)
     compact_metadata: Any = None
@@ -259,33 +272,39 @@ class Line(Struct, gc=False):
     permission_denials: Any = None
 
 
-_DECODER = msgspec.json.Decoder(Line)
 _FAILED = (msgspec.DecodeError, RecursionError)  # (a ValidationError is a DecodeError)
-#: The typed decoder of one line (`decode`'s first step) and the errors that send a line the lenient way
-#: (`decode_lenient`): the reader's loop calls them itself, saving a call per line.
-TYPED_DECODE = _DECODER.decode
+#: The typed decoders of one line (`decode`'s steps: a `MessageLine`, then a `Line` when its type is another)
+#: and the errors that send a line the lenient way (`decode_lenient`): the reader's loop calls them itself,
+#: saving a call per line.
+TYPED_DECODE = msgspec.json.Decoder(MessageLine).decode
+FULL_DECODE = msgspec.json.Decoder(Line).decode
 DECODE_FAILED = _FAILED
 
 
 def decode(raw: bytes) -> Any:
-    """Decode one line: a `Line`, `NOT_JSON`, `TOO_DEEP`, or the decoded value when it is JSON but not an object.
+    """Decode one line: a `MessageLine` (an `assistant` or `user` line), a `Line` (any other type), `NOT_JSON`,
+    `TOO_DEEP`, or the decoded value when it is JSON but not an object.
 
-    Lines are taken as they are (a trailing `\\n` or `\\r\\n` is JSON whitespace). The typed decoder takes
+    Lines are taken as they are (a trailing `\\n` or `\\r\\n` is JSON whitespace). The typed decoders take
     every well-formed line whose containers have the types the Structs declare; any other line takes the
     lenient path (`loads_lenient` then `to_struct`), which gives what the typed decoder would have given
     had it accepted the line (tests/reading/test_claude_records.py checks both paths on every sample line).
     """
     try:
-        return _DECODER.decode(raw)
+        rec = TYPED_DECODE(raw)
+        kind = rec.type
+        return rec if kind == "assistant" or kind == "user" else FULL_DECODE(raw)
     except _FAILED:
         return decode_lenient(raw)
 
 
 def decode_lenient(raw: bytes) -> Any:
-    """`decode` of a line the typed decoder refused: `loads_lenient`, then `to_struct` for an object."""
+    """`decode` of a line the typed decoders refused: `loads_lenient`, then `to_struct` for an object (a
+    `MessageLine` for a message line, else a `Line`)."""
     value = loads_lenient(raw)
     if type(value) is dict:
-        return to_struct(value, Line)
+        kind = value.get("type")
+        return to_struct(value, MessageLine if kind == "assistant" or kind == "user" else Line)
     return value
 
 
@@ -435,7 +454,11 @@ def raw_value(raw: Raw | Decoded) -> Any:
     """
     if type(raw) is Decoded:
         return raw.value
-    return loads_lenient(memoryview(raw))  # type: ignore[arg-type]
+    data = memoryview(raw)  # type: ignore[arg-type]
+    try:  # (`loads_lenient`'s first step: a Raw value always starts as JSON does)
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return loads_lenient(data)
 
 
 def raw_text(raw: Raw | Decoded) -> str | None:

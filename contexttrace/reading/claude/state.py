@@ -21,7 +21,7 @@ from typing import Any
 from contexttrace.reading.claude.content import MAX_TOKENS
 from contexttrace.reading.contract import EVENT_SCHEMA, THREAD_MAIN, TOOL_RESULT_SCHEMA
 from contexttrace.reading.model import LineNote
-from contexttrace.reading.values import is_moment
+from contexttrace.reading.values import MAX_MOMENT_MS, MIN_MOMENT_MS
 
 #: How many bad lines per file are named one by one before the rest are only counted.
 MAX_LINE_NOTES = 3
@@ -361,13 +361,14 @@ def epoch_ms(
     out: dict[str | None, int | None] = {None: None}
     if known:
         out.update(known)
+    parse = datetime.fromisoformat
     for value in stamps:
         if value in out:
             continue
         try:
             if value is None or len(value) <= 10:  # a date without a time
                 raise ValueError
-            moment = datetime.fromisoformat(value)
+            moment = parse(value)
         except ValueError:
             out[value] = None
             continue
@@ -375,7 +376,7 @@ def epoch_ms(
             moment = moment.replace(tzinfo=UTC)
         since = moment - _EPOCH  # (its fields summed: half the time of `// timedelta(milliseconds=1)`, same floor)
         ms = since.days * 86_400_000 + since.seconds * 1000 + since.microseconds // 1000
-        out[value] = ms if is_moment(ms) else None
+        out[value] = ms if MIN_MOMENT_MS <= ms <= MAX_MOMENT_MS else None  # (`values.is_moment`, inline: per stamp)
     return out
 
 
