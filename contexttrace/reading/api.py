@@ -114,7 +114,7 @@ def read_trace(
         return read_claude(main, subagents, tail=tail, words=words, inputs=inputs)
     handle = peekable(open_trace(main) if fh is None else fh)
     try:
-        fmt = format_of(head_of(handle))
+        fmt = format_of(head_of(handle, from_start=fh is None and main != "-"))
         if (words and inputs) or fmt is not CLAUDE_CODE:
             return fmt.read(main, handle, tuple(subagents))
         return CLAUDE_CODE.read(main, handle, tuple(subagents), words=words, inputs=inputs)

@@ -70,23 +70,26 @@ def is_utf16(start: bytes) -> bool:
     return le or be
 
 
-def _utf8(fh: IO[bytes], from_start: bool = False) -> IO[bytes]:
-    """`fh` itself, or for a UTF-16 file its whole text decoded and given back as UTF-8 bytes (a UTF-16
-    capture is a Windows run's stdout: small). An undecodable unit becomes U+FFFD. `from_start`: `fh` is a
-    file just opened, whose first bytes are read where they are (`os.pread`; a `peek` would copy the whole
-    buffer into a bytes), or peeked when they cannot be (a named pipe; Windows). Raises OSError."""
-    start = None
+def first_bytes(fh: IO[bytes], size: int, from_start: bool = False) -> bytes:
+    """The first `size` bytes of `fh` (fewer at its end, or when its buffer holds fewer), without consuming
+    them. `from_start`: `fh` is a file just opened, whose bytes are read where they are (`os.pread`: a
+    `peek` copies the handle's whole buffer, 1 MiB, into a bytes), else peeked (a named pipe, standard
+    input, a URL's handle, Windows). A handle that can do neither gives b"". Raises OSError."""
     pread = getattr(os, "pread", None) if from_start else None  # (Windows has none)
     if pread is not None:
         try:
-            start = pread(fh.fileno(), 4, 0)
-        except OSError:  # not seekable
-            start = None
-    if start is None:
-        peek = getattr(fh, "peek", None)
-        if peek is None:
-            return fh
-        start = peek(4)[:4]
+            return bytes(pread(fh.fileno(), size, 0))
+        except (OSError, ValueError):  # not seekable, or no descriptor (io.UnsupportedOperation is both)
+            pass
+    peek = getattr(fh, "peek", None)
+    return b"" if peek is None else bytes(peek(size)[:size])
+
+
+def _utf8(fh: IO[bytes], from_start: bool = False) -> IO[bytes]:
+    """`fh` itself, or for a UTF-16 file its whole text decoded and given back as UTF-8 bytes (a UTF-16
+    capture is a Windows run's stdout: small). An undecodable unit becomes U+FFFD. `from_start`: `fh` is a
+    file just opened (`first_bytes`). Raises OSError."""
+    start = first_bytes(fh, 4, from_start)
     if not is_utf16(start):
         return fh
     data = fh.read()

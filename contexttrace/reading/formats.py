@@ -7,7 +7,8 @@ only comes first; Claude Code's reader comes last and takes every other file, be
 names what a file is when it is no trace (not JSON, empty, another record shape).
 
 Code above `reading/` never asks which format a trace came from: it asks the trace what it records
-(`Trace.has`, `contract.Capabilities`). This module imports no reader (`api` lists them) and reads no file.
+(`Trace.has`, `contract.Capabilities`).
+This module imports no reader (`api` lists them) and reads no file but its first bytes (`head_of`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Protocol
+
+from contexttrace.reading.files import first_bytes
 
 if TYPE_CHECKING:
     from contexttrace.reading.model import SourceFile, Trace
@@ -59,6 +62,7 @@ def peekable(fh: IO[bytes]) -> IO[bytes]:
     return io.BufferedReader(fh, buffer_size=HEAD_BYTES)  # type: ignore[arg-type,type-var]
 
 
-def head_of(fh: IO[bytes]) -> bytes:
-    """The first bytes of a peekable file (at most `HEAD_BYTES`; fewer when its buffer holds fewer)."""
-    return fh.peek(HEAD_BYTES)[:HEAD_BYTES]  # type: ignore[attr-defined,no-any-return]
+def head_of(fh: IO[bytes], from_start: bool = False) -> bytes:
+    """The first bytes of a peekable file (at most `HEAD_BYTES`; fewer when its buffer holds fewer), not
+    consumed; `from_start`: a file just opened, read where its bytes are (`files.first_bytes`)."""
+    return first_bytes(fh, HEAD_BYTES, from_start)

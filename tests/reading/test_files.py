@@ -80,3 +80,21 @@ def test_without_pread_a_file_is_peeked(monkeypatch):
     monkeypatch.delattr(os, "pread")
     [peeked] = read_trace(source)
     assert peeked.tables == direct.tables and peeked.tables["calls"]["prompt_tokens"] == [10005]
+
+
+def test_a_files_head_read_in_place_is_the_head_peeked():
+    """`formats.head_of` reads a file just opened where its bytes are (`os.pread`, no copy of the 1 MiB
+    buffer): the same bytes a peek gives, at most `HEAD_BYTES`, for every sample (the formats' files,
+    the ones longer than the head among them), and the file is still read from its first byte."""
+    from contexttrace.reading.files import open_trace
+    from contexttrace.reading.formats import HEAD_BYTES, head_of
+
+    from ..conftest import SAMPLES
+
+    files = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json"))
+    assert len(files) > 20 and any(p.stat().st_size > HEAD_BYTES for p in files)
+    for path in files:
+        with open_trace(str(path)) as fh:
+            head = head_of(fh, from_start=True)
+            assert head == fh.peek(HEAD_BYTES)[:HEAD_BYTES] == path.read_bytes()[:HEAD_BYTES], path
+            assert fh.read(len(head)) == head
