@@ -118,33 +118,20 @@ def _timeline_scores(
         by_threshold = dict(zip(distinct, _timeline_scores(rows, window, times, distinct, index), strict=True))
         return [by_threshold[limit] for limit in thresholds]
     calls = rows.calls
-    call_keys: list[float] = _keys([c.seq for c in calls], times) if times else [c.seq for c in calls]
-    prompts = [c.prompt_tokens for c in calls]
+    call_keys: list[float] = _keys(list(map(_SEQ, calls)), times) if times else list(map(_SEQ, calls))
+    prompts = list(map(_PROMPT, calls))
     calls_sorted = sorted(call_keys) == call_keys
-    # latest_upto[c]: the latest measured prompt among the first c calls (a prompt of 0 is usage the reader
-    # could not read), None before any
-    latest_upto: list[int | None] = [None]
-    if calls_sorted:
-        last = None
-        for p in prompts:
-            if p is not None and p > 0:  # `metrics.measured`, written out
-                last = p
-            latest_upto.append(last)
-    bound_keys = sorted(_keys([c.seq for c in rows.compactions], times))
+    bound_keys = sorted(_keys(list(map(_SEQ, rows.compactions)), times)) if rows.compactions else []
     tools = index if index is not None else ToolIndex(rows, times)
     right = bisect.bisect_right
     if calls_sorted and tools.sorted:
-        return _prefix_scores(thresholds, call_keys, bound_keys, tools, latest_upto, window)
+        return _prefix_scores(thresholds, call_keys, bound_keys, tools, prompts, window)
     out = []
     graded_by: dict[tuple[int | None, ...], tuple[int | None, str | None, int]] = {}
     for limit in thresholds:
-        if calls_sorted:
-            n_calls = right(call_keys, limit)
-            latest = latest_upto[n_calls]
-        else:
-            upto = _within(call_keys, limit)
-            n_calls = len(upto)
-            latest = next((p for j in reversed(upto) if measured(p := prompts[j])), None)
+        upto: Sequence[int] = range(right(call_keys, limit)) if calls_sorted else _within(call_keys, limit)
+        n_calls = len(upto)
+        latest = next((p for j in reversed(upto) if measured(p := prompts[j])), None)
         count = right(bound_keys, limit)
         counts = tools.upto(limit)
         key = (n_calls, latest, count, *counts)
@@ -165,31 +152,60 @@ def _prefix_scores(
     call_keys: list[float],
     bound_keys: list[float],
     tools: ToolIndex,
-    latest_upto: list[int | None],
+    prompts: list[int],
     window: int,
 ) -> list[tuple[int | None, str | None, int]]:
     """`_timeline_scores` when the keys of calls and of tool calls are in row order: each point is named by
     what it counts, a prefix of each kind of row (calls, compactions, tool calls, and errors by
-    `ToolIndex.error_keys`), and each distinct point is graded once."""
-    right = bisect.bisect_right
-    zeros = [0] * len(thresholds)
-
-    def counted(keys: list[float]) -> list[int]:
-        return [right(keys, limit) for limit in thresholds] if keys else zeros
-
-    seen = list(
-        zip(counted(call_keys), counted(bound_keys), counted(tools.keys), counted(tools.error_keys), strict=True)
-    )
+    `ToolIndex.error_keys`), and each distinct point is graded once. `prompts` are the calls' prompt
+    sizes; a point's fill is the latest measured one among the calls it counts."""
+    right, left = bisect.bisect_right, bisect.bisect_left
+    keys, error_keys, error_order = tools.keys, tools.error_keys, tools.error_order
+    productive, reads_at, fresh = tools.productive, tools.reads, tools.fresh
     points: dict[tuple[int, int, int, int], tuple[int | None, str | None, int]] = {}
-    for key in dict.fromkeys(seen):
-        n_calls, count, m, e = key
-        if n_calls < MIN_CALLS:
-            points[key] = (None, None, count)
-            continue
-        reads, rereads, e1, e2, p1, p2 = tools.prefix_counts(m, e)
-        score = score_of_counts(latest_upto[n_calls], window, count, reads, rereads, m, (e1, e2), (p1, p2))
-        points[key] = (*score, count)
-    return [points[key] for key in seen]
+    out = []
+    latest, scanned = None, 0  # the latest measured prompt among the first `scanned` calls
+    for limit in thresholds:
+        key = (
+            right(call_keys, limit),
+            right(bound_keys, limit) if bound_keys else 0,
+            right(keys, limit) if keys else 0,
+            right(error_keys, limit) if error_keys else 0,
+        )
+        point = points.get(key)
+        if point is None:
+            n_calls, count, m, e = key
+            if n_calls < MIN_CALLS:
+                point = (None, None, count)
+            else:
+                # the calls past those scanned, from the last back (thresholds grow, so does `n_calls`)
+                start = scanned if n_calls >= scanned else 0
+                for k in range(n_calls - 1, start - 1, -1):
+                    if (p := prompts[k]) is not None and p > 0:  # `metrics.measured`, written out
+                        latest = p
+                        break
+                else:
+                    if start == 0:
+                        latest = None
+                scanned = n_calls
+                # the tool calls counted: the first m, the first e failed ones of `error_order`, halves at m // 2
+                mid = m // 2
+                p1 = left(productive, mid)
+                reads = left(reads_at, m)
+                e1 = sum([j < mid for j in error_order[:e]]) if e else 0
+                rereads = reads - left(fresh, m)
+                point = (
+                    *score_of_counts(
+                        latest, window, count, reads, rereads, m, (e1, e - e1), (p1, left(productive, m) - p1)
+                    ),
+                    count,
+                )
+            points[key] = point
+        out.append(point)
+    return out
+
+
+_SEQ, _PROMPT = operator.attrgetter("seq"), operator.attrgetter("prompt_tokens")
 
 
 def _within(keys: list[float], limit: float) -> list[int]:
@@ -233,17 +249,6 @@ class ToolIndex:
         by_key = sorted([(max(keys[j], result), j) for j, result in self.errors]) if self.errors else []
         self.error_keys = [key for key, _ in by_key]
         self.error_order = [j for _, j in by_key]
-
-    def prefix_counts(self, m: int, e: int) -> tuple[int, int, int, int, int, int]:
-        """`upto` without its first count, for keys in row order: over the first `m` tool calls, with the
-        first `e` errors of `error_order` counted (`upto(limit)` with m, e the positions of `limit` in
-        `keys` and `error_keys`)."""
-        left = bisect.bisect_left
-        mid = m // 2
-        p1 = left(self.productive, mid)
-        reads = left(self.reads, m)
-        e1 = sum([j < mid for j in self.error_order[:e]]) if e else 0
-        return reads, reads - left(self.fresh, m), e1, e - e1, p1, left(self.productive, m) - p1
 
     def upto(self, limit: float) -> tuple[int, int, int, int, int, int, int]:
         """(tool calls, file reads, re-reads, errors in the first half and in the second, productive calls

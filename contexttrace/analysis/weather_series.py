@@ -117,29 +117,37 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     for t in tools:
         by_call[t.call_index].append(t)
     paces, bases, timed_upto, final_upto = _paces(calls, latencies)
-    return SignalSeries(
-        rows=rows,
-        window=window,
-        cuts=cuts,
-        use_seqs=sorted(seqs),
-        result_seqs=result_seqs,
-        result_errors=result_errors,
-        errors_before=errors_before,
-        denied_before=_running(result_denied),
-        longest_before=longest,
-        tool_turns_upto=list(itertools.accumulate(map(bool, by_call), initial=0))[1:],
-        result_calls=result_calls,
-        tools_by_call=by_call,
-        call_seqs=call_seqs,
-        bound_seqs=sorted([c.seq for c in rows.compactions]),
-        known_upto=_running([stop is not None for stop in stops])[1:],
-        cutoff_calls=[k for k, stop in enumerate(stops) if stop == "max_tokens"] if "max_tokens" in stops else [],
-        paces=paces,
-        timed_upto=timed_upto,
-        final_upto=final_upto,
-        pace_bases=bases,
-        paced_upto=list(itertools.accumulate([v is not None for v in paces])) if bases[-1:] != [None] else [0] * n,
-        measured_at=_measured_at(prompts),
+    # made with `tuple.__new__` in field order: the named tuple's constructor with 22 keywords is a Python call
+    return tuple.__new__(
+        SignalSeries,
+        (
+            rows,
+            window,
+            cuts,
+            sorted(seqs),  # use_seqs
+            result_seqs,
+            result_errors,
+            errors_before,
+            _running(result_denied),  # denied_before
+            longest,  # longest_before
+            list(itertools.accumulate(map(bool, by_call), initial=0))[1:],  # tool_turns_upto
+            result_calls,
+            by_call,  # tools_by_call
+            call_seqs,
+            sorted([c.seq for c in rows.compactions]) if rows.compactions else [],  # bound_seqs
+            _running([stop is not None for stop in stops])[1:],  # known_upto
+            [k for k, stop in enumerate(stops) if stop == "max_tokens"]
+            if "max_tokens" in stops
+            else [],  # cutoff_calls
+            paces,
+            timed_upto,
+            final_upto,
+            bases,  # pace_bases
+            list(itertools.accumulate([v is not None for v in paces]))
+            if bases[-1:] != [None]
+            else [0] * n,  # paced_upto
+            _measured_at(prompts),  # measured_at
+        ),
     )
 
 
@@ -456,14 +464,11 @@ def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> Weat
     by_name = _BY_NAME if [x["name"] for x in signals] == _NAMES else {x["name"]: k for k, x in enumerate(signals)}
     cut = s.cuts[i]
     results = bisect.bisect_left(s.result_seqs, cut)
-    return WeatherStats(
-        context_fill_frac=signals[by_name["ctx_pressure"]]["measure"],
-        tool_errors=s.errors_before[results],
-        tool_denials=s.denied_before[results],
-        cache_hit_frac=signals[by_name["cache_health"]]["measure"],
-        latency_ratio=signals[by_name["latency_drift"]]["measure"],
-        compactions=bisect.bisect_left(s.bound_seqs, cut),
-    )
+    # a dict display in `WeatherStats`' key order (the TypedDict called with keywords is the same dict, slower)
+    return {"context_fill_frac": signals[by_name["ctx_pressure"]]["measure"], "tool_errors": s.errors_before[results],
+            "tool_denials": s.denied_before[results], "cache_hit_frac": signals[by_name["cache_health"]]["measure"],
+            "latency_ratio": signals[by_name["latency_drift"]]["measure"],
+            "compactions": bisect.bisect_left(s.bound_seqs, cut)}  # fmt: skip
 
 
 #: The signals' names in the spec's order, and each one's position in `signals_after`'s list.
