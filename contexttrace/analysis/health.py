@@ -220,20 +220,15 @@ def health_grade(rows: SessionRows, window: int, index: ToolIndex | None = None)
         _errors_why(tools, errors),
         _writes_why(tools, writes, index.productive),
     ]
-    return HealthGrade(
-        grade=letter,
-        score=score,
-        reason=None,
-        fill_percent=_rounded(latest * 100, window, PERCENT_DECIMALS) if latest is not None else None,
-        compaction_count=compactions,
-        reread_ratio=measures[2],
-        error_acceleration=measures[3],
-        tool_efficiency=measures[4],
-        signals=[
-            _signal(rule, value, measured_, measure, why)
-            for rule, value, measured_, measure, why in zip(SIGNALS, values, data, measures, whys, strict=True)
-        ],
-    )
+    signals = [
+        _signal(rule, value, measured_, measure, why)
+        for rule, value, measured_, measure, why in zip(SIGNALS, values, data, measures, whys, strict=True)
+    ]
+    # a dict display in `HealthGrade`'s key order (the TypedDict called with keywords is the same dict, slower)
+    return {"grade": letter, "score": score, "reason": None,
+            "fill_percent": _rounded(latest * 100, window, PERCENT_DECIMALS) if latest is not None else None,
+            "compaction_count": compactions, "reread_ratio": measures[2], "error_acceleration": measures[3],
+            "tool_efficiency": measures[4], "signals": signals}  # fmt: skip
 
 
 def _latest_measured(calls: Sequence[MainCall]) -> int | None:
@@ -421,9 +416,14 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
                     percent=_first_percent(timeline, i + 1),
                 )
             )
-    # a dict display in `HealthReport`'s key order (the TypedDict called with keywords is the same dict, slower)
-    return {**out, "window": choice.tokens, "window_source": choice.source, "timeline": timeline,  # type: ignore[typeddict-item]
-            "timeline_axis": rows.axis, "compactions": marks}  # fmt: skip
+    # `out` (made here) grows into the report: `HealthReport`'s keys follow `HealthGrade`'s, in its order
+    report: HealthReport = out  # type: ignore[assignment]
+    report["window"] = choice.tokens
+    report["window_source"] = choice.source
+    report["timeline"] = timeline
+    report["timeline_axis"] = rows.axis
+    report["compactions"] = marks
+    return report
 
 
 def _first_percent(timeline: list[TimelinePoint], count: int) -> int:

@@ -15,7 +15,7 @@ import itertools
 import operator
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from contexttrace.analysis.metrics import round_half_up
 from contexttrace.analysis.result_types import WeatherSignal, WeatherStats
@@ -240,7 +240,8 @@ def weather_signal(
         return {"name": name, "severity": None, "cap": spec.cap, "active": False, "measure": None, "why": why,
                 "calls": []}  # fmt: skip
     if type(measure) in _PLAIN or not isinstance(measure, Fraction):  # ints and floats skip the ABC test
-        shown = round(cast(float, measure), MEASURE_DECIMALS)  # an int stays an int
+        plain: float = measure  # type: ignore[assignment]  # not a Fraction here: a float or an int
+        shown = round(plain, MEASURE_DECIMALS)  # an int stays an int
         return _signal(name, spec, _CURVES[name](float(measure)), shown, why, calls)
     return _signal(name, spec, _CURVES[name](float(measure)), round_half_up(measure, MEASURE_DECIMALS), why, calls)
 
