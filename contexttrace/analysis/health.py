@@ -20,6 +20,7 @@ the decisions the spec leaves open (docs/health-weather.md):
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -315,8 +316,11 @@ def _errors_why(tools: Sequence[ToolCall], rates: tuple[int, int, int, int] | No
     n1, d1, n2, d2 = rates
     first, second = f"{n1 / d1:.0%} of {d1} calls", f"{n2 / d2:.0%} of {d2}"
     text = f"tool error rate {first} in the first half, {second} in the second"
-    denied = sum([t.denied for t in tools])
+    denied = sum(map(_DENIED, tools))
     return text + (f" ({denied} denied, not counted as errors)" if denied else "")
+
+
+_DENIED = operator.attrgetter("denied")
 
 
 def _productive_names(tools: Sequence[ToolCall], productive: list[int]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import operator
 from collections.abc import Sequence
 
@@ -227,12 +228,15 @@ class ToolIndex:
 
     def __init__(self, rows: SessionRows, times: dict[int, float]) -> None:
         tools = rows.tools
-        names = [t.name for t in tools]
-        self.keys: list[float] = _keys([t.seq for t in tools], times) if times else [t.seq for t in tools]
+        # the tool calls' columns, transposed at once
+        seqs, names, file_paths, failed, _, results, _ = zip(*tools, strict=True) if tools else ((),) * 7
+        self.keys: list[float] = _keys(seqs, times) if times else list(seqs)
         # positions among the tools of productive calls, of Read calls with a path, and of those that read
         # a path for the first time
-        self.productive = [j for j, name in enumerate(names) if name in PRODUCTIVE_TOOLS]
-        self.paths = {j: tools[j].file_path for j, name in enumerate(names) if name in READ_TOOLS}
+        self.productive = list(itertools.compress(itertools.count(), map(PRODUCTIVE_TOOLS.__contains__, names)))
+        self.paths = {
+            j: file_paths[j] for j in itertools.compress(itertools.count(), map(READ_TOOLS.__contains__, names))
+        }
         if None in self.paths.values():
             self.paths = {j: path for j, path in self.paths.items() if path is not None}
         first: dict[str, int] = {}
@@ -240,8 +244,10 @@ class ToolIndex:
             first.setdefault(path, j)  # type: ignore[arg-type]  # None paths are left out above
         self.reads, self.fresh = list(self.paths), list(first.values())
         # errors: (index among tools, key of the result); only a tool with a result can have is_error
-        self.failed = [j for j, t in enumerate(tools) if t.is_error]
-        self.errors = list(zip(self.failed, _keys([tools[j].result_seq for j in self.failed], times), strict=True))
+        self.failed = list(itertools.compress(itertools.count(), failed))
+        self.errors = (
+            list(zip(self.failed, _keys([results[j] for j in self.failed], times), strict=True)) if self.failed else []
+        )
         keys = self.keys
         self.sorted = all(map(operator.le, keys, keys[1:])) if len(keys) > 1 else True
         # when an error is counted: once both the call's key and its result's are within the threshold; with

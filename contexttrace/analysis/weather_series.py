@@ -412,6 +412,8 @@ def _latency(s: SignalSeries, i: int) -> WeatherSignal:
     against the model's table baseline (spec 002)."""
     calls = s.rows.calls
     lo = max(0, i - RECENT_CALLS + 1)
+    if s.timed_upto[i + 1] == s.timed_upto[lo]:  # no timed call in the window: neither paces nor latencies
+        return weather_signal("latency_drift", None, "no timestamps to time calls by")
     need = SIGNALS["latency_drift"].minimum
     if _pace_mode(s, lo, i):
         paced = [(k, v) for k in range(lo, i + 1) if (v := s.paces[k]) is not None]
