@@ -99,8 +99,7 @@ def _keys(seqs: Sequence[int | None], times: dict[int, float]) -> list[float]:
     """Each row's key: its moment on the time axis (`times`; a row without one, or no row, comes never: inf),
     else its seq (None: inf)."""
     if times:
-        get = times.get
-        return [get(seq, _INF) for seq in seqs]  # type: ignore[arg-type]  # None is no key of `times`
+        return list(map(times.get, seqs, itertools.repeat(_INF)))  # type: ignore[arg-type]  # None is no key
     return [_INF if seq is None else seq for seq in seqs]
 
 

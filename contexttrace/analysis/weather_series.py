@@ -89,7 +89,7 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     calls, tools = rows.calls, rows.tools
     n = len(calls)
     # the calls' and the tool calls' columns, transposed at once
-    call_seqs_, prompts, _, stops, _, latencies, _ = zip(*calls, strict=True) if calls else ((),) * 7
+    call_seqs_, prompts, _, stops, _, latencies, outputs = zip(*calls, strict=True) if calls else ((),) * 7
     call_seqs = list(call_seqs_)
     cuts = [*map(float, call_seqs[1:]), float("inf")] if n else []
     seqs, _, _, failed, denied, results, call_of = zip(*tools, strict=True) if tools else ((),) * 7
@@ -116,7 +116,7 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     by_call: list[list[ToolCall]] = [[] for _ in range(n)]
     for t in tools:
         by_call[t.call_index].append(t)
-    paces, bases, timed_upto, final_upto = _paces(calls, latencies)
+    paces, bases, timed_upto, final_upto = _paces(latencies, stops, outputs, prompts)
     # made with `tuple.__new__` in field order: the named tuple's constructor with 22 keywords is a Python call
     return tuple.__new__(
         SignalSeries,
@@ -162,26 +162,25 @@ def _running(flags: Sequence[bool]) -> list[int]:
 
 
 def _paces(
-    calls: list[MainCall], latencies: tuple[int | None, ...]
+    latencies: tuple[int | None, ...],
+    stops: tuple[str | None, ...],
+    outputs: tuple[int | None, ...],
+    prompts: tuple[int, ...],
 ) -> tuple[list[float | None], list[float | None], list[int], list[int]]:
     """Each call's `pace` (written out), the pace baseline after it (median of the first `BASELINE_CALLS`
-    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason; `latencies`
-    are the calls' `latency_ms`."""
-    n = len(calls)
+    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason; the
+    arguments are the calls' `latency_ms`, `stop_reason`, `output_tokens` and `prompt_tokens` columns."""
+    n = len(latencies)
     if latencies.count(None) == n:  # no call is timed (stream-json): nothing to pace
         return [None] * n, [None] * n, [0] * (n + 1), [0] * (n + 1)
     over = PACE_OVERHEAD_TOKENS
-    final = [c.latency_ms is not None and c.stop_reason is not None for c in calls]
+    final = [latency is not None and stop is not None for latency, stop in zip(latencies, stops, strict=True)]
     # `pace` of each call: timed, a recorded stop_reason, an output count and a measured prompt
     paces = [
-        latency / (c.output_tokens + over)
-        if is_final
-        and latency is not None
-        and c.output_tokens is not None
-        and c.prompt_tokens is not None
-        and c.prompt_tokens > 0
+        latency / (output + over)  # type: ignore[operator]  # a final call is timed
+        if is_final and output is not None and prompt is not None and prompt > 0
         else None
-        for c, latency, is_final in zip(calls, latencies, final, strict=True)
+        for latency, output, prompt, is_final in zip(latencies, outputs, prompts, final, strict=True)
     ]
     bases: list[float | None] = []
     first: list[float] = []  # the first BASELINE_CALLS paces, sorted
