@@ -262,8 +262,12 @@ def _signal(rule: SignalRule, value: int | None, with_data: bool, measure: float
     """One entry of `health_grade`'s `signals`: a dict display in `HealthSignal`'s key order (calling the
     TypedDict with keywords builds the same dict, slower); a whole sub-score's letter read off a table."""
     letter = None if value is None else _LETTERS[value] if type(value) is int and 0 <= value <= 100 else grade(value)
-    return {"name": rule.name, "value": value, "weight": rule.weight / 100, "has_data": with_data, "grade": letter,
+    return {"name": rule.name, "value": value, "weight": _SHARES[rule.weight], "has_data": with_data, "grade": letter,
             "measure": measure, "why": why}  # fmt: skip
+
+
+#: Each signal's weight (whole percent) as the fraction `weight` shows.
+_SHARES = {rule.weight: rule.weight / 100 for rule in SIGNALS}
 
 
 #: `health_scores.grade` of each whole score 0–100.

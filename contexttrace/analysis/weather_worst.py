@@ -75,8 +75,15 @@ def worst_weather(s: SignalSeries) -> tuple[float, int, list[str]]:
     severities = severity_lists(s)
     best, at = _worst_of(list(severities.values()))
     # stable: signals of equal severity keep the spec's order, as sorting `signals_after`'s list does
-    ranked = sorted(severities.items(), key=lambda kv: -kv[1][at])
-    return best, at, [name for name, sev in ranked if sev[at]]
+    active = [(name, sev[at]) for name, sev in severities.items() if sev[at]]
+    if len(active) > 1:
+        active.sort(key=_descending)
+    return best, at, [name for name, _ in active]
+
+
+def _descending(named: tuple[str, float]) -> float:
+    """The sort key that puts the highest severity first."""
+    return -named[1]
 
 
 def scores_after_each_call(s: SignalSeries) -> list[float]:
@@ -111,8 +118,11 @@ def severity_lists(s: SignalSeries) -> dict[str, list[float]]:
         it active. Most traces keep one or two signals. Linear in the calls (each window is a constant
         size).
     """
-    lists = {name: severities(s) for name, severities in SEVERITY_LISTS.items()}
-    return {name: sev for name, sev in lists.items() if sev is not None}
+    kept = {}
+    for name, severities in SEVERITY_LISTS.items():
+        if (sev := severities(s)) is not None:
+            kept[name] = sev
+    return kept
 
 
 def _worst_of(series: list[list[float]]) -> tuple[float, int]:
