@@ -321,7 +321,7 @@ def signals_after(s: SignalSeries, i: int, detail: bool = True) -> list[WeatherS
         out.append(weather_signal("error_cumulative", None, f"{turns} call(s) used a tool: fewer than {need}"))
     else:
         rate = errors / uses if uses else 0.0
-        failed_calls = [s.result_calls[r] for r in range(results) if s.result_errors[r]] if detail else []
+        failed_calls = list(itertools.compress(s.result_calls[:results], s.result_errors[:results])) if detail else []
         why = f"{errors} of {uses} tool calls failed{_not_counted(s.denied_before[results])}"
         out.append(weather_signal("error_cumulative", rate, why, failed_calls))
 
