@@ -59,12 +59,11 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
         thresholds = [start + (end - start) * k / TIMELINE_STEPS for k in range(TIMELINE_STEPS)] + [end]
         positions = [round(moment) for moment in thresholds]
     else:
-        lasts, positions, distinct = _calls_points(n)
+        which, positions, distinct = _calls_points(n)
         calls = rows.calls
         # each distinct point graded once (under 21 calls, points share their last call)
         limits = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in distinct]
-        by_last = dict(zip(distinct, _timeline_scores(rows, window, times, limits, index), strict=True))
-        counted = [by_last[last] for last in lasts]
+        counted = list(map(_timeline_scores(rows, window, times, limits, index).__getitem__, which))
         return [
             {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
             for percent, (score, letter, count), at in zip(_PERCENTS, counted, positions, strict=True)
@@ -84,10 +83,12 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
 
 @functools.lru_cache(maxsize=256)
 def _calls_points(n: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """On the calls axis with `n` calls: each point's last call counted (`floor(percent × (n − 1))`, −1
-    without a call), its `calls` position, and the distinct last calls in order (remembered for recent `n`)."""
+    """On the calls axis with `n` calls: for each point, the position among the distinct last calls of its last
+    call counted (`floor(percent × (n − 1))`, −1 without a call) and its `calls` position; and the distinct
+    last calls in order (remembered for recent `n`)."""
     lasts = tuple([k * (n - 1) // TIMELINE_STEPS if n else -1 for k in range(TIMELINE_STEPS + 1)])
-    return lasts, tuple([last + 1 for last in lasts]), tuple(dict.fromkeys(lasts))
+    distinct = tuple(dict.fromkeys(lasts))
+    return tuple([distinct.index(last) for last in lasts]), tuple([last + 1 for last in lasts]), distinct
 
 
 #: Each point's `percent`.
@@ -113,10 +114,6 @@ def _timeline_scores(
     in O(log n); otherwise each point is a pass over the rows. Points that count the same rows (a short
     trace's, or a quiet stretch of a long one) are graded once. Scored in integers (`score_of_counts`).
     """
-    distinct = list(dict.fromkeys(thresholds))  # the calls axis repeats a threshold when there are under 21 calls
-    if len(distinct) < len(thresholds):
-        by_threshold = dict(zip(distinct, _timeline_scores(rows, window, times, distinct, index), strict=True))
-        return [by_threshold[limit] for limit in thresholds]
     calls = rows.calls
     call_keys: list[float] = _keys(list(map(_SEQ, calls)), times) if times else list(map(_SEQ, calls))
     prompts = list(map(_PROMPT, calls))
@@ -124,11 +121,12 @@ def _timeline_scores(
     bound_keys = sorted(_keys(list(map(_SEQ, rows.compactions)), times)) if rows.compactions else []
     tools = index if index is not None else ToolIndex(rows, times)
     right = bisect.bisect_right
-    if calls_sorted and tools.sorted:
+    if calls_sorted and tools.sorted:  # a threshold repeated counts the same prefixes: one key, graded once
         return _prefix_scores(thresholds, call_keys, bound_keys, tools, prompts, window)
-    out = []
+    # each pass below is over all the rows: a threshold repeated (a trace of one moment) is counted once
+    by_threshold: dict[float, tuple[int | None, str | None, int]] = {}
     graded_by: dict[tuple[int | None, ...], tuple[int | None, str | None, int]] = {}
-    for limit in thresholds:
+    for limit in dict.fromkeys(thresholds):
         upto: Sequence[int] = range(right(call_keys, limit)) if calls_sorted else _within(call_keys, limit)
         n_calls = len(upto)
         latest = next((p for j in reversed(upto) if measured(p := prompts[j])), None)
@@ -143,8 +141,8 @@ def _timeline_scores(
                 m, reads, rereads, e1, e2, p1, p2 = counts
                 graded = score_of_counts(latest, window, count, reads, rereads, m, (e1, e2), (p1, p2))
             point = graded_by[key] = (*graded, count)
-        out.append(point)
-    return out
+        by_threshold[limit] = point
+    return [by_threshold[limit] for limit in thresholds]
 
 
 def _prefix_scores(
@@ -178,15 +176,19 @@ def _prefix_scores(
             if n_calls < MIN_CALLS:
                 point = (None, None, count)
             else:
-                # the calls past those scanned, from the last back (thresholds grow, so does `n_calls`)
-                start = scanned if n_calls >= scanned else 0
-                for k in range(n_calls - 1, start - 1, -1):
-                    if (p := prompts[k]) is not None and p > 0:  # `metrics.measured`, written out
-                        latest = p
-                        break
+                # the point's last call, else the calls past those scanned, from the last back (thresholds
+                # grow, so does `n_calls`); a prompt of 0 is no measure (`metrics.measured`, written out)
+                if (p := prompts[n_calls - 1]) is not None and p > 0:
+                    latest = p
                 else:
-                    if start == 0:
-                        latest = None
+                    start = scanned if n_calls >= scanned else 0
+                    for k in range(n_calls - 2, start - 1, -1):
+                        if (p := prompts[k]) is not None and p > 0:
+                            latest = p
+                            break
+                    else:
+                        if start == 0:
+                            latest = None
                 scanned = n_calls
                 # the tool calls counted: the first m, the first e failed ones of `error_order`, halves at m // 2
                 mid = m // 2
