@@ -130,12 +130,12 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
             errors_before,
             _running(result_denied),  # denied_before
             longest,  # longest_before
-            list(itertools.accumulate(map(bool, by_call), initial=0))[1:],  # tool_turns_upto
+            list(itertools.islice(itertools.accumulate(map(bool, by_call), initial=0), 1, None)),  # tool_turns_upto
             result_calls,
             by_call,  # tools_by_call
             call_seqs,
             sorted([c.seq for c in rows.compactions]) if rows.compactions else [],  # bound_seqs
-            _running([stop is not None for stop in stops])[1:],  # known_upto
+            [0] * n if stops.count(None) == n else _running([stop is not None for stop in stops])[1:],  # known_upto
             [k for k, stop in enumerate(stops) if stop == "max_tokens"]
             if "max_tokens" in stops
             else [],  # cutoff_calls
@@ -463,7 +463,7 @@ def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> Weat
         measure), failed tool results (refusals apart) and refused ones read by then. Exact, except the
         latency ratio (≈).
     """
-    by_name = _BY_NAME if [x["name"] for x in signals] == _NAMES else {x["name"]: k for k, x in enumerate(signals)}
+    by_name = _BY_NAME if list(map(_NAME, signals)) == _NAMES else {x["name"]: k for k, x in enumerate(signals)}
     cut = s.cuts[i]
     results = bisect.bisect_left(s.result_seqs, cut)
     # a dict display in `WeatherStats`' key order (the TypedDict called with keywords is the same dict, slower)
@@ -475,4 +475,5 @@ def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> Weat
 
 #: The signals' names in the spec's order, and each one's position in `signals_after`'s list.
 _NAMES = list(SIGNALS)
+_NAME = operator.itemgetter("name")
 _BY_NAME = {name: k for k, name in enumerate(_NAMES)}

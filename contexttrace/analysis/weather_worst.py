@@ -297,6 +297,7 @@ def _cluster_severities(s: SignalSeries) -> list[float] | None:
 
 
 _SEQ, _CALL_INDEX = operator.attrgetter("seq"), operator.attrgetter("call_index")
+_MODEL = operator.attrgetter("model")
 
 
 def _cluster_scanned(s: SignalSeries) -> list[float]:
@@ -459,14 +460,15 @@ def _raw_terms(s: SignalSeries) -> tuple[list[float | None], dict[str | None, fl
     calls = s.rows.calls
     latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
     baselines: dict[str | None, float] = {}
-    for model in dict.fromkeys(c.model for c in calls):
+    for model in dict.fromkeys(map(_MODEL, calls)):
         base = baseline_ms(model)
         if base is None:
             own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
             base = float(statistics.median(own)) if own else 0.0
         baselines[model] = base
     lowest = min(baselines.values()) if _LATENCY_ZERO_UP_TO_BASELINE else -1.0
-    return latencies, baselines, [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
+    slow = [v is not None and v > lowest for v in latencies]
+    return latencies, baselines, list(itertools.accumulate(slow, initial=0))
 
 
 def latency_by_latency(s: SignalSeries) -> list[float]:
@@ -478,7 +480,7 @@ def latency_by_latency(s: SignalSeries) -> list[float]:
     `latency_by_window` (tests compare them on random sessions and every sample). ≈: line timestamps.
     """
     latencies, baselines, slow_upto = _raw_terms(s)
-    return p75_window_severities(latencies, [baselines[c.model] for c in s.rows.calls], slow_upto)
+    return p75_window_severities(latencies, list(map(baselines.__getitem__, map(_MODEL, s.rows.calls))), slow_upto)
 
 
 def latency_by_pace(s: SignalSeries) -> list[float]:
