@@ -408,7 +408,7 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
     else:
         index = ToolIndex(rows, rows.times if rows.axis == AXIS_TIME else {})  # shared by the grade and the timeline
         out = health_grade(rows, choice.tokens, index)
-        timeline = health_timeline(rows, choice.tokens, index)
+        timeline = health_timeline(rows, choice.tokens, index, (out["score"], out["grade"]))
     graded = out["grade"] is not None
     call_seqs = [c.seq for c in rows.calls] if rows.compactions else []
     n = len(call_seqs)

@@ -24,7 +24,12 @@ from contexttrace.reading.contract import READ_TOOLS
 TIMELINE_STEPS = 20
 
 
-def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = None) -> list[TimelinePoint]:
+def health_timeline(
+    rows: SessionRows,
+    window: int,
+    index: ToolIndex | None = None,
+    whole: tuple[int | None, str | None] | None = None,
+) -> list[TimelinePoint]:
     """Grade the session at each 5 % of it, from the rows up to that moment (21 points).
 
     Parameters
@@ -35,6 +40,9 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
         Effective window in tokens (> 0).
     index
         The rows' `ToolIndex` on this axis, when the caller has built it (`health.health_of`); else built here.
+    whole
+        (score, grade) of `health.health_grade` over all the rows, when the caller has it (`health.health_of`):
+        a point that counts every row takes it instead of being graded again.
 
     Returns
     -------
@@ -63,12 +71,12 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
         calls = rows.calls
         # each distinct point graded once (under 21 calls, points share their last call)
         limits = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in distinct]
-        counted = list(map(_timeline_scores(rows, window, times, limits, index).__getitem__, which))
+        counted = list(map(_timeline_scores(rows, window, times, limits, index, whole).__getitem__, which))
         return [
             {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
             for percent, (score, letter, count), at in zip(_PERCENTS, counted, positions, strict=True)
         ]
-    scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds, index), positions, strict=True)
+    scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds, index, whole), positions, strict=True)
     # dict displays in `TimelinePoint`'s key order (a TypedDict called with keywords is the same dict, slower)
     if times:
         return [
@@ -105,7 +113,12 @@ def _keys(seqs: Sequence[int | None], times: dict[int, float]) -> list[float]:
 
 
 def _timeline_scores(
-    rows: SessionRows, window: int, times: dict[int, float], thresholds: list[float], index: ToolIndex | None = None
+    rows: SessionRows,
+    window: int,
+    times: dict[int, float],
+    thresholds: list[float],
+    index: ToolIndex | None = None,
+    whole: tuple[int | None, str | None] | None = None,
 ) -> list[tuple[int | None, str | None, int]]:
     """(score, grade, compactions) of `health_grade` over the rows whose key is at most each threshold.
 
@@ -122,7 +135,7 @@ def _timeline_scores(
     tools = index if index is not None else ToolIndex(rows, times)
     right = bisect.bisect_right
     if calls_sorted and tools.sorted:  # a threshold repeated counts the same prefixes: one key, graded once
-        return _prefix_scores(thresholds, call_keys, bound_keys, tools, prompts, window)
+        return _prefix_scores(thresholds, call_keys, bound_keys, tools, prompts, window, whole)
     # each pass below is over all the rows: a threshold repeated (a trace of one moment) is counted once
     by_threshold: dict[float, tuple[int | None, str | None, int]] = {}
     graded_by: dict[tuple[int | None, ...], tuple[int | None, str | None, int]] = {}
@@ -152,15 +165,19 @@ def _prefix_scores(
     tools: ToolIndex,
     prompts: list[int],
     window: int,
+    whole: tuple[int | None, str | None] | None = None,
 ) -> list[tuple[int | None, str | None, int]]:
     """`_timeline_scores` when the keys of calls and of tool calls are in row order: each point is named by
     what it counts, a prefix of each kind of row (calls, compactions, tool calls, and errors by
     `ToolIndex.error_keys`), and each distinct point is graded once. `prompts` are the calls' prompt
-    sizes; a point's fill is the latest measured one among the calls it counts."""
+    sizes; a point's fill is the latest measured one among the calls it counts. `whole` (see
+    `health_timeline`) is the point that counts every row."""
     right, left = bisect.bisect_right, bisect.bisect_left
     keys, error_keys, error_order = tools.keys, tools.error_keys, tools.error_order
     productive, reads_at, fresh = tools.productive, tools.reads, tools.fresh
     points: dict[tuple[int, int, int, int], tuple[int | None, str | None, int]] = {}
+    if whole is not None:  # every call, compaction, tool call and failure counted: the whole session's grade
+        points[(len(call_keys), len(bound_keys), len(keys), len(error_keys))] = (*whole, len(bound_keys))
     out = []
     latest, scanned = None, 0  # the latest measured prompt among the first `scanned` calls
     for limit in thresholds:
