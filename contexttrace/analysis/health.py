@@ -20,6 +20,7 @@ the decisions the spec leaves open (docs/health-weather.md):
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -220,20 +221,15 @@ def health_grade(rows: SessionRows, window: int, index: ToolIndex | None = None)
         _errors_why(tools, errors),
         _writes_why(tools, writes, index.productive),
     ]
-    return HealthGrade(
-        grade=letter,
-        score=score,
-        reason=None,
-        fill_percent=_rounded(latest * 100, window, PERCENT_DECIMALS) if latest is not None else None,
-        compaction_count=compactions,
-        reread_ratio=measures[2],
-        error_acceleration=measures[3],
-        tool_efficiency=measures[4],
-        signals=[
-            _signal(rule, value, measured_, measure, why)
-            for rule, value, measured_, measure, why in zip(SIGNALS, values, data, measures, whys, strict=True)
-        ],
-    )
+    signals = [
+        _signal(rule, value, measured_, measure, why)
+        for rule, value, measured_, measure, why in zip(SIGNALS, values, data, measures, whys, strict=True)
+    ]
+    # a dict display in `HealthGrade`'s key order (the TypedDict called with keywords is the same dict, slower)
+    return {"grade": letter, "score": score, "reason": None,
+            "fill_percent": _rounded(latest * 100, window, PERCENT_DECIMALS) if latest is not None else None,
+            "compaction_count": compactions, "reread_ratio": measures[2], "error_acceleration": measures[3],
+            "tool_efficiency": measures[4], "signals": signals}  # fmt: skip
 
 
 def _latest_measured(calls: Sequence[MainCall]) -> int | None:
@@ -266,8 +262,12 @@ def _signal(rule: SignalRule, value: int | None, with_data: bool, measure: float
     """One entry of `health_grade`'s `signals`: a dict display in `HealthSignal`'s key order (calling the
     TypedDict with keywords builds the same dict, slower); a whole sub-score's letter read off a table."""
     letter = None if value is None else _LETTERS[value] if type(value) is int and 0 <= value <= 100 else grade(value)
-    return {"name": rule.name, "value": value, "weight": rule.weight / 100, "has_data": with_data, "grade": letter,
+    return {"name": rule.name, "value": value, "weight": _SHARES[rule.weight], "has_data": with_data, "grade": letter,
             "measure": measure, "why": why}  # fmt: skip
+
+
+#: Each signal's weight (whole percent) as the fraction `weight` shows.
+_SHARES = {rule.weight: rule.weight / 100 for rule in SIGNALS}
 
 
 #: `health_scores.grade` of each whole score 0–100.
@@ -320,8 +320,11 @@ def _errors_why(tools: Sequence[ToolCall], rates: tuple[int, int, int, int] | No
     n1, d1, n2, d2 = rates
     first, second = f"{n1 / d1:.0%} of {d1} calls", f"{n2 / d2:.0%} of {d2}"
     text = f"tool error rate {first} in the first half, {second} in the second"
-    denied = sum([t.denied for t in tools])
+    denied = sum(map(_DENIED, tools))
     return text + (f" ({denied} denied, not counted as errors)" if denied else "")
+
+
+_DENIED = operator.attrgetter("denied")
 
 
 def _productive_names(tools: Sequence[ToolCall], productive: list[int]) -> str:
@@ -405,7 +408,7 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
     else:
         index = ToolIndex(rows, rows.times if rows.axis == AXIS_TIME else {})  # shared by the grade and the timeline
         out = health_grade(rows, choice.tokens, index)
-        timeline = health_timeline(rows, choice.tokens, index)
+        timeline = health_timeline(rows, choice.tokens, index, (out["score"], out["grade"]))
     graded = out["grade"] is not None
     call_seqs = [c.seq for c in rows.calls] if rows.compactions else []
     n = len(call_seqs)
@@ -421,9 +424,14 @@ def health_of(rows: SessionRows, choice: WindowChoice) -> HealthReport:
                     percent=_first_percent(timeline, i + 1),
                 )
             )
-    # a dict display in `HealthReport`'s key order (the TypedDict called with keywords is the same dict, slower)
-    return {**out, "window": choice.tokens, "window_source": choice.source, "timeline": timeline,  # type: ignore[typeddict-item]
-            "timeline_axis": rows.axis, "compactions": marks}  # fmt: skip
+    # `out` (made here) grows into the report: `HealthReport`'s keys follow `HealthGrade`'s, in its order
+    report: HealthReport = out  # type: ignore[assignment]
+    report["window"] = choice.tokens
+    report["window_source"] = choice.source
+    report["timeline"] = timeline
+    report["timeline_axis"] = rows.axis
+    report["compactions"] = marks
+    return report
 
 
 def _first_percent(timeline: list[TimelinePoint], count: int) -> int:

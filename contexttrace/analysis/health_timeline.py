@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import operator
 from collections.abc import Sequence
 
@@ -23,7 +24,12 @@ from contexttrace.reading.contract import READ_TOOLS
 TIMELINE_STEPS = 20
 
 
-def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = None) -> list[TimelinePoint]:
+def health_timeline(
+    rows: SessionRows,
+    window: int,
+    index: ToolIndex | None = None,
+    whole: tuple[int | None, str | None] | None = None,
+) -> list[TimelinePoint]:
     """Grade the session at each 5 % of it, from the rows up to that moment (21 points).
 
     Parameters
@@ -34,6 +40,9 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
         Effective window in tokens (> 0).
     index
         The rows' `ToolIndex` on this axis, when the caller has built it (`health.health_of`); else built here.
+    whole
+        (score, grade) of `health.health_grade` over all the rows, when the caller has it (`health.health_of`):
+        a point that counts every row takes it instead of being graded again.
 
     Returns
     -------
@@ -58,17 +67,16 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
         thresholds = [start + (end - start) * k / TIMELINE_STEPS for k in range(TIMELINE_STEPS)] + [end]
         positions = [round(moment) for moment in thresholds]
     else:
-        lasts, positions, distinct = _calls_points(n)
+        which, positions, distinct = _calls_points(n)
         calls = rows.calls
         # each distinct point graded once (under 21 calls, points share their last call)
         limits = [calls[last + 1].seq - 1 if 0 <= last < n - 1 else _INF for last in distinct]
-        by_last = dict(zip(distinct, _timeline_scores(rows, window, times, limits, index), strict=True))
-        counted = [by_last[last] for last in lasts]
+        counted = list(map(_timeline_scores(rows, window, times, limits, index, whole).__getitem__, which))
         return [
             {"percent": percent, "score": score, "grade": letter, "compactions": count, "calls": at}
             for percent, (score, letter, count), at in zip(_PERCENTS, counted, positions, strict=True)
         ]
-    scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds, index), positions, strict=True)
+    scored = zip(_PERCENTS, _timeline_scores(rows, window, times, thresholds, index, whole), positions, strict=True)
     # dict displays in `TimelinePoint`'s key order (a TypedDict called with keywords is the same dict, slower)
     if times:
         return [
@@ -83,10 +91,12 @@ def health_timeline(rows: SessionRows, window: int, index: ToolIndex | None = No
 
 @functools.lru_cache(maxsize=256)
 def _calls_points(n: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """On the calls axis with `n` calls: each point's last call counted (`floor(percent × (n − 1))`, −1
-    without a call), its `calls` position, and the distinct last calls in order (remembered for recent `n`)."""
+    """On the calls axis with `n` calls: for each point, the position among the distinct last calls of its last
+    call counted (`floor(percent × (n − 1))`, −1 without a call) and its `calls` position; and the distinct
+    last calls in order (remembered for recent `n`)."""
     lasts = tuple([k * (n - 1) // TIMELINE_STEPS if n else -1 for k in range(TIMELINE_STEPS + 1)])
-    return lasts, tuple([last + 1 for last in lasts]), tuple(dict.fromkeys(lasts))
+    distinct = tuple(dict.fromkeys(lasts))
+    return tuple([distinct.index(last) for last in lasts]), tuple([last + 1 for last in lasts]), distinct
 
 
 #: Each point's `percent`.
@@ -98,13 +108,17 @@ def _keys(seqs: Sequence[int | None], times: dict[int, float]) -> list[float]:
     """Each row's key: its moment on the time axis (`times`; a row without one, or no row, comes never: inf),
     else its seq (None: inf)."""
     if times:
-        get = times.get
-        return [get(seq, _INF) for seq in seqs]  # type: ignore[arg-type]  # None is no key of `times`
+        return list(map(times.get, seqs, itertools.repeat(_INF)))  # type: ignore[arg-type]  # None is no key
     return [_INF if seq is None else seq for seq in seqs]
 
 
 def _timeline_scores(
-    rows: SessionRows, window: int, times: dict[int, float], thresholds: list[float], index: ToolIndex | None = None
+    rows: SessionRows,
+    window: int,
+    times: dict[int, float],
+    thresholds: list[float],
+    index: ToolIndex | None = None,
+    whole: tuple[int | None, str | None] | None = None,
 ) -> list[tuple[int | None, str | None, int]]:
     """(score, grade, compactions) of `health_grade` over the rows whose key is at most each threshold.
 
@@ -113,38 +127,22 @@ def _timeline_scores(
     in O(log n); otherwise each point is a pass over the rows. Points that count the same rows (a short
     trace's, or a quiet stretch of a long one) are graded once. Scored in integers (`score_of_counts`).
     """
-    distinct = list(dict.fromkeys(thresholds))  # the calls axis repeats a threshold when there are under 21 calls
-    if len(distinct) < len(thresholds):
-        by_threshold = dict(zip(distinct, _timeline_scores(rows, window, times, distinct, index), strict=True))
-        return [by_threshold[limit] for limit in thresholds]
     calls = rows.calls
-    call_keys: list[float] = _keys([c.seq for c in calls], times) if times else [c.seq for c in calls]
-    prompts = [c.prompt_tokens for c in calls]
+    call_keys: list[float] = _keys(list(map(_SEQ, calls)), times) if times else list(map(_SEQ, calls))
+    prompts = list(map(_PROMPT, calls))
     calls_sorted = sorted(call_keys) == call_keys
-    # latest_upto[c]: the latest measured prompt among the first c calls (a prompt of 0 is usage the reader
-    # could not read), None before any
-    latest_upto: list[int | None] = [None]
-    if calls_sorted:
-        last = None
-        for p in prompts:
-            if p is not None and p > 0:  # `metrics.measured`, written out
-                last = p
-            latest_upto.append(last)
-    bound_keys = sorted(_keys([c.seq for c in rows.compactions], times))
+    bound_keys = sorted(_keys(list(map(_SEQ, rows.compactions)), times)) if rows.compactions else []
     tools = index if index is not None else ToolIndex(rows, times)
     right = bisect.bisect_right
-    if calls_sorted and tools.sorted:
-        return _prefix_scores(thresholds, call_keys, bound_keys, tools, latest_upto, window)
-    out = []
+    if calls_sorted and tools.sorted:  # a threshold repeated counts the same prefixes: one key, graded once
+        return _prefix_scores(thresholds, call_keys, bound_keys, tools, prompts, window, whole)
+    # each pass below is over all the rows: a threshold repeated (a trace of one moment) is counted once
+    by_threshold: dict[float, tuple[int | None, str | None, int]] = {}
     graded_by: dict[tuple[int | None, ...], tuple[int | None, str | None, int]] = {}
-    for limit in thresholds:
-        if calls_sorted:
-            n_calls = right(call_keys, limit)
-            latest = latest_upto[n_calls]
-        else:
-            upto = _within(call_keys, limit)
-            n_calls = len(upto)
-            latest = next((p for j in reversed(upto) if measured(p := prompts[j])), None)
+    for limit in dict.fromkeys(thresholds):
+        upto: Sequence[int] = range(right(call_keys, limit)) if calls_sorted else _within(call_keys, limit)
+        n_calls = len(upto)
+        latest = next((p for j in reversed(upto) if measured(p := prompts[j])), None)
         count = right(bound_keys, limit)
         counts = tools.upto(limit)
         key = (n_calls, latest, count, *counts)
@@ -156,8 +154,8 @@ def _timeline_scores(
                 m, reads, rereads, e1, e2, p1, p2 = counts
                 graded = score_of_counts(latest, window, count, reads, rereads, m, (e1, e2), (p1, p2))
             point = graded_by[key] = (*graded, count)
-        out.append(point)
-    return out
+        by_threshold[limit] = point
+    return [by_threshold[limit] for limit in thresholds]
 
 
 def _prefix_scores(
@@ -165,31 +163,68 @@ def _prefix_scores(
     call_keys: list[float],
     bound_keys: list[float],
     tools: ToolIndex,
-    latest_upto: list[int | None],
+    prompts: list[int],
     window: int,
+    whole: tuple[int | None, str | None] | None = None,
 ) -> list[tuple[int | None, str | None, int]]:
     """`_timeline_scores` when the keys of calls and of tool calls are in row order: each point is named by
     what it counts, a prefix of each kind of row (calls, compactions, tool calls, and errors by
-    `ToolIndex.error_keys`), and each distinct point is graded once."""
-    right = bisect.bisect_right
-    zeros = [0] * len(thresholds)
-
-    def counted(keys: list[float]) -> list[int]:
-        return [right(keys, limit) for limit in thresholds] if keys else zeros
-
-    seen = list(
-        zip(counted(call_keys), counted(bound_keys), counted(tools.keys), counted(tools.error_keys), strict=True)
-    )
+    `ToolIndex.error_keys`), and each distinct point is graded once. `prompts` are the calls' prompt
+    sizes; a point's fill is the latest measured one among the calls it counts. `whole` (see
+    `health_timeline`) is the point that counts every row."""
+    right, left = bisect.bisect_right, bisect.bisect_left
+    keys, error_keys, error_order = tools.keys, tools.error_keys, tools.error_order
+    productive, reads_at, fresh = tools.productive, tools.reads, tools.fresh
     points: dict[tuple[int, int, int, int], tuple[int | None, str | None, int]] = {}
-    for key in dict.fromkeys(seen):
-        n_calls, count, m, e = key
-        if n_calls < MIN_CALLS:
-            points[key] = (None, None, count)
-            continue
-        reads, rereads, e1, e2, p1, p2 = tools.prefix_counts(m, e)
-        score = score_of_counts(latest_upto[n_calls], window, count, reads, rereads, m, (e1, e2), (p1, p2))
-        points[key] = (*score, count)
-    return [points[key] for key in seen]
+    if whole is not None:  # every call, compaction, tool call and failure counted: the whole session's grade
+        points[(len(call_keys), len(bound_keys), len(keys), len(error_keys))] = (*whole, len(bound_keys))
+    out = []
+    latest, scanned = None, 0  # the latest measured prompt among the first `scanned` calls
+    for limit in thresholds:
+        key = (
+            right(call_keys, limit),
+            right(bound_keys, limit) if bound_keys else 0,
+            right(keys, limit) if keys else 0,
+            right(error_keys, limit) if error_keys else 0,
+        )
+        point = points.get(key)
+        if point is None:
+            n_calls, count, m, e = key
+            if n_calls < MIN_CALLS:
+                point = (None, None, count)
+            else:
+                # the point's last call, else the calls past those scanned, from the last back (thresholds
+                # grow, so does `n_calls`); a prompt of 0 is no measure (`metrics.measured`, written out)
+                if (p := prompts[n_calls - 1]) is not None and p > 0:
+                    latest = p
+                else:
+                    start = scanned if n_calls >= scanned else 0
+                    for k in range(n_calls - 2, start - 1, -1):
+                        if (p := prompts[k]) is not None and p > 0:
+                            latest = p
+                            break
+                    else:
+                        if start == 0:
+                            latest = None
+                scanned = n_calls
+                # the tool calls counted: the first m, the first e failed ones of `error_order`, halves at m // 2
+                mid = m // 2
+                p1 = left(productive, mid)
+                reads = left(reads_at, m)
+                e1 = sum([j < mid for j in error_order[:e]]) if e else 0
+                rereads = reads - left(fresh, m)
+                point = (
+                    *score_of_counts(
+                        latest, window, count, reads, rereads, m, (e1, e - e1), (p1, left(productive, m) - p1)
+                    ),
+                    count,
+                )
+            points[key] = point
+        out.append(point)
+    return out
+
+
+_SEQ, _PROMPT = operator.attrgetter("seq"), operator.attrgetter("prompt_tokens")
 
 
 def _within(keys: list[float], limit: float) -> list[int]:
@@ -211,12 +246,15 @@ class ToolIndex:
 
     def __init__(self, rows: SessionRows, times: dict[int, float]) -> None:
         tools = rows.tools
-        names = [t.name for t in tools]
-        self.keys: list[float] = _keys([t.seq for t in tools], times) if times else [t.seq for t in tools]
+        # the tool calls' columns, transposed at once
+        seqs, names, file_paths, failed, _, results, _ = zip(*tools, strict=True) if tools else ((),) * 7
+        self.keys: list[float] = _keys(seqs, times) if times else list(seqs)
         # positions among the tools of productive calls, of Read calls with a path, and of those that read
         # a path for the first time
-        self.productive = [j for j, name in enumerate(names) if name in PRODUCTIVE_TOOLS]
-        self.paths = {j: tools[j].file_path for j, name in enumerate(names) if name in READ_TOOLS}
+        self.productive = list(itertools.compress(itertools.count(), map(PRODUCTIVE_TOOLS.__contains__, names)))
+        self.paths = {
+            j: file_paths[j] for j in itertools.compress(itertools.count(), map(READ_TOOLS.__contains__, names))
+        }
         if None in self.paths.values():
             self.paths = {j: path for j, path in self.paths.items() if path is not None}
         first: dict[str, int] = {}
@@ -224,8 +262,10 @@ class ToolIndex:
             first.setdefault(path, j)  # type: ignore[arg-type]  # None paths are left out above
         self.reads, self.fresh = list(self.paths), list(first.values())
         # errors: (index among tools, key of the result); only a tool with a result can have is_error
-        self.failed = [j for j, t in enumerate(tools) if t.is_error]
-        self.errors = list(zip(self.failed, _keys([tools[j].result_seq for j in self.failed], times), strict=True))
+        self.failed = list(itertools.compress(itertools.count(), failed))
+        self.errors = (
+            list(zip(self.failed, _keys([results[j] for j in self.failed], times), strict=True)) if self.failed else []
+        )
         keys = self.keys
         self.sorted = all(map(operator.le, keys, keys[1:])) if len(keys) > 1 else True
         # when an error is counted: once both the call's key and its result's are within the threshold; with
@@ -233,17 +273,6 @@ class ToolIndex:
         by_key = sorted([(max(keys[j], result), j) for j, result in self.errors]) if self.errors else []
         self.error_keys = [key for key, _ in by_key]
         self.error_order = [j for _, j in by_key]
-
-    def prefix_counts(self, m: int, e: int) -> tuple[int, int, int, int, int, int]:
-        """`upto` without its first count, for keys in row order: over the first `m` tool calls, with the
-        first `e` errors of `error_order` counted (`upto(limit)` with m, e the positions of `limit` in
-        `keys` and `error_keys`)."""
-        left = bisect.bisect_left
-        mid = m // 2
-        p1 = left(self.productive, mid)
-        reads = left(self.reads, m)
-        e1 = sum([j < mid for j in self.error_order[:e]]) if e else 0
-        return reads, reads - left(self.fresh, m), e1, e - e1, p1, left(self.productive, m) - p1
 
     def upto(self, limit: float) -> tuple[int, int, int, int, int, int, int]:
         """(tool calls, file reads, re-reads, errors in the first half and in the second, productive calls

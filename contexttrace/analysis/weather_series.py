@@ -15,7 +15,7 @@ import itertools
 import operator
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from contexttrace.analysis.metrics import round_half_up
 from contexttrace.analysis.result_types import WeatherSignal, WeatherStats
@@ -89,7 +89,7 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     calls, tools = rows.calls, rows.tools
     n = len(calls)
     # the calls' and the tool calls' columns, transposed at once
-    call_seqs_, prompts, _, stops, _, latencies, _ = zip(*calls, strict=True) if calls else ((),) * 7
+    call_seqs_, prompts, _, stops, _, latencies, outputs = zip(*calls, strict=True) if calls else ((),) * 7
     call_seqs = list(call_seqs_)
     cuts = [*map(float, call_seqs[1:]), float("inf")] if n else []
     seqs, _, _, failed, denied, results, call_of = zip(*tools, strict=True) if tools else ((),) * 7
@@ -116,30 +116,38 @@ def signal_series(rows: SessionRows, window: int) -> SignalSeries:
     by_call: list[list[ToolCall]] = [[] for _ in range(n)]
     for t in tools:
         by_call[t.call_index].append(t)
-    paces, bases, timed_upto, final_upto = _paces(calls, latencies)
-    return SignalSeries(
-        rows=rows,
-        window=window,
-        cuts=cuts,
-        use_seqs=sorted(seqs),
-        result_seqs=result_seqs,
-        result_errors=result_errors,
-        errors_before=errors_before,
-        denied_before=_running(result_denied),
-        longest_before=longest,
-        tool_turns_upto=list(itertools.accumulate(map(bool, by_call), initial=0))[1:],
-        result_calls=result_calls,
-        tools_by_call=by_call,
-        call_seqs=call_seqs,
-        bound_seqs=sorted([c.seq for c in rows.compactions]),
-        known_upto=_running([stop is not None for stop in stops])[1:],
-        cutoff_calls=[k for k, stop in enumerate(stops) if stop == "max_tokens"] if "max_tokens" in stops else [],
-        paces=paces,
-        timed_upto=timed_upto,
-        final_upto=final_upto,
-        pace_bases=bases,
-        paced_upto=list(itertools.accumulate([v is not None for v in paces])) if bases[-1:] != [None] else [0] * n,
-        measured_at=_measured_at(prompts),
+    paces, bases, timed_upto, final_upto = _paces(latencies, stops, outputs, prompts)
+    # made with `tuple.__new__` in field order: the named tuple's constructor with 22 keywords is a Python call
+    return tuple.__new__(
+        SignalSeries,
+        (
+            rows,
+            window,
+            cuts,
+            sorted(seqs),  # use_seqs
+            result_seqs,
+            result_errors,
+            errors_before,
+            _running(result_denied),  # denied_before
+            longest,  # longest_before
+            list(itertools.islice(itertools.accumulate(map(bool, by_call), initial=0), 1, None)),  # tool_turns_upto
+            result_calls,
+            by_call,  # tools_by_call
+            call_seqs,
+            sorted([c.seq for c in rows.compactions]) if rows.compactions else [],  # bound_seqs
+            [0] * n if stops.count(None) == n else _running([stop is not None for stop in stops])[1:],  # known_upto
+            [k for k, stop in enumerate(stops) if stop == "max_tokens"]
+            if "max_tokens" in stops
+            else [],  # cutoff_calls
+            paces,
+            timed_upto,
+            final_upto,
+            bases,  # pace_bases
+            list(itertools.accumulate([v is not None for v in paces]))
+            if bases[-1:] != [None]
+            else [0] * n,  # paced_upto
+            _measured_at(prompts),  # measured_at
+        ),
     )
 
 
@@ -154,26 +162,25 @@ def _running(flags: Sequence[bool]) -> list[int]:
 
 
 def _paces(
-    calls: list[MainCall], latencies: tuple[int | None, ...]
+    latencies: tuple[int | None, ...],
+    stops: tuple[str | None, ...],
+    outputs: tuple[int | None, ...],
+    prompts: tuple[int, ...],
 ) -> tuple[list[float | None], list[float | None], list[int], list[int]]:
     """Each call's `pace` (written out), the pace baseline after it (median of the first `BASELINE_CALLS`
-    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason; `latencies`
-    are the calls' `latency_ms`."""
-    n = len(calls)
+    paces), and the running counts of timed calls and of timed calls with a recorded stop_reason; the
+    arguments are the calls' `latency_ms`, `stop_reason`, `output_tokens` and `prompt_tokens` columns."""
+    n = len(latencies)
     if latencies.count(None) == n:  # no call is timed (stream-json): nothing to pace
         return [None] * n, [None] * n, [0] * (n + 1), [0] * (n + 1)
     over = PACE_OVERHEAD_TOKENS
-    final = [c.latency_ms is not None and c.stop_reason is not None for c in calls]
+    final = [latency is not None and stop is not None for latency, stop in zip(latencies, stops, strict=True)]
     # `pace` of each call: timed, a recorded stop_reason, an output count and a measured prompt
     paces = [
-        latency / (c.output_tokens + over)
-        if is_final
-        and latency is not None
-        and c.output_tokens is not None
-        and c.prompt_tokens is not None
-        and c.prompt_tokens > 0
+        latency / (output + over)  # type: ignore[operator]  # a final call is timed
+        if is_final and output is not None and prompt is not None and prompt > 0
         else None
-        for c, latency, is_final in zip(calls, latencies, final, strict=True)
+        for latency, output, prompt, is_final in zip(latencies, outputs, prompts, final, strict=True)
     ]
     bases: list[float | None] = []
     first: list[float] = []  # the first BASELINE_CALLS paces, sorted
@@ -232,7 +239,8 @@ def weather_signal(
         return {"name": name, "severity": None, "cap": spec.cap, "active": False, "measure": None, "why": why,
                 "calls": []}  # fmt: skip
     if type(measure) in _PLAIN or not isinstance(measure, Fraction):  # ints and floats skip the ABC test
-        shown = round(cast(float, measure), MEASURE_DECIMALS)  # an int stays an int
+        plain: float = measure  # type: ignore[assignment]  # not a Fraction here: a float or an int
+        shown = round(plain, MEASURE_DECIMALS)  # an int stays an int
         return _signal(name, spec, _CURVES[name](float(measure)), shown, why, calls)
     return _signal(name, spec, _CURVES[name](float(measure)), round_half_up(measure, MEASURE_DECIMALS), why, calls)
 
@@ -313,7 +321,7 @@ def signals_after(s: SignalSeries, i: int, detail: bool = True) -> list[WeatherS
         out.append(weather_signal("error_cumulative", None, f"{turns} call(s) used a tool: fewer than {need}"))
     else:
         rate = errors / uses if uses else 0.0
-        failed_calls = [s.result_calls[r] for r in range(results) if s.result_errors[r]] if detail else []
+        failed_calls = list(itertools.compress(s.result_calls[:results], s.result_errors[:results])) if detail else []
         why = f"{errors} of {uses} tool calls failed{_not_counted(s.denied_before[results])}"
         out.append(weather_signal("error_cumulative", rate, why, failed_calls))
 
@@ -403,6 +411,8 @@ def _latency(s: SignalSeries, i: int) -> WeatherSignal:
     against the model's table baseline (spec 002)."""
     calls = s.rows.calls
     lo = max(0, i - RECENT_CALLS + 1)
+    if s.timed_upto[i + 1] == s.timed_upto[lo]:  # no timed call in the window: neither paces nor latencies
+        return weather_signal("latency_drift", None, "no timestamps to time calls by")
     need = SIGNALS["latency_drift"].minimum
     if _pace_mode(s, lo, i):
         paced = [(k, v) for k in range(lo, i + 1) if (v := s.paces[k]) is not None]
@@ -453,19 +463,17 @@ def weather_stats(signals: list[WeatherSignal], s: SignalSeries, i: int) -> Weat
         measure), failed tool results (refusals apart) and refused ones read by then. Exact, except the
         latency ratio (≈).
     """
-    by_name = _BY_NAME if [x["name"] for x in signals] == _NAMES else {x["name"]: k for k, x in enumerate(signals)}
+    by_name = _BY_NAME if list(map(_NAME, signals)) == _NAMES else {x["name"]: k for k, x in enumerate(signals)}
     cut = s.cuts[i]
     results = bisect.bisect_left(s.result_seqs, cut)
-    return WeatherStats(
-        context_fill_frac=signals[by_name["ctx_pressure"]]["measure"],
-        tool_errors=s.errors_before[results],
-        tool_denials=s.denied_before[results],
-        cache_hit_frac=signals[by_name["cache_health"]]["measure"],
-        latency_ratio=signals[by_name["latency_drift"]]["measure"],
-        compactions=bisect.bisect_left(s.bound_seqs, cut),
-    )
+    # a dict display in `WeatherStats`' key order (the TypedDict called with keywords is the same dict, slower)
+    return {"context_fill_frac": signals[by_name["ctx_pressure"]]["measure"], "tool_errors": s.errors_before[results],
+            "tool_denials": s.denied_before[results], "cache_hit_frac": signals[by_name["cache_health"]]["measure"],
+            "latency_ratio": signals[by_name["latency_drift"]]["measure"],
+            "compactions": bisect.bisect_left(s.bound_seqs, cut)}  # fmt: skip
 
 
 #: The signals' names in the spec's order, and each one's position in `signals_after`'s list.
 _NAMES = list(SIGNALS)
+_NAME = operator.itemgetter("name")
 _BY_NAME = {name: k for k, name in enumerate(_NAMES)}

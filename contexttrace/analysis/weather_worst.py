@@ -73,12 +73,17 @@ def worst_weather(s: SignalSeries) -> tuple[float, int, list[str]]:
         session without a call. Exact, except latency (≈: line timestamps).
     """
     severities = severity_lists(s)
-    scores = _composed(list(severities.values()))
-    best = max(scores)
-    at = scores.index(best)
+    best, at = _worst_of(list(severities.values()))
     # stable: signals of equal severity keep the spec's order, as sorting `signals_after`'s list does
-    ranked = sorted(severities.items(), key=lambda kv: -kv[1][at])
-    return best, at, [name for name, sev in ranked if sev[at]]
+    active = [(name, sev[at]) for name, sev in severities.items() if sev[at]]
+    if len(active) > 1:
+        active.sort(key=_descending)
+    return best, at, [name for name, _ in active]
+
+
+def _descending(named: tuple[str, float]) -> float:
+    """The sort key that puts the highest severity first."""
+    return -named[1]
 
 
 def scores_after_each_call(s: SignalSeries) -> list[float]:
@@ -113,8 +118,28 @@ def severity_lists(s: SignalSeries) -> dict[str, list[float]]:
         it active. Most traces keep one or two signals. Linear in the calls (each window is a constant
         size).
     """
-    lists = {name: severities(s) for name, severities in SEVERITY_LISTS.items()}
-    return {name: sev for name, sev in lists.items() if sev is not None}
+    kept = {}
+    for name, severities in SEVERITY_LISTS.items():
+        if (sev := severities(s)) is not None:
+            kept[name] = sev
+    return kept
+
+
+def _worst_of(series: list[list[float]]) -> tuple[float, int]:
+    """The highest of `_composed(series)` and the first index that reaches it, composing only the calls that
+    can reach it: a call's score is at least its highest severity and at most 1 + `SECOND_WEIGHT` times it
+    (rounding moves a score by less than 1e-9), so a call whose highest severity is below the highest of
+    all, less a margin, over 1 + `SECOND_WEIGHT`, scores below the best."""
+    if len(series) == 1:
+        scores = series[0]
+        best = max(scores)
+        return best, scores.index(best)
+    tops = list(map(max, *series))  # each call's highest severity
+    floor = (max(tops) - 1e-6) / (1.0 + SECOND_WEIGHT)  # the margin is far above any rounding
+    picked = list(itertools.compress(range(len(tops)), map(floor.__le__, tops)))
+    scores = _composed([[values[k] for k in picked] for values in series])
+    best = max(scores)
+    return best, picked[scores.index(best)]
 
 
 def _composed(series: list[list[float]]) -> list[float]:
@@ -260,16 +285,19 @@ def _cluster_severities(s: SignalSeries) -> list[float] | None:
                 delta[j] += 1
                 delta[k + CLUSTER_CALLS] -= 1
     tools_upto = [0, *itertools.accumulate(map(len, by_call))]
-    severity, need, zero = _remembered(_CLUSTER), _CLUSTER.minimum, _CLUSTER_ZERO_WITHOUT_FAILURES
-    out = []
-    for i, n_failed in zip(range(n), itertools.accumulate(delta), strict=False):
+    severity, need = _remembered(_CLUSTER), _CLUSTER.minimum
+    failed_in = list(itertools.accumulate(delta))[:n]  # failed results in each call's window
+    out = [0.0] * n
+    # a window without a failed result is severity 0 (`_CLUSTER_ZERO_WITHOUT_FAILURES`): only the others are read
+    for i in itertools.compress(range(n), failed_in) if _CLUSTER_ZERO_WITHOUT_FAILURES else range(n):
         n_tools = tools_upto[i + 1] - tools_upto[i - CLUSTER_CALLS + 1 if i >= CLUSTER_CALLS else 0]
-        # a window without a failed result is severity 0 (`_CLUSTER_ZERO_WITHOUT_FAILURES`) without the curve
-        out.append(0.0 if n_tools < need or (zero and not n_failed) else severity(n_failed / n_tools))
+        if n_tools >= need:
+            out[i] = severity(failed_in[i] / n_tools)
     return out
 
 
 _SEQ, _CALL_INDEX = operator.attrgetter("seq"), operator.attrgetter("call_index")
+_MODEL = operator.attrgetter("model")
 
 
 def _cluster_scanned(s: SignalSeries) -> list[float]:
@@ -317,25 +345,31 @@ def _cache_severities(s: SignalSeries) -> list[float] | None:
         for c in s.rows.calls
     ]
     low_hit = _CACHE_ZERO_FROM if _CACHE_ZERO_FROM is not None else float("inf")
-    low_upto = list(itertools.accumulate([h is not None and h < low_hit for h in hits], initial=0))
-    if not low_upto[-1]:
+    low = [h is not None and h < low_hit for h in hits]
+    if not any(low):
         return None
+    low_upto = list(itertools.accumulate(low, initial=0))
     hit_upto = list(itertools.accumulate([h is not None for h in hits], initial=0))
     lo_x, lo, hi_x, hi = _CACHE_ENDS
     need = _CACHE.minimum
-    out = []
+    n = len(hits)
+    out = [0.0] * n
     some = False  # a window whose median was taken
-    for i in range(len(hits)):
-        first = i + 1 - RECENT_CALLS if i + 1 - RECENT_CALLS > CACHE_SKIP_CALLS else CACHE_SKIP_CALLS  # max()
-        n_hits = hit_upto[i + 1] - hit_upto[first] if first <= i else 0
-        if n_hits < need or 2 * (low_upto[i + 1] - low_upto[first]) < n_hits:
-            out.append(0.0)
-            continue
-        some = True
-        picked = sorted([h for h in hits[first : i + 1] if h is not None])
-        half = len(picked) // 2
-        measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
-        out.append(lo if measure <= lo_x else hi if measure >= hi_x else _CACHE_CURVE(measure))
+    # a window without a low hit is 0.0 (above; `need` > 0): only the windows of the calls from each low hit
+    # to RECENT_CALLS - 1 after it are read
+    following = 0  # the first call whose window is not read yet
+    for k in itertools.compress(range(n), low):
+        for i in range(k if k > following else following, k + RECENT_CALLS if k + RECENT_CALLS < n else n):
+            first = i + 1 - RECENT_CALLS if i + 1 - RECENT_CALLS > CACHE_SKIP_CALLS else CACHE_SKIP_CALLS  # max()
+            n_hits = hit_upto[i + 1] - hit_upto[first] if first <= i else 0
+            if n_hits < need or 2 * (low_upto[i + 1] - low_upto[first]) < n_hits:
+                continue
+            some = True
+            picked = sorted([h for h in hits[first : i + 1] if h is not None])
+            half = len(picked) // 2
+            measure = picked[half] if len(picked) % 2 else (picked[half - 1] + picked[half]) / 2
+            out[i] = lo if measure <= lo_x else hi if measure >= hi_x else _CACHE_CURVE(measure)
+        following = k + RECENT_CALLS
     return out if some else None
 
 
@@ -426,14 +460,15 @@ def _raw_terms(s: SignalSeries) -> tuple[list[float | None], dict[str | None, fl
     calls = s.rows.calls
     latencies = [None if c.latency_ms is None else float(c.latency_ms) for c in calls]
     baselines: dict[str | None, float] = {}
-    for model in dict.fromkeys(c.model for c in calls):
+    for model in dict.fromkeys(map(_MODEL, calls)):
         base = baseline_ms(model)
         if base is None:
             own = [c.latency_ms for c in calls[:BASELINE_CALLS] if c.latency_ms is not None]
             base = float(statistics.median(own)) if own else 0.0
         baselines[model] = base
     lowest = min(baselines.values()) if _LATENCY_ZERO_UP_TO_BASELINE else -1.0
-    return latencies, baselines, [0, *itertools.accumulate(v is not None and v > lowest for v in latencies)]
+    slow = [v is not None and v > lowest for v in latencies]
+    return latencies, baselines, list(itertools.accumulate(slow, initial=0))
 
 
 def latency_by_latency(s: SignalSeries) -> list[float]:
@@ -445,7 +480,7 @@ def latency_by_latency(s: SignalSeries) -> list[float]:
     `latency_by_window` (tests compare them on random sessions and every sample). ≈: line timestamps.
     """
     latencies, baselines, slow_upto = _raw_terms(s)
-    return p75_window_severities(latencies, [baselines[c.model] for c in s.rows.calls], slow_upto)
+    return p75_window_severities(latencies, list(map(baselines.__getitem__, map(_MODEL, s.rows.calls))), slow_upto)
 
 
 def latency_by_pace(s: SignalSeries) -> list[float]:

@@ -11,11 +11,24 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contexttrace.analysis.health import health_grade, health_measures
+from contexttrace.analysis.health import health_grade, health_measures, health_of
 from contexttrace.analysis.health_scores import fill_fraction, has_data, score_of, sub_scores
 from contexttrace.analysis.health_timeline import TIMELINE_STEPS, health_timeline
 from contexttrace.analysis.metrics import round_half_up
-from contexttrace.analysis.session import AXIS_CALLS, AXIS_TIME, Compaction, MainCall, SessionRows, ToolCall
+from contexttrace.analysis.session import (
+    AXIS_CALLS,
+    AXIS_TIME,
+    Compaction,
+    MainCall,
+    SessionRows,
+    ToolCall,
+    session_rows,
+)
+from contexttrace.analysis.window import WindowChoice
+from contexttrace.errors import ContextTraceError
+from contexttrace.reading import read_trace
+
+from ..conftest import CASES, FUZZ, SAMPLES
 
 _TOOL = st.tuples(
     st.sampled_from(["Read", "Read", "Edit", "Write", "Bash", "Grep"]),
@@ -107,3 +120,37 @@ def test_grade_in_counts_equals_the_fraction_measures(spec, window):
     assert got["reread_ratio"] == (round_half_up(Fraction(m.rereads, m.reads), 4) if m.reads else None)
     assert got["error_acceleration"] == (round_half_up(errors[1] / errors[0], 4) if errors and errors[0] else None)
     assert got["tool_efficiency"] == (round_half_up(writes[1] / writes[0], 4) if writes and writes[0] else None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    spec=st.lists(_CALL, min_size=1, max_size=45),
+    axis=st.sampled_from([AXIS_CALLS, AXIS_TIME]),
+    shuffle=st.lists(st.sampled_from([0, 0, 0, 1, 5, 30]), max_size=5),
+)
+def test_report_timeline_with_the_whole_grade_equals_the_timeline(spec, axis, shuffle):
+    """`health_of` hands the whole session's grade to the timeline (its point that counts every row is not
+    graded again): the same points as `health_timeline` grading every point."""
+    rows = _session(spec, axis, shuffle)
+    assert health_of(rows, WindowChoice(200_000, "default"))["timeline"] == health_timeline(rows, 200_000)
+
+
+def test_timeline_of_every_file_equals_grading_each_cut():
+    """On every sample, case and fuzz trace (both axes): every point of `health_timeline` is `health_grade` of
+    the rows cut there."""
+    axes = set()
+    for path in [*sorted(SAMPLES.rglob("*.json*")), *sorted(CASES.rglob("*.json*")), *sorted(FUZZ.rglob("*.json*"))]:
+        try:
+            traces = read_trace(str(path))
+        except ContextTraceError:  # no trace (a sidecar, a subagent's meta, a file made to be refused)
+            continue
+        for trace in traces:
+            rows = session_rows(trace)
+            if not rows.calls:
+                continue
+            axes.add(rows.axis)
+            timeline = health_timeline(rows, 200_000)
+            got = [(p["score"], p["grade"], p["compactions"]) for p in timeline]
+            assert got == _expected(rows, 200_000), path
+            assert health_of(rows, WindowChoice(200_000, "default"))["timeline"] == timeline, path
+    assert axes == {AXIS_CALLS, AXIS_TIME}

@@ -26,7 +26,7 @@ from contexttrace.analysis.weather_worst import (
 from contexttrace.errors import ContextTraceError
 from contexttrace.reading import read_trace
 
-from ..conftest import SAMPLES
+from ..conftest import CASES, FUZZ, SAMPLES
 
 _MODELS = st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-5", "claude-opus-4-7", "not-in-the-table", None])
 _CALL = st.tuples(
@@ -272,3 +272,39 @@ def test_error_cluster_entry_counts_the_window(spec, fail_all):
         why = f"{len(failed)} of {len(window)} tool calls failed in the last 5 calls"
         assert entry["why"] == why + (f" (+{len(denied)} denied, not counted)" if denied else "")
         assert entry["calls"] == (sorted({t.call_index + 1 for t in failed}) if entry["severity"] else [])
+
+
+def _file_series() -> list:
+    """The signal series of the session rows of every sample, case and fuzz file that reads as a trace."""
+    out = []
+    for path in [*sorted(SAMPLES.rglob("*.json*")), *sorted(CASES.rglob("*.json*")), *sorted(FUZZ.rglob("*.json*"))]:
+        try:
+            traces = read_trace(str(path))
+        except ContextTraceError:  # no trace (a sidecar, a subagent's meta, a file made to be refused)
+            continue
+        out += [signal_series(session_rows(trace), window) for trace in traces for window in (200_000, 100_000)]
+    return out
+
+
+def test_worst_and_lists_of_every_file_follow_signals_after():
+    """On every sample, case and fuzz trace: each severity list (windows read only where one can be above 0)
+    is the severity `signals_after` gives after each call, and `worst_weather` (only the calls that can reach
+    the best composed) is the highest `compose` of them, its first call and the signals active then."""
+    series = _file_series()
+    assert len(series) > 60
+    kept = 0
+    for s in series:
+        after = [signals_after(s, i, detail=False) for i in range(len(s.rows.calls))]
+        if not after:
+            continue
+        lists = severity_lists(s)
+        kept += len(lists) > 1
+        for k, (name, severities) in enumerate(SEVERITY_LISTS.items()):
+            expected = [x[k]["severity"] or 0.0 for x in after]
+            got = severities(s)
+            assert got == expected if got is not None else not any(expected), name
+        composed = [compose([x["severity"] for x in xs if x["severity"] is not None]) for xs in after]
+        at = composed.index(max(composed))
+        then = sorted((x for x in after[at] if x["active"]), key=lambda x: -x["severity"])
+        assert worst_weather(s) == (max(composed), at, [x["name"] for x in then])
+    assert kept > 5  # sessions with two or more signals above 0: the composed calls are picked
