@@ -273,14 +273,17 @@ def test_worker_killed_mid_run_nothing_lost_nothing_doubled(client, tmp_path):
 def test_task_that_kills_every_worker_done_here(client, tmp_path):
     """A task that kills each worker it runs on fails on the cluster (KilledWorker after its allowed
     failures); it is then done in this process, as the local engine does with a task its worker could
-    not answer: the output is still the local engine's, and only that trace was built here."""
+    not answer: the output is still the local engine's, that trace was built here once, and no trace twice.
+    (The other trace may be built here too: when the scheduler had put it on the same worker, each death
+    counts against it as well, and after the allowed failures it has no answer either: 2 runs in 10 here.)"""
     built_here = tmp_path / "built-here"
     built_here.touch()
     killer = SAMPLES / "b-ccl-thinking-sonnet45.jsonl"
     build = functools.partial(_dies_in_workers, os.getpid(), killer.name, str(built_here))
     paths = [str(killer), str(SAMPLES / "b-ccl-image-and-errors.jsonl")]
     run = analyze(paths, engine=DaskEngine(client=client), build=build)
-    assert built_here.read_text() == f"{killer}\n"
+    built = built_here.read_text().splitlines()
+    assert str(killer) in built and len(built) == len(set(built)) and set(built) <= set(paths)
     assert render_json(run, with_calls=True) == render_json(analyze(paths, workers=1), with_calls=True)
     _workers(client)  # (both back for the next test)
 
