@@ -25,6 +25,7 @@ from contexttrace.analysis.weather_signals import (
     CLUSTER_CALLS,
     PACE_MODE_SHARE,
     RECENT_CALLS,
+    SCORE_DECIMALS,
     SECOND_WEIGHT,
     SIGNALS,
     SignalSpec,
@@ -43,12 +44,16 @@ _CLUSTER_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cluster"]) == 0.0
 _CUMULATIVE_ZERO_WITHOUT_FAILURES = curve(0.0, SIGNALS["error_cumulative"]) == 0.0
 _CACHE_ZERO_FROM = SIGNALS["cache_health"].anchors[-1][0] if SIGNALS["cache_health"].anchors[-1][1] == 0.0 else None
 
+#: Below how far under the best a call's highest severity may be and its score still reach the best: one unit
+#: of the last decimal scores keep, twice the largest move rounding makes (derived, as the skips above are)
+_PRUNE_MARGIN = 10.0**-SCORE_DECIMALS
+
 _CTX, _STUCK = SIGNALS["ctx_pressure"], SIGNALS["stuck"]
 _LATENCY, _CLUSTER, _CUMULATIVE = SIGNALS["latency_drift"], SIGNALS["error_cluster"], SIGNALS["error_cumulative"]
 _CACHE = SIGNALS["cache_health"]
 _CACHE_CURVE, _LATENCY_CURVE, _CUMULATIVE_CURVE = curve_of(_CACHE), curve_of(_LATENCY), curve_of(_CUMULATIVE)
 #: latency_drift's curve between its first two anchors (`curve_of`'s terms), written out in
-#: `_latency_severities` when the table gives it two anchors
+#: `_p75_severity` when the table gives it two anchors
 _LATENCY_SEGMENT = (
     (_LATENCY.anchors[0][1], _LATENCY.anchors[1][1] - _LATENCY.anchors[0][1], _LATENCY.anchors[0][0],
      _LATENCY.anchors[1][0] - _LATENCY.anchors[0][0])
@@ -127,15 +132,16 @@ def severity_lists(s: SignalSeries) -> dict[str, list[float]]:
 
 def _worst_of(series: list[list[float]]) -> tuple[float, int]:
     """The highest of `_composed(series)` and the first index that reaches it, composing only the calls that
-    can reach it: a call's score is at least its highest severity and at most 1 + `SECOND_WEIGHT` times it
-    (rounding moves a score by less than 1e-9), so a call whose highest severity is below the highest of
-    all, less a margin, over 1 + `SECOND_WEIGHT`, scores below the best."""
+    can reach it: a call's score is at least its highest severity and at most 1 + `SECOND_WEIGHT` times it,
+    each up to the rounding to `SCORE_DECIMALS` (at most half a unit of the last decimal), so a call whose
+    highest severity is below the highest of all, less one unit of that decimal (`_PRUNE_MARGIN`), over 1 +
+    `SECOND_WEIGHT`, scores below the best."""
     if len(series) == 1:
         scores = series[0]
         best = max(scores)
         return best, scores.index(best)
     tops = list(map(max, *series))  # each call's highest severity
-    floor = (max(tops) - 1e-6) / (1.0 + SECOND_WEIGHT)  # the margin is far above any rounding
+    floor = (max(tops) - _PRUNE_MARGIN) / (1.0 + SECOND_WEIGHT)
     picked = list(itertools.compress(range(len(tops)), map(floor.__le__, tops)))
     scores = _composed([[values[k] for k in picked] for values in series])
     best = max(scores)
@@ -405,13 +411,9 @@ def latency_by_window(s: SignalSeries) -> list[float]:
     calls = s.rows.calls
     latencies, baselines, slow_upto = _raw_terms(s)
     paces, pace_bases, timed_upto, final_upto = s.paces, s.pace_bases, s.timed_upto, s.final_upto
-    insort, bisect_left, need = bisect.insort, bisect.bisect_left, _LATENCY.minimum
-    lo_x, lo, hi_x, hi = _LATENCY_ENDS
-    segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
-    y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
+    insort, bisect_left, need, severity = bisect.insort, bisect.bisect_left, _LATENCY.minimum, _p75_severity
     recent: list[float] = []  # the non-None latencies of the last RECENT_CALLS calls, sorted
     recent_paces: list[float] = []  # the same calls' paces, sorted
-    p75 = _P75
     out = []
     for i in range(len(calls)):
         if (v := latencies[i]) is not None:
@@ -437,20 +439,7 @@ def latency_by_window(s: SignalSeries) -> list[float]:
         else:
             out.append(0.0)
             continue
-        if base is not None and base > 0:
-            low, high, part = p75[len(ordered)]  # `quantile_of_sorted(ordered, 0.75)`, written out
-            measure = (ordered[low] + (ordered[high] - ordered[low]) * part) / base
-        else:
-            measure = 0.0
-        if measure <= lo_x:
-            out.append(lo)
-        elif measure >= hi_x:
-            out.append(hi)
-        elif segment is None:
-            out.append(_LATENCY_CURVE(measure))
-        else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
-            value = y0 + dy * (measure - x0) / dx
-            out.append(rounded(value if value <= cap else cap))
+        out.append(severity(ordered, base))
     return out
 
 
@@ -499,19 +488,17 @@ def latency_by_pace(s: SignalSeries) -> list[float]:
 def p75_window_severities(
     values: list[float | None], bases: list[float | None], slow_upto: list[int] | None
 ) -> list[float]:
-    """latency_drift after each call when every window is judged one way: the p75 of the values (latencies
-    or paces, ms; None for an untimed call) of the last `RECENT_CALLS` calls over call i's baseline
-    (`bases[i]`, ms; None or ≤ 0: measure 0), through latency_drift's curve.
+    """latency_drift after each call when every window is judged one way: the p75 of the values (latencies in
+    ms, or paces in ms per output token; None for an untimed call) of the last `RECENT_CALLS` calls over
+    call i's baseline (`bases[i]`, the same unit; None or ≤ 0: measure 0), through latency_drift's curve
+    (`_p75_severity`).
 
     `values` and `bases` have one entry per call; `slow_upto` (one more: the running count of values above
     the lowest baseline) makes a window with none of them 0.0 without a percentile, None skips that test.
     A window with fewer than `_LATENCY.minimum` values is 0.0. The recent values are kept sorted as the
     window moves (`bisect.insort` in, one deletion out). Returns one float per call; raises nothing.
     """
-    insort, bisect_left, need, p75 = bisect.insort, bisect.bisect_left, _LATENCY.minimum, _P75
-    lo_x, lo, hi_x, hi = _LATENCY_ENDS
-    segment, rounded, cap = _LATENCY_SEGMENT, round_score, _LATENCY.cap
-    y0, dy, x0, dx = segment or (0.0, 0.0, 0.0, 1.0)
+    insort, bisect_left, need, severity = bisect.insort, bisect.bisect_left, _LATENCY.minimum, _p75_severity
     recent: list[float] = []  # the values of the last RECENT_CALLS calls, sorted
     out = [0.0] * len(values)
     for i, v in enumerate(values):
@@ -523,22 +510,30 @@ def p75_window_severities(
             slow_upto is not None and slow_upto[i + 1] == slow_upto[i - RECENT_CALLS + 1 if i >= RECENT_CALLS else 0]
         ):
             continue
-        base = bases[i]
-        if base is not None and base > 0:
-            low, high, part = p75[len(recent)]  # `quantile_of_sorted(recent, 0.75)`, written out
-            measure = (recent[low] + (recent[high] - recent[low]) * part) / base
-        else:
-            measure = 0.0
-        if measure <= lo_x:
-            out[i] = lo
-        elif measure >= hi_x:
-            out[i] = hi
-        elif segment is None:
-            out[i] = _LATENCY_CURVE(measure)
-        else:  # `_LATENCY_CURVE(measure)` written out: the same operations on the same values
-            value = y0 + dy * (measure - x0) / dx
-            out[i] = rounded(value if value <= cap else cap)
+        out[i] = severity(recent, bases[i])
     return out
+
+
+def _p75_severity(ordered: list[float], base: float | None) -> float:
+    """latency_drift's severity of one window: the p75 of its values (`ordered`, sorted, at least one; ms, or ms
+    per output token for paces) over `base` (the same unit; None or ≤ 0: measure 0), through its curve —
+    `quantile_of_sorted` and, between two anchors, `_LATENCY_CURVE` written out: the same operations on the
+    same values. Raises nothing."""
+    if base is not None and base > 0:
+        low, high, part = _P75[len(ordered)]
+        measure = (ordered[low] + (ordered[high] - ordered[low]) * part) / base
+    else:
+        measure = 0.0
+    lo_x, lo, hi_x, hi = _LATENCY_ENDS
+    if measure <= lo_x:
+        return lo
+    if measure >= hi_x:
+        return hi
+    if _LATENCY_SEGMENT is None:
+        return _LATENCY_CURVE(measure)
+    y0, dy, x0, dx = _LATENCY_SEGMENT
+    value = y0 + dy * (measure - x0) / dx
+    return round_score(value if value <= _LATENCY.cap else _LATENCY.cap)
 
 
 def _quantile_terms(n: int, q: float) -> tuple[int, int, float]:
