@@ -80,7 +80,12 @@ def _start(function: Callable[..., Any], args: tuple[Any, ...]) -> tuple[int, in
     """Fork a child that writes `function(*args)` pickled (nothing when it raises) to a pipe: (its pid, the
     pipe's read end)."""
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # (no process left, no memory to copy the page tables): the caller computes here
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
     if pid == 0:  # the child: compute, answer, and leave without running this process's exit handlers
         global _second_cores
         _second_cores = 0  # (it forks no child of its own)
@@ -157,19 +162,22 @@ def elsewhere(function: Callable[..., T], *args: Any, worth: bool = True) -> Ite
         `result()` is called (so it raises what the function raises). A block left before `result()` is
         called ends the child.
     """
-    if not (worth and _second_cores and fork_safe() and core_free()):
-        yield lambda: function(*args)
-        return
-    child = _Child(*_start(function, args))
-    answered: list[tuple[bool, Any]] = []
+    child = None
+    if worth and _second_cores and fork_safe() and core_free():
+        try:
+            child = _Child(*_start(function, args))
+        except OSError:  # a pipe or a fork refused: computed here, as without a second core
+            child = None
+    answered: list[Any] = []
 
     def result() -> T:
         if not answered:
-            answered.append(child.answer())
-        done, value = answered[0]
-        return value if done else function(*args)  # type: ignore[no-any-return]
+            done, value = child.answer() if child is not None else (False, None)
+            answered.append(value if done else function(*args))
+        return answered[0]  # type: ignore[no-any-return]
 
     try:
         yield result
     finally:
-        child.end()
+        if child is not None:
+            child.end()

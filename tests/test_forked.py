@@ -123,3 +123,32 @@ def test_a_core_is_free_when_fewer_tasks_run_than_there_are_cores(monkeypatch, t
     for line, free in [("0.5 0.4 0.3 1/120 999", True), ("2.0 1.5 1.0 2/120 999", False), ("garbled", False)]:
         loadavg.write_text(line)
         assert forked.core_free() is free, line
+
+
+def test_a_refused_fork_leaves_the_share_to_this_process_and_no_pipe_open(forks, monkeypatch):
+    """`os.fork` refused (no process or memory left): computed here, as without a second core, and the pipe
+    made for the child closed."""
+
+    def refuse():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    before = len(os.listdir("/proc/self/fd"))
+    with forked.second_core(), forked.elsewhere(_pid_and, "x") as result:
+        assert result() == (os.getpid(), "x")
+    assert len(os.listdir("/proc/self/fd")) == before and forks == []
+
+
+def test_a_result_computed_here_is_computed_once(forks, monkeypatch):
+    """Awaited twice, a result computed here (no fork, or a failed child) is the first call's, as a child's is."""
+    calls: list[int] = []
+
+    def counted(value):
+        calls.append(value)
+        return value
+
+    with forked.elsewhere(counted, 7) as result:
+        assert result() == result() == 7
+    with forked.second_core(), forked.elsewhere(_die_in_a_child, os.getpid()) as result:
+        assert result() == result() == os.getpid()
+    assert calls == [7]
