@@ -76,6 +76,8 @@ def leave_for_exit(value: object) -> None:
 
 def free_left() -> None:
     """Free what `leave_for_exit` kept (a run about to start: memory then peaks as if the last run had freed
-    its traces when it ended)."""
-    if _left:
+    its traces when it ended), and hand the objects `gc.freeze` set aside back to the collector, so that
+    cycles an earlier run left are collected again."""
+    if _left is not None:
         _left.clear()
+        gc.unfreeze()
