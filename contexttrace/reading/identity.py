@@ -21,7 +21,7 @@ from contexttrace.reading.model import KEY_COLUMNS, TABLES, Table, Trace
 CallKey: TypeAlias = tuple[Any, Any, Any, Any]
 
 
-def call_key(message_id: Any, input_tokens: Any, cache_write: Any, cache_read: Any) -> str:
+def call_key_text(message_id: Any, input_tokens: Any, cache_write: Any, cache_read: Any) -> str:
     """A call's key as `inherited_calls` gives it: ``"message.id|input|cache write|cache read"`` (counts as
     written: ``None`` when unknown)."""
     return f"{message_id}|{input_tokens}|{cache_write}|{cache_read}"
@@ -73,9 +73,10 @@ def inherited_calls(traces: list[Trace]) -> dict[int, set[str]]:
         if shared.isdisjoint(ids):
             continue  # none of its calls is in another trace
         view = traces[i].view("calls")
-        keys = {k for k in zip(*(view.get_column(c).to_list() for c in KEY_COLUMNS), strict=True) if k[0] in shared}
+        others = (view.get_column(c).to_list() for c in KEY_COLUMNS[1:])  # (the message ids are `ids`)
+        keys = {k for k in zip(ids, *others, strict=True) if k[0] in shared}
         if lost := keys & seen:
-            out[i] = {call_key(*k) for k in lost}
+            out[i] = {call_key_text(*k) for k in lost}
         seen |= keys
     return dict(sorted(out.items()))
 
@@ -114,7 +115,7 @@ def drop_inherited_calls(traces: list[Trace], lost: dict[int, set[str]] | None =
         tables = {name: _table_columns(t.view(name)) for name in TABLES}
         calls = tables["calls"]
         keys = zip(*(calls[c] for c in KEY_COLUMNS), strict=True)
-        keep_calls = [m is None or call_key(m, a, b, c) not in drop for m, a, b, c in keys]
+        keep_calls = [m is None or call_key_text(m, a, b, c) not in drop for m, a, b, c in keys]
         dropped_ids = {m for m, keep in zip(calls["message_id"], keep_calls, strict=True) if not keep}
         # The copies are the new file's first lines: events among them (a copied compaction boundary, the
         # copied prompts) belong to the original session too.

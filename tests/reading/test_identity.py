@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from contexttrace.discover.local import find_traces
 from contexttrace.reading import Trace
 from contexttrace.reading.contract import FORMAT_TRANSCRIPT
-from contexttrace.reading.identity import call_key, inherited_calls
+from contexttrace.reading.identity import call_key_text, inherited_calls
 from contexttrace.reading.model import KEY_COLUMNS
 from contexttrace.run.work import read_source
 
@@ -24,7 +24,8 @@ from ..conftest import CASES, FUZZ, SAMPLES
 
 
 def reference(traces: list[Trace]) -> dict[int, set[str]]:
-    """`inherited_calls`' rule, one call key (as text) at a time."""
+    """`inherited_calls`' rule as its docstring states it, one call key (as text) at a time: each key belongs to
+    the trace holding it with the least (last timestamp, index); every other trace holding it loses it."""
     keyed = [
         (i, t)
         for i, t in enumerate(traces)
@@ -56,9 +57,8 @@ def _traces_of(folder: Path) -> list[Trace]:
 
 def _shifted(trace: Trace, by: int) -> Trace:
     """`trace` with every call's last timestamp moved by `by` ms (a copy that is older or newer)."""
-    calls = dict(trace.view("calls")._cols) if isinstance(trace.tables["calls"], dict) else None
-    if calls is None:
-        return trace
+    assert isinstance(trace.tables["calls"], dict)  # (a trace as read: else the copies would not be shifted)
+    calls = dict(trace.tables["calls"])
     calls["end_ts_ms"] = [None if v is None else v + by for v in calls["end_ts_ms"]]
     return dataclasses.replace(trace, tables={**trace.tables, "calls": calls})
 
@@ -109,5 +109,5 @@ def test_a_copied_call_goes_to_the_earliest_trace():
     """Known answer: the trace that ends first keeps a call both hold; a tie goes to the first argument."""
     older = _trace(FORMAT_TRANSCRIPT, [("m1", 1, 0, 0, 5), ("m2", 1, 0, 0, 6)])
     newer = _trace(FORMAT_TRANSCRIPT, [("m1", 1, 0, 0, 9), ("m3", 2, 0, 0, 10)])
-    assert inherited_calls([newer, older]) == {0: {call_key("m1", 1, 0, 0)}} == {0: {"m1|1|0|0"}}
+    assert inherited_calls([newer, older]) == {0: {call_key_text("m1", 1, 0, 0)}} == {0: {"m1|1|0|0"}}
     assert inherited_calls([older, older]) == {1: {"m1|1|0|0", "m2|1|0|0"}}
