@@ -326,7 +326,12 @@ def loads_lenient(raw: bytes | memoryview) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        pass
+        return _loads_standard(raw)
+
+
+def _loads_standard(raw: bytes | memoryview) -> Any:
+    """`loads_lenient` once orjson refused the bytes: the standard library's reading, lone surrogates and
+    bytes that are not UTF-8 as U+FFFD, else `NOT_JSON` (`TOO_DEEP` past its recursion)."""
     data = bytes(raw)
     try:
         value = json.loads(data.decode("utf-8", errors="replace"))
@@ -448,9 +453,9 @@ def _union(options: tuple[Any, ...]) -> Any:
 def raw_value(raw: Raw | Decoded) -> Any:
     """The JSON value a `Raw` field holds (a tool input), decoded as `loads_lenient` decodes a line.
 
-    On the fast path the bytes are a well-formed JSON value, so orjson takes them, except an integer past
-    64 bits or a raw byte that is not UTF-8 (msgspec does not check strings it skips), which the standard
-    library reads as it would have read the whole line.
+    On the fast path the bytes are a well-formed JSON value, so orjson takes them, except an escaped lone
+    surrogate or a raw byte that is not UTF-8 (msgspec does not check strings it skips), which the standard
+    library reads as it would have read the whole line (`loads_lenient`'s second step). Raises nothing.
     """
     if type(raw) is Decoded:
         return raw.value
@@ -458,7 +463,7 @@ def raw_value(raw: Raw | Decoded) -> Any:
     try:  # (`loads_lenient`'s first step: a Raw value always starts as JSON does)
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return loads_lenient(data)
+        return _loads_standard(data)
 
 
 def raw_text(raw: Raw | Decoded) -> str | None:
