@@ -189,7 +189,7 @@ def call_key(row: list[Any]) -> Any:
 
 
 class Calls:
-    """The call rows of one trace (lists in `CALL_SCHEMA` order less `BUILT_COLUMNS`; merged lines update
+    """The call rows of one trace (lists in `CALL_ROW` order: the kept line's columns last; merged lines update
     them in place)."""
 
     __slots__ = ("at", "clashing_ids", "kept_bad", "key_of_id", "last_of_id", "placeholder_of_id", "rows")

@@ -1,9 +1,10 @@
 """Lines → records → builders: reading one file into a trace's builder (or one builder per stream-json run).
 
-`feed` takes the lines worth decoding (`lines.Lines`), decodes each once (`records.decode`), skips and
-counts what is not a record (not JSON, not an object, a truncated last line, a repeated uuid),
-starts a new builder at each stream-json run (`dialects.starts_run`), and hands each record to its builder
-behind a firewall: a record that raises while it is routed costs its line only, named with the exception.
+`feed` takes the lines worth decoding (`lines.Lines`), decodes each (`records.decode`: a message line
+once, a line of another type again as a whole `Line`), skips and counts what is not a record (not JSON,
+not an object, a truncated last line, a repeated uuid), starts a new builder at each stream-json run
+(`dialects.starts_run`), and hands each record to its builder behind a firewall: a record that raises
+while it is routed costs its line only, named with the exception.
 `finish` names the runs, decides each one's format and reads a transcript's subagent files after it.
 
 It never prints; a line that cannot be read is counted and named, never raised, and only a file that cannot
