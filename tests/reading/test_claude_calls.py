@@ -109,7 +109,7 @@ def test_calls_keep_sets_the_kept_line_columns_only() -> None:
     calls.add("key", row, 0)
     values = tuple(f"v{i}" for i in range(len(C_KEPT)))
     calls.keep(0, values, 0)
-    assert [row[c] for c in C_KEPT] == list(values)
+    assert len(row) == len(CALL_ROW) and [row[c] for c in C_KEPT] == list(values)
     assert [v for i, v in enumerate(row) if i not in C_KEPT] == [v for i, v in enumerate(before) if i not in C_KEPT]
 
 
