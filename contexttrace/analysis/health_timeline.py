@@ -41,8 +41,9 @@ def health_timeline(
     index
         The rows' `ToolIndex` on this axis, when the caller has built it (`health.health_of`); else built here.
     whole
-        (score, grade) of `health.health_grade` over all the rows, when the caller has it (`health.health_of`):
-        a point that counts every row takes it instead of being graded again.
+        (score, grade) of `health.health_grade` over all the rows with this `window`, when the caller has it
+        (`health.health_of`): where the rows' keys are in row order (the prefix path), a point that counts
+        every row takes it instead of being graded again; elsewhere it is not read.
 
     Returns
     -------
@@ -198,7 +199,7 @@ def _prefix_scores(
                 if (p := prompts[n_calls - 1]) is not None and p > 0:
                     latest = p
                 else:
-                    start = scanned if n_calls >= scanned else 0
+                    start = scanned  # (never past `n_calls`: thresholds grow)
                     for k in range(n_calls - 2, start - 1, -1):
                         if (p := prompts[k]) is not None and p > 0:
                             latest = p
